@@ -1,0 +1,221 @@
+// The one event model every importer fills and every analysis reads.
+// Analyses never look at raw formats (Kineto JSON, torch_npu CSV, capture files):
+// they only see a Trace. Strings are interned and variable-length data (tensor
+// refs, dims, stack frames) lives in flat pools, so a trace of millions of events
+// stays compact: memory is a fraction of the input's size.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/string_pool.hpp"
+
+namespace npud {
+
+inline constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+inline constexpr int64_t kUnset = -1;
+
+enum class InputFormat : uint8_t {
+  Unknown,
+  KinetoJson,      // torch.profiler / Chrome trace JSON (object or array form)
+  AscendDir,       // torch_npu profiler output (*_ascend_pt or ASCEND_PROFILER_OUTPUT)
+  AscendCsv,       // a lone kernel_details.csv
+  Capture,         // npu-doctor's own capture file (Chrome JSON + extra args)
+};
+std::string_view to_string(InputFormat f);
+
+// What ran on the host: aten ops, record_function annotations, python functions,
+// and (from captures) Python-level sync calls.
+enum class OpKind : uint8_t {
+  Aten,            // cpu_op / aten dispatch
+  Annotation,      // user_annotation, record_function ranges (not ProfilerStep)
+  Python,          // python_function events (with_stack=True)
+  PythonSync,      // capture: Tensor.item()/.cpu()/... seen at Python level
+  Other,
+};
+
+struct Op {
+  StrId name = 0;            // e.g. "aten::add_" or "aten::add.Tensor" (captures keep overloads)
+  OpKind kind = OpKind::Other;
+  int32_t pid = 0;
+  int32_t tid = 0;
+  int64_t start_ns = 0;      // relative to Trace::time_origin_ns
+  int64_t dur_ns = 0;
+  int32_t step = -1;         // index into Trace::steps, -1 = outside any step
+  int64_t external_id = kUnset;   // Kineto "External id": links to runtime calls and kernels
+  int64_t sequence = kUnset;      // autograd sequence number / capture sequence
+  uint32_t inputs_begin = 0;      // [begin, begin+count) into Trace::tensor_refs
+  uint32_t inputs_count = 0;
+  uint32_t outputs_begin = 0;
+  uint32_t outputs_count = 0;
+  uint32_t stack = kNone;         // index into Trace::stacks
+  StrId module = 0;               // module path, e.g. "model.blocks.0.attn"
+  StrId detail = 0;               // free text from the source (capture: sync reason)
+  uint32_t parent = kNone;        // enclosing op on the same thread (set by finalize())
+  int64_t self_ns = 0;            // dur minus children's dur (set by finalize())
+};
+
+// Work the device ran: kernels, copies, memsets, sync records, NPU tasks.
+enum class TaskKind : uint8_t {
+  Kernel,          // CUDA/HIP kernel, NPU AI_CORE / AI_VECTOR / MIX task
+  AiCpu,           // NPU AI_CPU task: the op runs on the device's CPU cores (slow path)
+  Memcpy,
+  Memset,
+  Sync,            // Kineto cuda_sync records (what the device waited for)
+  Communication,   // NCCL / HCCL kernels
+  Other,
+};
+
+enum class CopyDir : uint8_t { None, HtoD, DtoH, DtoD, HtoH, PtoP, Other };
+
+struct Kernel {
+  StrId name = 0;
+  TaskKind kind = TaskKind::Kernel;
+  CopyDir copy = CopyDir::None;
+  StrId task_type = 0;       // raw type as the source spells it: "AI_CPU", "kernel", "gpu_memcpy"
+  int32_t device = -1;
+  int32_t stream = -1;
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;
+  int64_t correlation = kUnset;   // links to RuntimeCall::correlation
+  int64_t external_id = kUnset;   // links to Op::external_id
+  int64_t bytes = kUnset;
+  int32_t step = -1;
+};
+
+// Host calls into the device runtime: cudaLaunchKernel, cudaMemcpyAsync,
+// cudaStreamSynchronize, aclrtSynchronizeStream, AscendCL@..., hipMemcpy...
+enum class RuntimeKind : uint8_t { Launch, Memcpy, Sync, Malloc, Other };
+
+struct RuntimeCall {
+  StrId name = 0;
+  RuntimeKind kind = RuntimeKind::Other;
+  int32_t pid = 0;
+  int32_t tid = 0;
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;
+  int64_t correlation = kUnset;
+  int64_t external_id = kUnset;
+  int32_t step = -1;
+};
+
+// A training step: ProfilerStep#N ranges, capture step markers, Ascend "Step Id".
+struct Step {
+  int64_t number = 0;
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;
+};
+
+struct Frame {
+  StrId file = 0;
+  int32_t line = 0;
+  StrId function = 0;
+};
+
+struct Stack {
+  uint32_t frames_begin = 0;     // into Trace::stack_frames, innermost (user's) frame first
+  uint32_t frames_count = 0;
+};
+
+// Tensor metadata, as far as the source records it. Kineto records dims/types/strides
+// per input; captures add ids, storage identity and outputs.
+struct TensorMeta {
+  int64_t id = kUnset;           // capture: unique tensor id
+  int64_t storage = kUnset;      // capture: storage identity (aliasing)
+  StrId dtype = 0;               // "float32", "c10::Half", "Scalar", ... ("" = unknown)
+  StrId device = 0;
+  int64_t storage_offset = 0;
+  uint32_t dims_begin = 0;       // shape at dims[begin, begin+rank); strides follow if has_strides
+  uint8_t rank = 0;
+  bool has_shape = false;
+  bool has_strides = false;
+  bool is_tensor = true;         // false for scalars/None/lists that the source lists as inputs
+};
+
+struct MemoryEvent {
+  int64_t ts_ns = 0;
+  int64_t bytes = 0;             // positive = allocation, negative = free
+  int64_t total_allocated = kUnset;
+  int64_t total_reserved = kUnset;
+  int32_t device = -1;
+};
+
+// A non-fatal problem an importer met (skipped event, unknown unit...).
+struct Warning {
+  std::string message;
+  uint64_t offset = 0;           // byte offset into the (decompressed) input, 0 = none
+};
+
+class Trace {
+ public:
+  StringPool strings;
+
+  std::vector<Op> ops;
+  std::vector<Kernel> kernels;
+  std::vector<RuntimeCall> runtime;
+  std::vector<Step> steps;
+  std::vector<MemoryEvent> memory;
+
+  std::vector<TensorMeta> tensors;
+  std::vector<uint32_t> tensor_refs;   // Op inputs/outputs point here; entries index tensors
+  std::vector<int64_t> dims;           // shapes and strides of tensors
+  std::vector<Frame> frames;
+  std::vector<uint32_t> stack_frames;  // Stack entries point here; entries index frames
+  std::vector<Stack> stacks;
+
+  // Facts about where the trace came from: "torch", "torch_npu", "python", "device",
+  // "rank", "world_size", "device_name", "base_time_ns"... in insertion order.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<Warning> warnings;
+
+  std::string source;                  // path the trace was read from
+  InputFormat format = InputFormat::Unknown;
+  int64_t time_origin_ns = 0;          // absolute time of start_ns == 0 (informational)
+  uint64_t input_bytes = 0;            // uncompressed bytes read
+
+  // --- building ---
+  StrId intern(std::string_view s) { return strings.intern(s); }
+  uint32_t add_tensor(const TensorMeta& t) { tensors.push_back(t); return uint32_t(tensors.size() - 1); }
+  uint32_t add_frame(std::string_view file, int32_t line, std::string_view function);
+  uint32_t add_stack(std::span<const uint32_t> frame_ids);
+  void set_env(std::string_view key, std::string_view value);
+
+  // Sorts events, assigns steps, computes parent/self time. Importers call it once at the end.
+  void finalize();
+
+  // --- reading ---
+  std::string_view str(StrId id) const { return strings.view(id); }
+  std::span<const uint32_t> inputs(const Op& op) const {
+    return {tensor_refs.data() + op.inputs_begin, op.inputs_count};
+  }
+  std::span<const uint32_t> outputs(const Op& op) const {
+    return {tensor_refs.data() + op.outputs_begin, op.outputs_count};
+  }
+  std::span<const int64_t> shape(const TensorMeta& t) const {
+    return t.has_shape ? std::span<const int64_t>{dims.data() + t.dims_begin, t.rank} : std::span<const int64_t>{};
+  }
+  std::span<const int64_t> strides(const TensorMeta& t) const {
+    return t.has_strides ? std::span<const int64_t>{dims.data() + t.dims_begin + t.rank, t.rank}
+                         : std::span<const int64_t>{};
+  }
+  std::span<const uint32_t> frames_of(uint32_t stack) const;
+  // The first frame of an op's stack (the user's file:line), or nullptr.
+  const Frame* user_frame(const Op& op) const;
+  std::string_view env_value(std::string_view key) const;
+
+  // Which step (index into steps) contains this timestamp, or -1.
+  int32_t step_at(int64_t ts_ns) const;
+  int64_t span_ns() const;   // first event start to last event end
+};
+
+// Shape helpers shared by importers and rules.
+int64_t numel(std::span<const int64_t> shape);
+bool is_contiguous(std::span<const int64_t> shape, std::span<const int64_t> strides);
+size_t dtype_size(std::string_view dtype);   // bytes per element, 0 if unknown
+
+}  // namespace npud

@@ -1,0 +1,42 @@
+// Renders findings. Every subcommand builds one Report and hands it to the renderer
+// the user chose with --format.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "model/trace.hpp"
+#include "rules/finding.hpp"
+
+namespace npud {
+
+struct ReportSummary {
+  std::string source;            // input path
+  std::string format;            // input format name
+  std::string torch_npu;         // knowledge-base version used
+  std::string knowledge_note;    // provenance caveat of the op lists
+  size_t ops = 0, kernels = 0, runtime_calls = 0, steps = 0;
+  int64_t span_ns = 0;
+  int64_t step_time_ns = 0;      // mean step duration, 0 if no steps
+  double device_busy_share = -1; // kernels' union time / span, -1 if no device events
+};
+
+struct Report {
+  std::string command;           // "analyze", "run", ...
+  ReportSummary summary;
+  std::vector<Finding> findings; // sorted worst first
+  std::vector<Warning> warnings; // from importers
+};
+
+ReportSummary summarize(const Trace& trace);
+
+struct TextOptions {
+  bool color = false;
+  bool verbose = false;          // all notes and every finding of a rule (default: top 5 per rule)
+};
+void render_text(std::ostream& os, const Report& report, const TextOptions& opts);
+void render_json(std::ostream& os, const Report& report);
+
+}  // namespace npud

@@ -1,0 +1,46 @@
+// What a rule reports. One shape for every rule, every input and every output format.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace npud {
+
+enum class Severity : uint8_t { Info = 0, Warning = 1, Error = 2 };
+std::string_view to_string(Severity s);
+std::optional<Severity> parse_severity(std::string_view s);
+
+struct Location {
+  std::string file;     // user source file, when known
+  int line = 0;
+  std::string op;       // op / kernel name, when the finding is about one
+  std::string module;   // module path, when known
+};
+
+struct Metric {
+  std::string key;      // stable, snake_case: "count", "per_step", "time_ns", "time_share", "bytes"
+  double value = 0;
+};
+
+struct Finding {
+  std::string rule;             // stable rule id, e.g. "SYNC001"
+  Severity severity = Severity::Warning;
+  std::string message;          // one line, says what and how much
+  Location location;
+  std::vector<Metric> metrics;  // evidence
+  int64_t cost_ns = 0;          // estimated time lost (what the findings are ranked by)
+  std::string fix;              // suggestion, may hold a code snippet
+  std::vector<std::string> notes;  // extra lines of context
+
+  double metric(std::string_view key, double fallback = 0) const {
+    for (const auto& m : metrics)
+      if (m.key == key) return m.value;
+    return fallback;
+  }
+};
+
+}  // namespace npud

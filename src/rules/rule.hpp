@@ -1,0 +1,42 @@
+// A rule: one small unit with a stable id, a default severity and a doc under
+// docs/rules/<ID>.md. It reads the shared Trace (never raw formats) and appends Findings.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "rules/finding.hpp"
+
+namespace npud {
+
+class Trace;
+class Knowledge;
+struct KnowledgeVersion;
+
+struct RuleOptions {
+  size_t top_n = 10;              // how many hot ops to list
+  double min_gap_us = 50;         // device idle gaps shorter than this are ignored
+};
+
+struct AnalysisContext {
+  const Trace& trace;
+  const KnowledgeVersion& npu;    // the chosen torch_npu version's facts
+  RuleOptions options;
+};
+
+class Rule {
+ public:
+  virtual ~Rule() = default;
+  virtual std::string_view id() const = 0;         // "SYNC001"
+  virtual std::string_view name() const = 0;       // "host-device-sync"
+  virtual std::string_view summary() const = 0;    // one line for --list-rules
+  virtual void check(const AnalysisContext& ctx, std::vector<Finding>& out) const = 0;
+};
+
+// Every trace rule, in id order. Defined in rules/registry.cpp.
+const std::vector<const Rule*>& trace_rules();
+
+// Runs the selected rules and sorts findings: severity, then estimated cost, worst first.
+std::vector<Finding> run_rules(const AnalysisContext& ctx, const std::vector<const Rule*>& rules);
+
+}  // namespace npud
