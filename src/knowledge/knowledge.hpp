@@ -3,26 +3,68 @@
 // into the binary (so the tool needs no data files at run time).
 // The op lists describe development-branch tips of each torch_npu line, not a
 // released wheel: every report that uses them says so.
+// File formats: docs/knowledge.md.
 #pragma once
 
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace npud {
+
+// A malformed knowledge text: names the file and line.
+class KnowledgeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct KnowledgeVersion {
   std::string version;                          // torch_npu / torch line, "2.1.0"
   std::unordered_set<std::string> aten;         // "add.Tensor", "isin.Tensor_Tensor_out"
   std::unordered_set<std::string> aten_base;    // "add", "isin" (any overload listed)
-  std::unordered_set<std::string> custom;       // npu namespace ops by name: "npu_rms_norm"
+  std::unordered_set<std::string> custom;       // npu namespace ops as listed: "npu_rms_norm", "npu_min.dim"
+  std::unordered_set<std::string> custom_base;  // the same without overload: "npu_min"
   std::unordered_set<std::string> tocpu;        // 1.11/2.0: run on CPU by the wrapper
   std::unordered_set<std::string> unsupported;  // 1.11/2.0: registered to raise
+  std::unordered_map<std::string, std::string> autocast;  // "conv2d" -> "lower_precision_fp" (2.1+)
+  std::unordered_map<std::string, std::string> impl;      // "add.Tensor" -> "op-plugin:official[acl_op+op_api]"
 
-  // `op` as traces spell it: "aten::isin", "aten::add.Tensor", "isin.Tensor_Tensor_out".
+  // `op` as traces spell it: "aten::isin", "aten::add.Tensor", "isin.Tensor_Tensor_out",
+  // "aten::add_", "aten.add.Tensor", "aten::linear.default". Without an overload: true
+  // if any overload is listed (Kineto drops overload names).
   bool has_npu_kernel(std::string_view op) const;
-  bool is_custom(std::string_view name) const { return custom.count(std::string(name)) > 0; }
+  // "npu_rms_norm", "npu::npu_rms_norm", "torch_npu.npu_rms_norm", "npu_min.dim".
+  bool is_custom(std::string_view name) const;
+  // 1.11/2.0 lists; same name rules as has_npu_kernel.
+  bool is_tocpu(std::string_view op) const;
+  bool is_unsupported(std::string_view op) const;
+  // AutocastPrivateUse1 policy ("lower_precision_fp", "fp32", "promote", ...), "" if the op
+  // has none in this version (then autocast runs it in its input dtype).
+  std::string_view autocast_policy(std::string_view op) const;
+  // How the listed kernel is implemented ("op-plugin:official[acl_op]"...), "" if unknown.
+  std::string_view impl_of(std::string_view op) const;
+};
+
+struct DeprecatedOp {
+  std::string op;           // "npu_confusion_transpose", "npu_min.dim"
+  std::string replacement;  // "" when none is documented
+  std::string source;       // "op-plugin:deprecated.yaml" | "npu-facts"
+};
+
+// One torch_npu line: compat.tsv. Empty strings where the data states nothing.
+struct CompatRow {
+  std::string torch_npu;
+  std::string torch;
+  std::string torch_npu_ref;     // branch the lists were read from: "v2.1.0", "master"
+  std::string torch_npu_commit;
+  std::string op_plugin_commit;
+  std::string python;
+  std::string cann;
 };
 
 class Knowledge {
@@ -31,18 +73,40 @@ class Knowledge {
 
   const std::vector<KnowledgeVersion>& versions() const { return versions_; }  // oldest first
   const KnowledgeVersion& newest() const { return versions_.back(); }
-  // Exact "2.1.0", or a prefix "2.1": nullptr if unknown.
+  // Exact "2.1.0", "v2.1.0", "2.1.0.post3", "2.1.0+cpu", or a prefix "2.1": nullptr if unknown.
   const KnowledgeVersion* find(std::string_view version) const;
-  // Ops PyTorch decomposes (CompositeImplicitAutograd): absent from the lists, not a fallback.
+  // Ops PyTorch decomposes before reaching any backend (CompositeImplicitAutograd):
+  // absent from the lists, not a fallback. Accepts trace spellings like has_npu_kernel;
+  // without an overload: the default overload if known, else any overload.
   bool is_composite(std::string_view aten_base_name) const;
+  // "implicit", "explicit", "explicit_nonfunctional" (CompositeExplicitAutograd*: a
+  // generic kernel that may still call a missing backend op), or "" if not composite.
+  std::string_view composite_kind(std::string_view op) const;
+  // Deprecated / planned-for-deprecation custom op, or nullptr. "npu_min" finds "npu_min.dim".
+  const DeprecatedOp* deprecated(std::string_view name) const;
+  const std::vector<DeprecatedOp>& deprecated_ops() const { return deprecated_; }
+  // The newest schema line of a custom op ("npu_rms_norm(Tensor self, ...) -> ..."), or "".
+  std::string_view custom_schema(std::string_view name) const;
+  const std::vector<CompatRow>& compat() const { return compat_; }  // oldest first
   const std::string& provenance() const { return provenance_; }
 
-  // For tests: parse the generated text form.
+  // Parse the generated text form: the data/knowledge files concatenated, each one
+  // introduced by a line "@file <name>" (compat.tsv first: it defines the versions).
+  // Throws KnowledgeError naming the file and line.
   static Knowledge parse(std::string_view text);
+  // Parse (file name, text) pairs, as embedded in the binary.
+  static Knowledge parse_files(std::span<const std::pair<std::string_view, std::string_view>> files);
 
  private:
+  void parse_file(std::string_view name, std::string_view text);
+
   std::vector<KnowledgeVersion> versions_;
-  std::unordered_set<std::string> composite_;
+  std::unordered_set<std::string> composite_;  // implicit only: "linear", "layer_norm"
+  std::unordered_map<std::string, std::string> composite_kind_;  // every kind, by op(.overload)
+  std::unordered_map<std::string, std::string> composite_base_kind_;  // base name -> kind of first implicit (or any) overload
+  std::vector<DeprecatedOp> deprecated_;
+  std::unordered_map<std::string, std::string> custom_schema_;
+  std::vector<CompatRow> compat_;
   std::string provenance_;
 };
 

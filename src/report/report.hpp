@@ -28,6 +28,7 @@ struct Report {
   ReportSummary summary;
   std::vector<Finding> findings; // sorted worst first
   std::vector<Warning> warnings; // from importers
+  std::vector<std::string> rules_run;  // ids of the rules that ran (empty = not recorded)
 };
 
 ReportSummary summarize(const Trace& trace);
@@ -37,6 +38,11 @@ struct TextOptions {
   bool verbose = false;          // all notes and every finding of a rule (default: top 5 per rule)
 };
 void render_text(std::ostream& os, const Report& report, const TextOptions& opts);
+// One JSON object; schema in docs/json-schema.md (kJsonSchemaVersion).
 void render_json(std::ostream& os, const Report& report);
+inline constexpr int kJsonSchemaVersion = 1;
+
+// "N findings (E errors, W warnings, I info) in <source>"
+std::string summary_line(const Report& report);
 
 }  // namespace npud

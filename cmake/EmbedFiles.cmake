@@ -1,0 +1,15 @@
+# npud_embed_files(<out.cpp> <function> <file>...)
+# Generates <out.cpp> defining `std::span<const npud::EmbeddedFile> <function>()` that
+# returns each file's name (without directory) and bytes, so the binary carries its docs
+# and data and needs nothing from the source tree at run time.
+set(NPUD_EMBED_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/embed_files_script.cmake)
+
+function(npud_embed_files out_cpp function)
+  add_custom_command(
+    OUTPUT ${out_cpp}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out_cpp} -DFUNCTION=${function} "-DFILES=${ARGN}"
+            -P ${NPUD_EMBED_SCRIPT}
+    DEPENDS ${ARGN} ${NPUD_EMBED_SCRIPT}
+    COMMENT "Embedding ${function}"
+    VERBATIM)
+endfunction()

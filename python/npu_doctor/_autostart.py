@@ -1,0 +1,83 @@
+"""Starts a capture from the environment (set by `npu-doctor run`), without importing torch
+early: the recorder starts right after the program's own `import torch` finished.
+
+    NPUD_CAPTURE=path     capture file to create (only the first process that imports
+                          torch captures: the variable is removed for its children)
+    NPUD_STEPS=A:B        steps to record, inclusive (default 1:3)
+    NPUD_TEST_FAULT=N     test hook: an internal error at the Nth recorded event
+"""
+
+import os
+import sys
+
+DEFAULT_STEPS = "1:3"
+
+
+def _start_capture():
+    path = os.environ.pop("NPUD_CAPTURE", None)
+    if not path:
+        return
+    try:
+        import npu_doctor
+        from ._recorder import Recorder, parse_steps
+        try:
+            steps = parse_steps(os.environ.get("NPUD_STEPS", DEFAULT_STEPS))
+        except ValueError as e:
+            sys.stderr.write("npu-doctor: %s; recording steps %s\n" % (e, DEFAULT_STEPS))
+            steps = parse_steps(DEFAULT_STEPS)
+        fault = int(os.environ.get("NPUD_TEST_FAULT", "0") or 0)
+        rec = Recorder(path, steps, exclusive=False, fault_at=fault)
+        rec.start()
+        npu_doctor._current[0] = rec
+    except Exception as e:   # never raise into the program
+        sys.stderr.write("npu-doctor: capture not started: %s: %s\n" % (type(e).__name__, e))
+
+
+class _TorchImportWatcher:
+    """A meta-path finder that only watches for `torch` and runs the capture after the
+    real loader finished executing torch/__init__.py."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch":
+            return None
+        _remove_watcher()
+        spec = None
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None)
+            if find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is not None:
+                break
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        real_exec = spec.loader.exec_module
+
+        def exec_module(module):
+            real_exec(module)
+            _start_capture()
+
+        try:
+            spec.loader.exec_module = exec_module
+        except Exception:
+            pass
+        return spec
+
+
+_watcher = _TorchImportWatcher()
+
+
+def _remove_watcher():
+    try:
+        sys.meta_path.remove(_watcher)
+    except ValueError:
+        pass
+
+
+def install():
+    if not os.environ.get("NPUD_CAPTURE"):
+        return
+    if "torch" in sys.modules:
+        _start_capture()
+    else:
+        sys.meta_path.insert(0, _watcher)

@@ -1,0 +1,197 @@
+"""Python-level hooks: optimizer steps, host-sync Tensor methods, torch.cuda.* calls.
+
+Every wrapper calls the original with the same arguments and returns its result (or lets
+its exception through) unchanged; recording happens around it and never raises.
+"""
+
+import functools
+import inspect
+import sys
+
+from . import _frames
+
+# The recorder that hooks report to, or None. Set by _recorder.
+active = None
+
+# --- steps -------------------------------------------------------------------------------
+
+_step_depth = [0]   # nesting of wrapped step() calls (a subclass step calling super().step())
+
+
+def _notify_step():
+    rec = active
+    if rec is not None:
+        rec.on_step_end(explicit=False)
+
+
+def _wrap_step_of(cls):
+    orig = cls.__dict__.get("step")
+    if orig is None or not callable(orig) or getattr(orig, "_npud_wrapped", False):
+        return
+
+    @functools.wraps(orig)
+    def step(self, *args, **kwargs):
+        _step_depth[0] += 1
+        try:
+            result = orig(self, *args, **kwargs)
+        finally:
+            _step_depth[0] -= 1
+        if _step_depth[0] == 0:
+            _notify_step()
+        return result
+
+    step._npud_wrapped = True
+    setattr(cls, "step", step)
+
+
+def _wrap_optimizer_class(cls):
+    import torch
+    for klass in cls.__mro__:
+        if klass is torch.optim.Optimizer or klass is object:
+            continue
+        if isinstance(klass, type) and issubclass(klass, torch.optim.Optimizer):
+            _wrap_step_of(klass)
+
+
+_optimizer_patched = [False]
+
+
+def patch_optimizers():
+    """Counts optimizer.step() calls: wraps `step` of every Optimizer subclass, existing
+    ones now and later ones when an instance is created. Stays installed (inert without
+    an active recorder)."""
+    if _optimizer_patched[0]:
+        return
+    import torch
+    base = torch.optim.Optimizer
+    pending = list(base.__subclasses__())
+    seen = set()
+    while pending:
+        cls = pending.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        _wrap_step_of(cls)
+        pending.extend(cls.__subclasses__())
+
+    orig_init = base.__init__
+
+    @functools.wraps(orig_init)
+    def __init__(self, *args, **kwargs):
+        orig_init(self, *args, **kwargs)
+        try:
+            _wrap_optimizer_class(type(self))
+        except Exception as e:
+            rec = active
+            if rec is not None:
+                rec.fail(e)
+
+    base.__init__ = __init__
+    _optimizer_patched[0] = True
+
+
+# --- host syncs at Python level ----------------------------------------------------------
+
+SYNC_METHODS = {
+    "item": "copies one element to the host",
+    "cpu": "copies the tensor to the host",
+    "tolist": "copies the tensor to the host as Python numbers",
+    "numpy": "copies the tensor to the host as a NumPy array",
+    "__bool__": "Python control flow on a tensor (if/while/and/or/assert) reads its value on the host",
+    "__float__": "float(tensor) reads its value on the host",
+    "__int__": "int(tensor) reads its value on the host",
+    "__format__": "formatting a tensor (f-string, str.format) copies it to the host",
+    "__repr__": "printing a tensor copies it to the host",
+    "to": "tensor.to('cpu') copies the tensor to the host",
+}
+
+
+class TensorPatches:
+    def __init__(self, rec):
+        self._rec = rec
+        self._saved = []   # (owner, name, had_own_attribute, original)
+
+    def install(self):
+        import torch
+        cls = torch.Tensor
+        for name, reason in SYNC_METHODS.items():
+            orig = getattr(cls, name, None)
+            if orig is None:
+                continue
+            own = name in cls.__dict__
+            self._saved.append((cls, name, own, cls.__dict__.get(name)))
+            setattr(cls, name, self._wrap_tensor_method(orig, name, reason))
+        try:
+            import torch.cuda as tc
+        except Exception:
+            return
+        for name, obj in list(vars(tc).items()):
+            if name.startswith("_") or not inspect.isfunction(obj):
+                continue
+            if not (getattr(obj, "__module__", "") or "").startswith("torch.cuda"):
+                continue   # helpers torch.cuda merely imports (lru_cache...)
+            self._saved.append((tc, name, True, obj))
+            setattr(tc, name, self._wrap_cuda_function(obj, name))
+
+    def remove(self):
+        for owner, name, own, orig in reversed(self._saved):
+            try:
+                if own:
+                    setattr(owner, name, orig)
+                else:
+                    delattr(owner, name)
+            except Exception:
+                pass
+        self._saved = []
+
+    def _wrap_tensor_method(self, orig, name, reason):
+        rec = self._rec
+        event_name = "Tensor.to(cpu)" if name == "to" else "Tensor." + name
+        is_to = name == "to"
+        mutes_ops = name in ("__repr__", "__format__")
+
+        @functools.wraps(orig)
+        def wrapper(self, *args, **kwargs):
+            if not rec.recording or rec.in_sync:
+                return orig(self, *args, **kwargs)
+            rec.in_sync = True   # syncs nested inside (e.g. __repr__ -> item) are one event
+            rec.mute_ops = mutes_ops   # printing's own bookkeeping ops are not the program's
+            t0 = rec.now()
+            try:
+                result = orig(self, *args, **kwargs)
+            finally:
+                rec.in_sync = False
+                rec.mute_ops = False
+            t1 = rec.now()
+            if is_to:
+                try:
+                    if not (result.device.type == "cpu" and self.device.type != "cpu"):
+                        return result
+                except Exception:
+                    return result
+            rec.record_python_event("python_sync", event_name, reason, self, t0, t1, sys._getframe(1))
+            return result
+
+        return wrapper
+
+    def _wrap_cuda_function(self, orig, name):
+        rec = self._rec
+        is_sync = name == "synchronize"
+        cat = "python_sync" if is_sync else "cuda_api"
+        event_name = "torch.cuda." + name
+        reason = "waits until the device finished all queued work" if is_sync else ""
+
+        @functools.wraps(orig)
+        def wrapper(*args, **kwargs):
+            if not rec.recording:
+                return orig(*args, **kwargs)
+            caller = sys._getframe(1)
+            if not _frames.is_user_frame(caller):   # torch's own calls are not the user's
+                return orig(*args, **kwargs)
+            t0 = rec.now()
+            result = orig(*args, **kwargs)
+            t1 = rec.now()
+            rec.record_python_event(cat, event_name, reason, None, t0, t1, caller)
+            return result
+
+        return wrapper

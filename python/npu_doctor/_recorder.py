@@ -1,0 +1,376 @@
+"""The recorder: counts steps, records the chosen ones, writes the capture file.
+
+States: started (counting steps, nothing recorded) -> recording (steps A..B) -> finished.
+Any exception inside the shim moves it to finished through fail(): one npu_doctor_error
+event, one line on stderr, and the program goes on untouched.
+"""
+
+import atexit
+import json
+import os
+import platform
+import sys
+import threading
+import time
+
+from . import _frames, _patches
+from ._modules import ModuleTracker
+from ._writer import EventWriter
+
+FORMAT_VERSION = 1
+
+
+def parse_steps(text):
+    """"A:B" (inclusive), "N" (= N:N) or "all"/"" (every step) -> (A, B) or None."""
+    text = (text or "").strip()
+    if text in ("", "all", ":"):
+        return None
+    if ":" in text:
+        a, b = text.split(":", 1)
+        first = int(a) if a.strip() else 0
+        last = int(b) if b.strip() else None
+    else:
+        first = last = int(text)
+    if first < 0 or (last is not None and last < first):
+        raise ValueError("steps must be A:B with 0 <= A <= B, got %r" % text)
+    return (first, last)
+
+
+def steps_text(steps):
+    if steps is None:
+        return "all"
+    return "%d:%s" % (steps[0], "" if steps[1] is None else steps[1])
+
+
+class Recorder:
+    def __init__(self, path, steps=(1, 3), exclusive=False, fault_at=0):
+        self.path = os.path.abspath(path)
+        self.steps = steps
+        self.recording = False
+        self.finished = False
+        self.in_sync = False
+        self.mute_ops = False
+        self.step = 0
+        self._exclusive = exclusive
+        self._fault_at = fault_at          # test hook: fail on the Nth recorded event
+        self._events = 0
+        self._writer = None
+        self._header_written = False
+        self._explicit_steps = False
+        self._mode = None
+        self._mode_pop_pending = False
+        self._dispatch_depth = 0
+        self._pid = os.getpid()
+        self._origin = time.perf_counter_ns()
+        self._step_start = self._origin
+        self._seq = 0
+        self._ids = {}         # TensorImpl address -> tensor id
+        self._storages = {}    # storage base address -> storage id
+        self._next_id = 1
+        self._next_storage = 1
+        self._dtype_names = {}
+        self._op_names = {}
+        self._error_reported = False
+        self._tensor_patches = _patches.TensorPatches(self)
+        self._modules = ModuleTracker(self.fail)
+        self._torch = None
+
+    # --- lifecycle ---------------------------------------------------------------------
+    def start(self):
+        import torch
+        self._torch = torch
+        _frames.add_library_dir(os.path.dirname(torch.__file__))
+        self._writer = EventWriter(self.path, exclusive=self._exclusive)
+        _patches.patch_optimizers()
+        _patches.active = self
+        atexit.register(self._at_exit)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._after_fork_in_child)
+        if self.steps is None or self.steps[0] == 0:
+            self._begin_recording()
+
+    def now(self):
+        return time.perf_counter_ns()
+
+    def on_step_end(self, explicit):
+        try:
+            if explicit:
+                self._explicit_steps = True
+            elif self._explicit_steps:
+                return   # npu_doctor.step() marks steps: optimizer steps no longer count
+            if self._mode_pop_pending:
+                self._remove_mode()
+            if self.finished or os.getpid() != self._pid:
+                return
+            now = self.now()
+            if self.recording:
+                self._write(self._step_event(self.step, self._step_start, now))
+            self.step += 1
+            self._step_start = now
+            self._modules.reset()
+            if self.steps is not None:
+                first, last = self.steps
+                if self.recording and last is not None and self.step > last:
+                    self.finish("done")
+                elif not self.recording and self.step == first:
+                    self._begin_recording()
+        except Exception as e:
+            self.fail(e)
+
+    def finish(self, reason):
+        if self.finished:
+            return
+        self.finished = True
+        self._end_recording()
+        if os.getpid() != self._pid:
+            return
+        self._write_header()
+        end = {"steps_completed": self.step, "reason": reason}
+        self._write_raw('{"ph":"M","pid":%d,"tid":0,"name":"npu_doctor_end","args":%s}'
+                        % (self._pid, json.dumps(end, separators=(",", ":"))))
+        if self._writer is not None:
+            self._writer.close()
+        if _patches.active is self:
+            _patches.active = None
+
+    def fail(self, exc):
+        """The shim broke: record it, say it once, stop capturing, let the program go on."""
+        if self.finished or self._error_reported:
+            return
+        self._error_reported = True
+        self.recording = False
+        try:
+            message = "%s: %s" % (type(exc).__name__, exc)
+            sys.stderr.write("npu-doctor: capture stopped after an internal error: %s\n" % message)
+            self._write_header()
+            self._write_raw('{"ph":"i","s":"g","name":"npu_doctor_error","pid":%d,"tid":%d,"ts":%.3f,"args":%s}'
+                            % (self._pid, threading.get_native_id(), (self.now() - self._origin) / 1000.0,
+                               json.dumps({"message": message})))
+        except Exception:
+            pass
+        try:
+            self.finish("error")
+        except Exception:
+            pass
+
+    def _begin_recording(self):
+        self._write_header()
+        self._tensor_patches.install()
+        self._modules.install()
+        from ._dispatch import make_mode
+        self._mode = make_mode(self)
+        self._mode.__enter__()
+        self.recording = True
+
+    def _end_recording(self):
+        self.recording = False
+        self._tensor_patches.remove()
+        self._modules.remove()
+        self._remove_mode()
+
+    def _remove_mode(self):
+        """Pops our dispatch mode when it is on top; inside a dispatch call (or under
+        someone else's mode) it stays as a pass-through and is popped later."""
+        if self._mode is None:
+            self._mode_pop_pending = False
+            return
+        try:
+            from torch.utils._python_dispatch import _get_current_dispatch_mode
+            if self._dispatch_depth == 0 and _get_current_dispatch_mode() is self._mode:
+                self._mode.__exit__(None, None, None)
+                self._mode = None
+                self._mode_pop_pending = False
+            else:
+                self._mode_pop_pending = True
+        except Exception:
+            self._mode_pop_pending = False
+
+    def _at_exit(self):
+        try:
+            if self._mode_pop_pending:
+                self._remove_mode()
+            self.finish("exit")
+        except Exception:
+            pass
+
+    def _after_fork_in_child(self):
+        # A forked child (DataLoader worker) must not write into the parent's file.
+        self.recording = False
+        self.finished = True
+        if self._writer is not None:
+            self._writer.abandon()
+
+    # --- writing -----------------------------------------------------------------------
+    def _write_header(self):
+        if self._header_written or self._writer is None:
+            return
+        self._header_written = True
+        torch = self._torch
+        npu = sys.modules.get("torch_npu")
+        args = {
+            "format": "npu-doctor-capture",
+            "version": FORMAT_VERSION,
+            "torch": getattr(torch, "__version__", "") if torch else "",
+            "python": platform.python_version(),
+            "device": _guess_device(torch, npu),
+            "torch_npu": getattr(npu, "__version__", "") if npu else "",
+            "argv": list(sys.argv),
+            "steps": steps_text(self.steps),
+        }
+        self._write_raw('{"ph":"M","pid":%d,"tid":0,"name":"npu_doctor","args":%s}'
+                        % (self._pid, json.dumps(args, separators=(",", ":"))))
+
+    def _write_raw(self, text):
+        if self._writer is not None:
+            self._writer.write_event(text)
+
+    def _write(self, text):
+        self._events += 1
+        if self._fault_at and self._events >= self._fault_at:
+            self._fault_at = 0
+            raise RuntimeError("fault injected by NPUD_TEST_FAULT")
+        self._writer.write_event(text)
+
+    def _step_event(self, number, start, end):
+        return ('{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f}'
+                % (number, self._pid, threading.get_native_id(),
+                   (start - self._origin) / 1000.0, (end - start) / 1000.0))
+
+    # --- tensors -----------------------------------------------------------------------
+    def _tensor_json(self, t, pos, seen_ids, seen_storages, is_output):
+        """One tensor's metadata; registers ids. Outputs get fresh ids unless they are one
+        of the op's inputs (in-place, out=); their storage is an input's (a view) or new."""
+        cdata = t._cdata
+        if is_output:
+            tid = seen_ids.get(cdata)
+            if tid is None:
+                tid = self._next_id
+                self._next_id += 1
+            self._ids[cdata] = tid
+        else:
+            tid = self._ids.get(cdata)
+            if tid is None:
+                tid = self._next_id
+                self._next_id += 1
+                self._ids[cdata] = tid
+            seen_ids[cdata] = tid
+        try:
+            offset = t.storage_offset()
+            base = t.data_ptr() - offset * t.element_size()
+        except Exception:
+            offset, base = 0, 0
+        if base == 0:   # no storage (empty, meta, sparse): an identity of its own
+            sid = self._next_storage
+            self._next_storage += 1
+        elif is_output:
+            sid = seen_storages.get(base)
+            if sid is None:
+                sid = self._next_storage
+                self._next_storage += 1
+            self._storages[base] = sid
+        else:
+            sid = self._storages.get(base)
+            if sid is None:
+                sid = self._next_storage
+                self._next_storage += 1
+                self._storages[base] = sid
+            seen_storages[base] = sid
+        dtype = t.dtype
+        dname = self._dtype_names.get(dtype)
+        if dname is None:
+            dname = str(dtype).replace("torch.", "")
+            self._dtype_names[dtype] = dname
+        try:
+            strides = str(list(t.stride()))
+        except Exception:
+            strides = "[]"
+        return ('{"arg":%d,"id":%d,"storage":%d,"dtype":"%s","shape":%s,"strides":%s,"offset":%d,"device":"%s"}'
+                % (pos, tid, sid, dname, str(list(t.shape)), strides, offset, t.device))
+
+    def op_name(self, func):
+        """The knowledge base's spelling ("aten::add.Tensor", "aten::mm"), or "" for ops
+        that are bookkeeping, not device work (profiler::_record_function_enter...)."""
+        name = self._op_names.get(func)
+        if name is None:
+            overload = func._overloadname
+            name = func._schema.name if overload == "default" else func._schema.name + "." + overload
+            if name.startswith("profiler::"):
+                name = ""
+            self._op_names[func] = name
+        return name
+
+    def op_inputs(self, args, kwargs):
+        """Input metadata, taken before the op runs (in-place ops change it)."""
+        Tensor = self._torch.Tensor
+        parts = []
+        seen_ids = {}
+        seen_storages = {}
+        pos = 0
+        for group in (args, kwargs.values() if kwargs else ()):
+            for a in group:
+                if isinstance(a, Tensor):
+                    parts.append(self._tensor_json(a, pos, seen_ids, seen_storages, False))
+                    pos += 1
+                elif isinstance(a, (list, tuple)):
+                    for e in a:
+                        if isinstance(e, Tensor):
+                            parts.append(self._tensor_json(e, pos, seen_ids, seen_storages, False))
+                        pos += 1
+                else:
+                    pos += 1
+        return parts, seen_ids, seen_storages
+
+    def op_done(self, func, pre, out, t0, t1, frame):
+        parts, seen_ids, seen_storages = pre
+        Tensor = self._torch.Tensor
+        outs = []
+        if isinstance(out, Tensor):
+            outs.append(self._tensor_json(out, 0, seen_ids, seen_storages, True))
+        elif isinstance(out, (list, tuple)):
+            pos = 0
+            for o in out:
+                if isinstance(o, Tensor):
+                    outs.append(self._tensor_json(o, pos, seen_ids, seen_storages, True))
+                    pos += 1
+                elif isinstance(o, (list, tuple)):
+                    for e in o:
+                        if isinstance(e, Tensor):
+                            outs.append(self._tensor_json(e, pos, seen_ids, seen_storages, True))
+                        pos += 1
+                else:
+                    pos += 1
+        name = self._op_names[func]
+        self._seq += 1
+        self._write(
+            '{"ph":"X","cat":"aten","name":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f,'
+            '"args":{"seq":%d,"step":%d,"module":%s,"stack":%s,"inputs":[%s],"outputs":[%s]}}'
+            % (name, self._pid, threading.get_native_id(), (t0 - self._origin) / 1000.0, (t1 - t0) / 1000.0,
+               self._seq, self.step, self._modules.current_json, _frames.user_stack_json(frame),
+               ",".join(parts), ",".join(outs)))
+
+    def record_python_event(self, cat, name, reason, tensor, t0, t1, frame):
+        try:
+            if not self.recording:
+                return
+            inputs = ""
+            if tensor is not None:
+                inputs = self._tensor_json(tensor, 0, {}, {}, False)
+            self._write(
+                '{"ph":"X","cat":"%s","name":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f,'
+                '"args":{"step":%d,"module":%s,"stack":%s,"reason":%s,"inputs":[%s]}}'
+                % (cat, name, self._pid, threading.get_native_id(), (t0 - self._origin) / 1000.0,
+                   (t1 - t0) / 1000.0, self.step, self._modules.current_json,
+                   _frames.user_stack_json(frame), json.dumps(reason), inputs))
+        except Exception as e:
+            self.fail(e)
+
+
+def _guess_device(torch, npu):
+    try:
+        if npu is not None and torch.npu.is_available():
+            return "npu"
+        if torch is not None and torch.cuda.is_available():
+            return "cuda"
+    except Exception:
+        pass
+    return "cpu"

@@ -1,0 +1,29 @@
+// Name helpers shared by rules: op names as traces spell them, device task names,
+// and the human-readable units rules put in their messages.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace npud {
+
+// "aten::add.Tensor" -> "add"; "aten::add_" -> "add_"; "add.out" -> "add".
+std::string_view aten_base(std::string_view op);
+// "aten::add.Tensor" -> "add.Tensor" (namespace removed, overload kept).
+std::string_view strip_aten(std::string_view op);
+bool is_aten_name(std::string_view op);
+
+// Ascend device task names carry an instance suffix: "ZerosLike46", "trans_Cast_5",
+// "ApplyAdamW179", "hcom_allReduce__445". Strips it ("ZerosLike", "trans_Cast", "ApplyAdamW",
+// "hcom_allReduce") while keeping a single digit after a letter ("MatMulV2").
+std::string normalize_task_name(std::string_view name);
+
+// "1.23 ms", "456 us", "12.3 s", "850 ns".
+std::string format_duration(int64_t ns);
+// 0.1234 -> "12.3%"; small shares keep two significant digits ("0.012%").
+std::string format_share(double share);
+// 3 -> "3", 0.25 -> "0.25", 12.345 -> "12.3".
+std::string format_number(double v);
+
+}  // namespace npud

@@ -1,0 +1,169 @@
+#include "cli/analyze.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/progress.hpp"
+#include "ingest/input_error.hpp"
+#include "knowledge/knowledge.hpp"
+#include "model/trace.hpp"
+#include "report/report.hpp"
+#include "util/atomic_file.hpp"
+
+namespace npud {
+
+void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
+  cmd.add_option("--torch-npu", o.torch_npu,
+                 "torch_npu version whose op list predicts CPU fallbacks (default: newest known; "
+                 "see `npu-doctor versions`)");
+  cmd.add_option("--format", o.format, "report format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd.add_option("-o,--output", o.output, "write the report to FILE instead of stdout (atomically)");
+  cmd.add_option("--fail-on", o.fail_on, "exit 1 when a finding has this severity or worse")
+      ->check(CLI::IsMember({"info", "warning", "error", "never"}))
+      ->capture_default_str();
+  cmd.add_option("--select", o.select, "only these rule ids or prefixes (comma-separated, e.g. SYNC,IDLE001)")
+      ->delimiter(',');
+  cmd.add_option("--ignore", o.ignore, "skip these rule ids or prefixes (comma-separated)")->delimiter(',');
+  cmd.add_option("--top", o.rule_options.top_n, "how many hot ops HOT001 lists")->capture_default_str();
+  cmd.add_option("--min-gap-us", o.rule_options.min_gap_us, "device idle gaps shorter than this are ignored")
+      ->capture_default_str();
+  cmd.add_flag("-q,--quiet", o.quiet, "no progress and no reader warnings on stderr");
+  cmd.add_flag("-v,--verbose", o.verbose, "every finding and note (default: the worst 5 per rule)");
+}
+
+void add_analyze_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("analyze", "Analyse a profile: Kineto/torch.profiler JSON (.json, .json.gz), "
+                                            "a torch_npu profiler directory, or an npu-doctor capture");
+  auto opts = std::make_shared<AnalyzeOptions>();
+  auto path = std::make_shared<std::string>();
+  cmd->add_option("PATH", *path, "trace file or profiler output directory")->required();
+  add_report_options(*cmd, *opts);
+  cmd->add_flag("--allow-truncated", opts->allow_truncated,
+                "accept a trace whose last event is cut off (a killed run); a warning says what was dropped");
+  cmd->footer(
+      "Exit codes: 0 no finding at or above --fail-on, 1 findings at or above --fail-on, 2 bad input or usage.");
+  cmd->callback([opts, path, &exit_code] { exit_code = analyze_trace_file(*path, *opts); });
+}
+
+namespace {
+
+bool matches_any(std::string_view id, const std::vector<std::string>& patterns) {
+  for (const auto& p : patterns)
+    if (!p.empty() && id.starts_with(p)) return true;
+  return false;
+}
+
+std::vector<const Rule*> select_rules(const AnalyzeOptions& o) {
+  for (const auto& p : o.select) {
+    bool known = false;
+    for (const Rule* r : trace_rules()) known = known || r->id().starts_with(p);
+    if (!known) throw std::invalid_argument(fmt::format("--select {}: no rule id starts with it (see `npu-doctor rules`)", p));
+  }
+  std::vector<const Rule*> out;
+  for (const Rule* r : trace_rules()) {
+    if (!o.select.empty() && !matches_any(r->id(), o.select)) continue;
+    if (matches_any(r->id(), o.ignore)) continue;
+    out.push_back(r);
+  }
+  return out;
+}
+
+int exit_code_for(const std::vector<Finding>& findings, std::string_view fail_on) {
+  auto threshold = parse_severity(fail_on);
+  if (!threshold) return kExitClean;  // "never"
+  for (const auto& f : findings)
+    if (f.severity >= *threshold) return kExitFindings;
+  return kExitClean;
+}
+
+void print_warnings(const Trace& trace) {
+  constexpr size_t kShown = 5;
+  for (size_t i = 0; i < trace.warnings.size() && i < kShown; ++i) {
+    const auto& w = trace.warnings[i];
+    if (w.offset) std::cerr << fmt::format("npu-doctor: warning: {}: byte {}: {}\n", trace.source, w.offset, w.message);
+    else std::cerr << fmt::format("npu-doctor: warning: {}: {}\n", trace.source, w.message);
+  }
+  if (trace.warnings.size() > kShown)
+    std::cerr << fmt::format("npu-doctor: warning: {} more warnings (see --format json)\n",
+                             trace.warnings.size() - kShown);
+}
+
+}  // namespace
+
+int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
+  const Knowledge& kb = Knowledge::builtin();
+  const KnowledgeVersion* version = o.torch_npu.empty() ? &kb.newest() : kb.find(o.torch_npu);
+  if (!version) {
+    std::string known;
+    for (const auto& v : kb.versions()) known += (known.empty() ? "" : ", ") + v.version;
+    std::cerr << fmt::format("npu-doctor: error: unknown --torch-npu version '{}' (known: {})\n", o.torch_npu, known);
+    return kExitBadInput;
+  }
+  std::vector<const Rule*> rules;
+  try {
+    rules = select_rules(o);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "npu-doctor: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+
+  Trace trace;
+  try {
+    ReadOptions ro;
+    ro.allow_truncated = o.allow_truncated;
+    Progress progress("reading " + path, !o.quiet);
+    if (progress.enabled()) ro.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
+    trace = read_trace(path, ro);
+    progress.finish();
+  } catch (const InputError& e) {
+    std::cerr << "npu-doctor: error: " << e.describe() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "npu-doctor: error: " << path << ": " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (!o.quiet) print_warnings(trace);
+
+  AnalysisContext ctx{trace, *version, o.rule_options};
+  Report report;
+  report.command = o.command;
+  report.summary = summarize(trace);
+  report.summary.torch_npu = version->version;
+  report.summary.knowledge_note = fmt::format(
+      "torch_npu {} op list: taken from the development-branch tip of that line, not a released wheel "
+      "(`npu-doctor versions` says where each list comes from)",
+      version->version);
+  for (const Rule* r : rules) report.rules_run.emplace_back(r->id());
+  report.findings = run_rules(ctx, rules);
+  report.warnings = trace.warnings;
+
+  try {
+    auto render = [&](std::ostream& os, bool color) {
+      if (o.format == "json") render_json(os, report);
+      else render_text(os, report, TextOptions{color, o.verbose});
+    };
+    if (o.output.empty()) {
+      bool color = o.format == "text" && ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
+      render(std::cout, color);
+      std::cout.flush();
+    } else {
+      AtomicFile out(o.output);
+      render(out.stream(), false);
+      out.commit();
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "npu-doctor: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  return exit_code_for(report.findings, o.fail_on);
+}
+
+}  // namespace npud

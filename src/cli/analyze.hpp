@@ -1,0 +1,37 @@
+// `npu-doctor analyze`: read a profile, run the rules, report. Also the last stage of
+// `run` (which analyses the capture it just recorded).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "ingest/reader.hpp"
+#include "rules/finding.hpp"
+#include "rules/rule.hpp"
+
+namespace npud {
+
+struct AnalyzeOptions {
+  std::string torch_npu;            // knowledge version; empty = newest
+  std::string format = "text";      // text | json
+  std::string output;               // file to write; empty = stdout
+  std::string fail_on = "error";    // info | warning | error | never
+  std::vector<std::string> select;  // rule ids or prefixes ("SYNC"); empty = all
+  std::vector<std::string> ignore;
+  RuleOptions rule_options;
+  bool quiet = false;               // no progress, no warnings on stderr
+  bool verbose = false;
+  bool allow_truncated = false;
+  std::string command = "analyze";  // recorded in the report
+};
+
+// Adds the options shared by every command that ends in a report (analyze, run).
+void add_report_options(CLI::App& cmd, AnalyzeOptions& opts);
+
+// Reads `path`, runs the rules and renders the report. Returns the exit code; bad input
+// is reported on stderr (file and byte offset) and gives kExitBadInput.
+int analyze_trace_file(const std::string& path, const AnalyzeOptions& opts);
+
+}  // namespace npud

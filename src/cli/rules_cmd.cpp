@@ -1,0 +1,45 @@
+// `npu-doctor rules [ID]`: list the rules, or print one rule's doc.
+// `npu-doctor versions`: the torch_npu versions the knowledge base knows.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "knowledge/knowledge.hpp"
+#include "rules/rule.hpp"
+#include "util/embedded.hpp"
+
+namespace npud {
+
+void add_rules_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("rules", "List the rules, or show the documentation of one (`rules SYNC001`)");
+  auto id = std::make_shared<std::string>();
+  cmd->add_option("ID", *id, "rule id");
+  cmd->callback([id, &exit_code] {
+    if (id->empty()) {
+      for (const Rule* r : trace_rules()) std::cout << fmt::format("{:<12} {:<22} {}\n", r->id(), r->name(), r->summary());
+      exit_code = kExitClean;
+      return;
+    }
+    std::string_view doc = find_embedded(embedded_rule_docs(), *id + ".md");
+    if (doc.empty()) {
+      std::cerr << fmt::format("npu-doctor: error: no rule '{}' (see `npu-doctor rules`)\n", *id);
+      exit_code = kExitBadInput;
+      return;
+    }
+    std::cout << doc;
+    exit_code = kExitClean;
+  });
+
+  auto* versions = app.add_subcommand("versions", "List the torch_npu versions the knowledge base knows");
+  versions->callback([&exit_code] {
+    const Knowledge& kb = Knowledge::builtin();
+    for (const auto& v : kb.versions())
+      std::cout << fmt::format("{:<8} {:>5} aten ops with an NPU kernel, {:>4} npu custom ops\n", v.version,
+                               v.aten.size(), v.custom.size());
+    std::cout << "\n" << kb.provenance() << "\n";
+    exit_code = kExitClean;
+  });
+}
+
+}  // namespace npud

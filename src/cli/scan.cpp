@@ -1,0 +1,266 @@
+// `npu-doctor scan PATHS...`: static scan of Python sources for what breaks or slows on an
+// Ascend NPU, with exact fixes (--fix writes them, --diff shows them). Exit codes as ruff:
+// 0 no findings, 1 findings remain, 2 usage or I/O error.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "knowledge/knowledge.hpp"
+#include "report/escape.hpp"
+#include "report/json_writer.hpp"
+#include "report/sarif.hpp"
+#include "source/fixes.hpp"
+#include "source/scanner.hpp"
+#include "util/atomic_file.hpp"
+
+namespace npud {
+namespace {
+
+struct ScanArgs {
+  std::vector<std::string> paths;
+  std::string torch_npu, format = "text", select, ignore, output;
+  bool fix = false, diff = false;
+  unsigned threads = 0;
+};
+
+constexpr const char* kOpListCaveat =
+    "op lists describe development-branch tips of each torch_npu line, not released wheels";
+
+void render_text(std::ostream& os, const std::vector<FileResult>& results, size_t fixed) {
+  size_t n = 0, fixable = 0, files = 0, lines = 0;
+  for (const auto& r : results) {
+    if (r.status != FileStatus::Scanned) continue;
+    ++files;
+    lines += r.lines;
+    for (const auto& f : r.findings) {
+      ++n;
+      fixable += f.fixable();
+      os << fmt::format("{}:{}:{}: {} [{}] {}\n", terminal_safe(r.path), f.line, f.column, f.rule,
+                        to_string(f.severity), terminal_safe(f.message));
+      if (!f.fix.empty())
+        os << "    " << (f.fixable() ? "fix: " : "suggestion: ") << terminal_safe(f.fix) << '\n';
+    }
+  }
+  if (fixed) os << fmt::format("Fixed {} finding{}.\n", fixed, fixed == 1 ? "" : "s");
+  os << fmt::format("Found {} finding{} ({} fixable with --fix) in {} file{}, {} lines scanned.\n", n,
+                    n == 1 ? "" : "s", fixable, files, files == 1 ? "" : "s", lines);
+}
+
+void render_json(std::ostream& os, const std::vector<FileResult>& results, const std::string& version, size_t fixed) {
+  JsonWriter w(os, 2);
+  w.begin_object();
+  w.field("tool", "npu-doctor").field("command", "scan").field("version", NPUD_VERSION);
+  w.field("torch_npu", version).field("knowledge_note", kOpListCaveat);
+  size_t files = 0, lines = 0, n = 0, fixable = 0;
+  w.key("findings").begin_array();
+  for (const auto& r : results) {
+    if (r.status != FileStatus::Scanned) continue;
+    ++files;
+    lines += r.lines;
+    for (const auto& f : r.findings) {
+      ++n;
+      fixable += f.fixable();
+      w.begin_object();
+      w.field("file", r.path).field("line", f.line).field("column", f.column);
+      w.field("end_line", f.end_line).field("end_column", f.end_column);
+      w.field("rule", f.rule).field("severity", to_string(f.severity));
+      w.field("message", f.message).field("fix", f.fix).field("fixable", f.fixable());
+      w.key("edits").begin_array();
+      for (const auto& e : f.edits)
+        w.begin_object().field("start", uint64_t(e.start)).field("end", uint64_t(e.end)).field("replacement", e.replacement).end_object();
+      w.end_array();
+      w.end_object();
+    }
+  }
+  w.end_array();
+  w.key("skipped").begin_array();
+  for (const auto& r : results)
+    if (r.status != FileStatus::Scanned) w.begin_object().field("file", r.path).field("reason", r.note).end_object();
+  w.end_array();
+  w.key("summary").begin_object();
+  w.field("files", uint64_t(files)).field("lines", uint64_t(lines)).field("findings", uint64_t(n));
+  w.field("fixable", uint64_t(fixable)).field("fixed", uint64_t(fixed)).end_object();
+  w.end_object();
+  os << '\n';
+}
+
+void render_sarif_scan(std::ostream& os, const std::vector<FileResult>& results) {
+  SarifLog log;
+  log.tool_version = NPUD_VERSION;
+  for (const auto& r : source_rules())
+    log.rules.push_back({std::string(r.id), std::string(r.summary), "", "", r.severity});
+  for (const auto& r : results) {
+    if (r.status != FileStatus::Scanned) continue;
+    for (const auto& f : r.findings) {
+      SarifResult s;
+      s.rule_id = f.rule;
+      s.severity = f.severity;
+      s.message = f.fix.empty() ? f.message : f.message + ". Fix: " + f.fix;
+      s.uri = r.path;
+      s.line = f.line;
+      s.column = f.column;
+      s.end_line = f.end_line;
+      s.end_column = f.end_column;
+      s.fix_description = f.fix;
+      for (const auto& e : f.edits) s.replacements.push_back({e.start, e.end - e.start, e.replacement});
+      log.results.push_back(std::move(s));
+    }
+  }
+  render_sarif(os, log);
+}
+
+// Applies each file's fixes (re-scanning until nothing more applies, at most 4 rounds) and
+// either writes the files (--fix) or prints a diff (--diff). Returns the number of fixed findings.
+size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool write, bool& io_error) {
+  size_t fixed = 0;
+  for (auto& r : results) {
+    if (r.status != FileStatus::Scanned || r.syntax_error) continue;
+    size_t fixable_before = 0;
+    for (const auto& f : r.findings) fixable_before += f.fixable();
+    if (!fixable_before) continue;
+    std::string text = r.text;
+    FileResult cur = r;
+    for (int round = 0; round < 4; ++round) {
+      auto edits = collect_edits(cur.findings);
+      if (edits.empty()) break;
+      std::vector<TextEdit> applied;
+      std::string next = apply_edits(text, edits, &applied);
+      if (applied.empty() || next == text) break;
+      FileResult again = scan_source(r.path, next, opts);
+      if (again.syntax_error) {  // a fix must never break a file: keep what we had
+        std::cerr << fmt::format("npu-doctor: internal: fixes for {} would not parse; left unchanged\n", terminal_safe(r.path));
+        break;
+      }
+      text = std::move(next);
+      cur = std::move(again);
+    }
+    if (text == r.text) continue;
+    size_t fixable_after = 0;
+    for (const auto& f : cur.findings) fixable_after += f.fixable();
+    fixed += fixable_before > fixable_after ? fixable_before - fixable_after : 0;
+    if (write) {
+      try {
+        // Write through symlinks (the link stays a link) and keep the file's mode.
+        std::error_code ec;
+        std::filesystem::path target = std::filesystem::canonical(r.path, ec);
+        if (ec) target = r.path;
+        auto perms = std::filesystem::status(target, ec).permissions();
+        AtomicFile out(target.string());
+        out.stream() << text;
+        out.commit();
+        if (!ec) std::filesystem::permissions(target, perms, ec);
+      } catch (const std::exception& e) {
+        std::cerr << "npu-doctor: error: " << e.what() << '\n';
+        io_error = true;
+        continue;
+      }
+    } else {
+      std::cout << unified_diff(r.path, r.text, text);
+    }
+    cur.text.clear();
+    r.findings = std::move(cur.findings);
+  }
+  return fixed;
+}
+
+int run_scan(const ScanArgs& a) {
+  if (!scan_available()) {
+    std::cerr << "npu-doctor: error: this build has no Python grammar: configure with libtree-sitter-dev and npm "
+                 "available (cmake/TreeSitterPython.cmake)\n";
+    return kExitBadInput;
+  }
+  if (a.format != "text" && a.format != "json" && a.format != "sarif") {
+    std::cerr << "npu-doctor: error: --format must be text, json or sarif\n";
+    return kExitBadInput;
+  }
+  const Knowledge& kb = Knowledge::builtin();
+  ScanOptions opts;
+  opts.version = a.torch_npu.empty() ? &kb.newest() : kb.find(a.torch_npu);
+  if (!opts.version) {
+    std::string known;
+    for (const auto& v : kb.versions()) known += (known.empty() ? "" : ", ") + v.version;
+    std::cerr << fmt::format("npu-doctor: error: unknown --torch-npu '{}' (known: {})\n", terminal_safe(a.torch_npu), known);
+    return kExitBadInput;
+  }
+  try {
+    opts.filter = RuleFilter(a.select, a.ignore);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "npu-doctor: error: " << e.what() << '\n';
+    return kExitBadInput;
+  }
+  opts.threads = a.threads;
+  opts.keep_text = a.fix || a.diff;
+
+  std::vector<std::string> notes, files;
+  try {
+    files = collect_python_files(a.paths, notes);
+  } catch (const std::exception& e) {
+    std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
+    return kExitBadInput;
+  }
+  for (const auto& n : notes) std::cerr << "npu-doctor: " << terminal_safe(n) << '\n';
+
+  auto results = scan_files(files, opts);
+  bool io_error = false;
+  for (const auto& r : results) {
+    if (r.status == FileStatus::Scanned) continue;
+    std::cerr << fmt::format("npu-doctor: skipped {}: {}\n", terminal_safe(r.path), terminal_safe(r.note));
+    if (r.status == FileStatus::ReadError) io_error = true;
+  }
+
+  size_t fixed = 0;
+  if (a.fix || a.diff) fixed = fix_files(results, opts, !a.diff, io_error);
+
+  std::ostringstream report;
+  if (a.format == "json") render_json(report, results, opts.version->version, fixed);
+  else if (a.format == "sarif") render_sarif_scan(report, results);
+  else render_text(report, results, a.diff ? 0 : fixed);
+
+  if (!a.output.empty()) {
+    try {
+      AtomicFile out(a.output);
+      out.stream() << report.str();
+      out.commit();
+    } catch (const std::exception& e) {
+      std::cerr << "npu-doctor: error: " << e.what() << '\n';
+      return kExitBadInput;
+    }
+  } else if (a.diff) {
+    std::cerr << report.str();  // stdout carries the diff
+  } else {
+    std::cout << report.str();
+  }
+
+  if (io_error) return kExitBadInput;
+  for (const auto& r : results)
+    if (!r.findings.empty()) return kExitFindings;
+  return kExitClean;
+}
+
+}  // namespace
+
+void add_scan_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ScanArgs>();
+  auto* cmd = app.add_subcommand(
+      "scan", "Static scan of Python sources for what breaks or slows on an Ascend NPU, with exact fixes");
+  cmd->add_option("PATHS", args->paths, "Python files or directories (skips .git, virtualenvs, site-packages)")
+      ->required();
+  cmd->add_option("--torch-npu", args->torch_npu, "torch_npu version whose op lists to check against (default: newest)");
+  cmd->add_option("--format", args->format, "text, json or sarif (SARIF 2.1.0, for code scanning)");
+  cmd->add_flag("--fix", args->fix, "apply the exact fixes in place");
+  cmd->add_flag("--diff", args->diff, "print the fixes as a unified diff (patch -p1) and write nothing");
+  cmd->add_option("--select", args->select, "only these rule ids or prefixes, comma-separated (e.g. CUDA,SYNC101)");
+  cmd->add_option("--ignore", args->ignore, "skip these rule ids or prefixes, comma-separated");
+  cmd->add_option("-o,--output", args->output, "write the report to FILE instead of stdout");
+  cmd->add_option("--threads", args->threads, "worker threads (default: one per core)");
+  cmd->footer(
+      "Silence one line with `# npu-doctor: ignore` or `# npu-doctor: ignore[CUDA002,SYNC101]`. "
+      "Rule docs: `npu-doctor rules ID`. Exit codes: 0 no findings, 1 findings remain, 2 usage or I/O error.");
+  cmd->callback([args, &exit_code] { exit_code = run_scan(*args); });
+}
+
+}  // namespace npud

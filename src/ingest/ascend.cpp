@@ -1,0 +1,387 @@
+// torch_npu profiler output → Trace. trace_view.json (Chrome trace JSON) is read by the
+// Chrome reader; the CSV tables fill what it lacks. Merge rule and per-file mapping:
+// docs/formats/ascend.md.
+#include "ingest/ascend.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "ingest/chrome_json.hpp"
+#include "ingest/csv.hpp"
+#include "ingest/decimal_time.hpp"
+#include "ingest/input_error.hpp"
+
+namespace npud {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kOutputDir = "ASCEND_PROFILER_OUTPUT";
+// A trace_view kernel and a kernel_details row are the same task when the names are equal
+// and the starts differ by at most this much (both files print microseconds, rounded
+// differently by some versions).
+constexpr int64_t kMatchToleranceNs = 1000;
+
+std::string_view trim(std::string_view s) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+bool is_na(std::string_view v) {
+  v = trim(v);
+  return v.empty() || v == "N/A" || v == "NA" || v == "-";
+}
+
+std::optional<int64_t> parse_int(std::string_view v) {
+  v = trim(v);
+  int64_t out = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc{} || p != v.data() + v.size()) return std::nullopt;
+  return out;
+}
+
+// Column positions of a CSV header, looked up by name (case-insensitive, trimmed).
+class Columns {
+ public:
+  explicit Columns(const std::vector<std::string>& header) : names_(header) {
+    if (!names_.empty() && names_[0].rfind("\xEF\xBB\xBF", 0) == 0) names_[0].erase(0, 3);
+  }
+  int find(std::initializer_list<std::string_view> candidates) const {
+    for (std::string_view c : candidates)
+      for (size_t i = 0; i < names_.size(); ++i)
+        if (iequals(trim(names_[i]), c)) return int(i);
+    return -1;
+  }
+  size_t size() const { return names_.size(); }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+// Reads the header and checks each record has as many fields as it: a short or long row
+// means a broken file (a cut-off write, an unquoted comma) and every later column would be off.
+class Table {
+ public:
+  explicit Table(const std::string& path) : csv_(CsvReader::open(path)) {
+    if (!csv_.next(header_)) throw InputError(path, 0, "empty CSV file: no header line");
+  }
+  const std::vector<std::string>& header() const { return header_; }
+  bool next(std::vector<std::string>& row) {
+    if (!csv_.next(row)) return false;
+    if (row.size() != header_.size())
+      throw InputError(csv_.name(), csv_.record_offset(),
+                       fmt::format("line {}: {} fields, but the header has {} columns", csv_.line(), row.size(),
+                                   header_.size()));
+    return true;
+  }
+  [[noreturn]] void fail(size_t field, const std::string& what) const {
+    throw InputError(csv_.name(), csv_.field_offset(field), fmt::format("line {}: {}", csv_.line(), what));
+  }
+  int required(const Columns& cols, std::initializer_list<std::string_view> names) const {
+    int i = cols.find(names);
+    if (i < 0) throw InputError(csv_.name(), 0, fmt::format("missing column '{}' in the header", *names.begin()));
+    return i;
+  }
+  // A time in microseconds (decimal text, exact) as nanoseconds; bad text is an error.
+  int64_t time_ns(const std::vector<std::string>& row, int col, std::string_view what) const {
+    int64_t ns = 0;
+    DecimalStatus st = parse_us_to_ns(row[size_t(col)], ns);
+    if (st != DecimalStatus::Ok)
+      fail(size_t(col), fmt::format("{}: {} '{}'", what, st == DecimalStatus::Invalid ? "not a number:" : "out of range:",
+                                    row[size_t(col)]));
+    return ns;
+  }
+  uint64_t bytes_read() const { return csv_.bytes_read(); }
+
+ private:
+  CsvReader csv_;
+  std::vector<std::string> header_;
+};
+
+struct CsvKernel {
+  std::string name;
+  std::string core;   // Accelerator Core, raw: "AI_CORE", "AI_CPU", "HCCL", "N/A"
+  int64_t start_abs_ns = 0;
+  int64_t dur_ns = 0;
+  int32_t stream = -1;
+  int32_t device = -1;
+  std::optional<int64_t> step_id;
+};
+
+TaskKind kind_of_core(std::string_view core) {
+  core = trim(core);
+  if (core == "AI_CPU") return TaskKind::AiCpu;
+  if (core == "HCCL" || core == "COMMUNICATION") return TaskKind::Communication;
+  if (is_na(core) || core.rfind("AI_", 0) == 0 || core.rfind("MIX_", 0) == 0 || core.rfind("DSA", 0) == 0)
+    return TaskKind::Kernel;  // DSA_SQE: random-mask generation on the data accelerator
+  return TaskKind::Other;
+}
+
+std::vector<CsvKernel> read_kernel_details(const std::string& path, uint64_t& bytes) {
+  Table t(path);
+  Columns cols(t.header());
+  int name = t.required(cols, {"Name"});
+  int start = t.required(cols, {"Start Time(us)", "Start Time"});
+  int dur = t.required(cols, {"Duration(us)", "Duration"});
+  int core = cols.find({"Accelerator Core", "Task Type"});
+  int stream = cols.find({"Stream ID", "Stream Id"});
+  int step = cols.find({"Step Id", "Step ID"});
+  int device = cols.find({"Device_id", "Device ID", "Device Id"});
+  std::vector<CsvKernel> out;
+  std::vector<std::string> row;
+  while (t.next(row)) {
+    CsvKernel k;
+    k.name = std::string(trim(row[size_t(name)]));
+    k.start_abs_ns = t.time_ns(row, start, "Start Time(us)");
+    k.dur_ns = t.time_ns(row, dur, "Duration(us)");
+    if (k.dur_ns < 0) t.fail(size_t(dur), fmt::format("Duration(us): negative '{}'", row[size_t(dur)]));
+    if (core >= 0) k.core = std::string(trim(row[size_t(core)]));
+    if (stream >= 0)
+      if (auto v = parse_int(row[size_t(stream)])) k.stream = int32_t(*v);
+    if (device >= 0)
+      if (auto v = parse_int(row[size_t(device)])) k.device = int32_t(*v);
+    if (step >= 0 && !is_na(row[size_t(step)])) {
+      auto v = parse_int(row[size_t(step)]);
+      if (!v) t.fail(size_t(step), fmt::format("Step Id: not an integer: '{}'", row[size_t(step)]));
+      k.step_id = *v;
+    }
+    out.push_back(std::move(k));
+  }
+  bytes += t.bytes_read();
+  return out;
+}
+
+// step_trace_time.csv: per step, microseconds of Computing / Communication(Not Overlapped)
+// / Overlapped / Communication / Free ... It has no timestamps, so it cannot place steps:
+// the totals go to env (keys in docs/formats/ascend.md).
+void read_step_trace_time(const std::string& path, Trace& trace) {
+  Table t(path);
+  Columns cols(t.header());
+  t.required(cols, {"Step"});
+  struct Sum {
+    const char* key;
+    int col;
+    int64_t ns = 0;
+  };
+  std::vector<Sum> sums = {{"npu_computing_us", cols.find({"Computing"})},
+                           {"npu_communication_not_overlapped_us", cols.find({"Communication(Not Overlapped)"})},
+                           {"npu_communication_us", cols.find({"Communication"})},
+                           {"npu_free_us", cols.find({"Free"})}};
+  std::vector<std::string> row;
+  size_t steps = 0;
+  while (t.next(row)) {
+    ++steps;
+    for (Sum& s : sums)
+      if (s.col >= 0 && !is_na(row[size_t(s.col)])) s.ns += t.time_ns(row, s.col, t.header()[size_t(s.col)]);
+  }
+  trace.input_bytes += t.bytes_read();
+  trace.set_env("npu_step_trace_steps", std::to_string(steps));
+  for (const Sum& s : sums)
+    if (s.col >= 0) trace.set_env(s.key, fmt::format("{}.{:03}", s.ns / 1000, s.ns % 1000));
+}
+
+// op_statistic.csv: per (OP Type, Core Type) call counts and total time. Aggregates only:
+// kernels come from trace_view / kernel_details. Kept: the AI_CPU total, a slow-path hint.
+void read_op_statistic(const std::string& path, Trace& trace) {
+  Table t(path);
+  Columns cols(t.header());
+  int core = t.required(cols, {"Core Type"});
+  int total = t.required(cols, {"Total Time(us)"});
+  int64_t aicpu_ns = 0;
+  std::vector<std::string> row;
+  while (t.next(row))
+    if (trim(row[size_t(core)]) == "AI_CPU") aicpu_ns += t.time_ns(row, total, "Total Time(us)");
+  trace.input_bytes += t.bytes_read();
+  trace.set_env("npu_op_statistic_aicpu_us", fmt::format("{}.{:03}", aicpu_ns / 1000, aicpu_ns % 1000));
+}
+
+bool has_output_files(const fs::path& dir) {
+  for (const char* f : {"trace_view.json", "kernel_details.csv", "step_trace_time.csv", "op_statistic.csv"})
+    if (fs::exists(dir / f)) return true;
+  return false;
+}
+
+// The ASCEND_PROFILER_OUTPUT directory to read, from what the user pointed at.
+fs::path locate_output_dir(const fs::path& p, Trace& trace) {
+  if (fs::is_directory(p / kOutputDir)) return p / kOutputDir;
+  if (p.filename() == kOutputDir || has_output_files(p)) return p;
+  std::vector<fs::path> runs;  // several *_ascend_pt: one per rank (or per run)
+  for (const auto& e : fs::directory_iterator(p))
+    if (e.is_directory() && fs::is_directory(e.path() / kOutputDir)) runs.push_back(e.path());
+  std::sort(runs.begin(), runs.end());
+  if (runs.empty())
+    throw InputError(p.string(), 0,
+                     "not a torch_npu profiler output: no ASCEND_PROFILER_OUTPUT directory, trace_view.json or "
+                     "kernel_details.csv here",
+                     false);
+  if (runs.size() > 1)
+    trace.warnings.push_back({fmt::format("{} profiler outputs (one per rank?) in {}: reading only {}", runs.size(),
+                                          p.string(), runs.front().filename().string()),
+                              0});
+  return runs.front() / kOutputDir;
+}
+
+
+// Steps from kernel_details' Step Id: each step spans its kernels. Used only when the
+// trace has no steps of its own (trace_view's ProfilerStep#N ranges win).
+void add_csv_steps(Trace& trace, const std::vector<CsvKernel>& rows, const std::vector<uint32_t>& kernel_of_row) {
+  std::map<int64_t, std::pair<int64_t, int64_t>> extent;  // id -> [start, end) relative ns
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].step_id || kernel_of_row[i] == kNone) continue;
+    const Kernel& k = trace.kernels[kernel_of_row[i]];
+    auto [it, fresh] = extent.try_emplace(*rows[i].step_id, k.start_ns, k.start_ns + k.dur_ns);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, k.start_ns);
+      it->second.second = std::max(it->second.second, k.start_ns + k.dur_ns);
+    }
+  }
+  if (extent.empty()) return;
+  std::vector<std::pair<int64_t, int64_t>> order;  // (start, id)
+  for (const auto& [id, se] : extent) order.emplace_back(se.first, id);
+  std::sort(order.begin(), order.end());
+  std::map<int64_t, int32_t> index;
+  for (const auto& [start, id] : order) {
+    index[id] = int32_t(trace.steps.size());
+    trace.steps.push_back({id, start, extent[id].second - start});
+  }
+  // Each kernel belongs to the step its row names, even where async steps overlap in time.
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].step_id && kernel_of_row[i] != kNone) trace.kernels[kernel_of_row[i]].step = index[*rows[i].step_id];
+}
+
+// kernel_details rows → the trace. Without device kernels from trace_view every row is a
+// Kernel; with them, rows only fill what trace_view lacks on the matching kernel.
+void merge_kernel_details(Trace& trace, std::vector<CsvKernel>& rows, bool had_trace_view) {
+  std::vector<uint32_t> kernel_of_row(rows.size(), kNone);
+  if (rows.empty()) return;
+  if (!had_trace_view) {
+    int64_t origin = rows.front().start_abs_ns;
+    for (const CsvKernel& r : rows) origin = std::min(origin, r.start_abs_ns);
+    trace.time_origin_ns = origin;
+    trace.set_env("base_time_ns", std::to_string(origin));
+  }
+  if (trace.kernels.empty()) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const CsvKernel& r = rows[i];
+      Kernel k;
+      k.name = trace.intern(r.name);
+      k.kind = kind_of_core(r.core);
+      k.task_type = trace.intern(r.core);
+      k.stream = r.stream;
+      k.device = r.device;
+      k.start_ns = r.start_abs_ns - trace.time_origin_ns;
+      k.dur_ns = r.dur_ns;
+      kernel_of_row[i] = uint32_t(trace.kernels.size());
+      trace.kernels.push_back(k);
+    }
+  } else {
+    std::vector<std::pair<int64_t, uint32_t>> by_start;  // (start_ns, kernel index)
+    by_start.reserve(trace.kernels.size());
+    for (uint32_t i = 0; i < trace.kernels.size(); ++i) by_start.emplace_back(trace.kernels[i].start_ns, i);
+    std::sort(by_start.begin(), by_start.end());
+    std::vector<bool> taken(trace.kernels.size(), false);
+    size_t unmatched = 0;
+    StrId other = trace.strings.find("Other");
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const CsvKernel& r = rows[i];
+      int64_t s = r.start_abs_ns - trace.time_origin_ns;
+      StrId name = trace.strings.find(r.name);
+      uint32_t best = kNone;
+      int64_t best_gap = kMatchToleranceNs + 1;
+      if (name != StringPool::kMissing) {
+        auto it = std::lower_bound(by_start.begin(), by_start.end(), std::make_pair(s - kMatchToleranceNs, 0u));
+        for (; it != by_start.end() && it->first <= s + kMatchToleranceNs; ++it) {
+          const Kernel& k = trace.kernels[it->second];
+          int64_t gap = std::abs(it->first - s);
+          if (!taken[it->second] && k.name == name && gap < best_gap) {
+            best = it->second;
+            best_gap = gap;
+          }
+        }
+      }
+      if (best == kNone) {
+        ++unmatched;
+        continue;
+      }
+      taken[best] = true;
+      kernel_of_row[i] = best;
+      Kernel& k = trace.kernels[best];
+      // trace_view often says only "Other": the CSV's Accelerator Core is more precise.
+      if (!r.core.empty() && (k.task_type == 0 || k.task_type == other || trace.str(k.task_type) == "N/A")) {
+        k.task_type = trace.intern(r.core);
+        k.kind = kind_of_core(r.core);
+      }
+      if (k.stream < 0) k.stream = r.stream;
+      if (k.device < 0) k.device = r.device;
+    }
+    if (unmatched > 0)
+      trace.warnings.push_back(
+          {fmt::format("kernel_details.csv: {} of {} rows match no trace_view.json kernel (name and start); not "
+                       "added, so no task is counted twice",
+                       unmatched, rows.size()),
+           0});
+  }
+  if (trace.steps.empty()) add_csv_steps(trace, rows, kernel_of_row);
+}
+
+}  // namespace
+
+Trace read_ascend(const std::string& path, const ReadOptions& opts) {
+  fs::path p(path);
+  std::error_code ec;
+  if (!fs::exists(p, ec)) throw InputError(path, 0, "no such file or directory", false);
+
+  Trace pre;  // warnings found while locating the files
+  if (!fs::is_directory(p)) {
+    // A lone kernel_details.csv (any name): kernels and steps only.
+    Trace trace;
+    std::vector<CsvKernel> rows = read_kernel_details(path, trace.input_bytes);
+    merge_kernel_details(trace, rows, false);
+    trace.source = path;
+    trace.format = InputFormat::AscendCsv;
+    trace.set_env("device", "npu");
+    trace.finalize();
+    return trace;
+  }
+
+  fs::path dir = locate_output_dir(p, pre);
+  fs::path trace_view = dir / "trace_view.json";
+  fs::path kernel_details = dir / "kernel_details.csv";
+  bool has_trace_view = fs::exists(trace_view);
+  bool has_kernels_csv = fs::exists(kernel_details);
+  Trace trace = has_trace_view ? read_chrome_json(trace_view.string(), opts) : Trace{};
+  trace.warnings.insert(trace.warnings.begin(), pre.warnings.begin(), pre.warnings.end());
+
+  if (has_kernels_csv) {
+    std::vector<CsvKernel> rows = read_kernel_details(kernel_details.string(), trace.input_bytes);
+    merge_kernel_details(trace, rows, has_trace_view);
+  }
+  if (fs::exists(dir / "step_trace_time.csv")) read_step_trace_time((dir / "step_trace_time.csv").string(), trace);
+  if (fs::exists(dir / "op_statistic.csv")) read_op_statistic((dir / "op_statistic.csv").string(), trace);
+  if (!has_trace_view && !has_kernels_csv)
+    trace.warnings.push_back({fmt::format("{}: no trace_view.json or kernel_details.csv: no events, only aggregate "
+                                          "statistics",
+                                          dir.string()),
+                              0});
+
+  trace.source = path;
+  trace.format = InputFormat::AscendDir;
+  trace.set_env("device", "npu");
+  trace.finalize();
+  return trace;
+}
+
+}  // namespace npud

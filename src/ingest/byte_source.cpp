@@ -1,0 +1,221 @@
+#include "ingest/byte_source.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "ingest/input_error.hpp"
+
+namespace npud {
+
+namespace {
+
+class FileSource final : public ByteSource {
+ public:
+  FileSource(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  ~FileSource() override { ::close(fd_); }
+  size_t read(char* dst, size_t n) override {
+    for (;;) {
+      ssize_t got = ::read(fd_, dst, n);
+      if (got >= 0) {
+        consumed_ += uint64_t(got);
+        return size_t(got);
+      }
+      if (errno == EINTR) continue;
+      throw InputError(name_, consumed_, std::string("read error: ") + std::strerror(errno));
+    }
+  }
+  uint64_t consumed() const override { return consumed_; }
+  uint64_t total() const override { return size_; }
+  std::string name_;
+
+ private:
+  int fd_;
+  uint64_t size_;
+  uint64_t consumed_ = 0;
+};
+
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(std::string_view data) : data_(data) {}
+  size_t read(char* dst, size_t n) override {
+    size_t k = std::min(n, data_.size() - pos_);
+    std::memcpy(dst, data_.data() + pos_, k);
+    pos_ += k;
+    return k;
+  }
+  uint64_t consumed() const override { return pos_; }
+  uint64_t total() const override { return data_.size(); }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+// Inflates gzip members one after another (concatenated .gz files are valid gzip).
+class GzipSource final : public ByteSource {
+ public:
+  GzipSource(std::unique_ptr<ByteSource> inner, std::string name)
+      : inner_(std::move(inner)), name_(std::move(name)), in_(1 << 20) {
+    std::memset(&z_, 0, sizeof z_);
+    // 16 + MAX_WBITS: expect a gzip header and trailer.
+    if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) throw InputError(name_, 0, "cannot initialise zlib", false);
+  }
+  ~GzipSource() override { inflateEnd(&z_); }
+
+  size_t read(char* dst, size_t n) override {
+    if (done_ || n == 0) return 0;
+    dst_ = dst;
+    z_.next_out = reinterpret_cast<Bytef*>(dst);
+    z_.avail_out = uInt(std::min<size_t>(n, 1u << 30));
+    while (z_.avail_out > 0) {
+      if (z_.avail_in == 0 && !refill()) {
+        if (member_started_)
+          throw InputError(name_, out_ + produced(dst),
+                           "gzip data ends before the end of the compressed stream: file truncated?");
+        done_ = true;
+        break;
+      }
+      member_started_ = true;
+      int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        member_started_ = false;
+        if (!next_member()) {
+          done_ = true;
+          break;
+        }
+        continue;
+      }
+      if (rc == Z_BUF_ERROR) continue;  // needs more input; refill() above decides
+      if (rc != Z_OK) {
+        std::string why = z_.msg ? z_.msg : "zlib error " + std::to_string(rc);
+        throw InputError(name_, out_ + produced(dst), "corrupt gzip data (" + why + ")");
+      }
+    }
+    size_t k = produced(dst);
+    out_ += k;
+    return k;
+  }
+  uint64_t consumed() const override { return inner_->consumed(); }
+  uint64_t total() const override { return inner_->total(); }
+  bool compressed() const override { return true; }
+
+ private:
+  size_t produced(const char* dst) const { return size_t(reinterpret_cast<const char*>(z_.next_out) - dst); }
+
+  bool refill() {
+    size_t got = inner_->read(in_.data(), in_.size());
+    z_.next_in = reinterpret_cast<Bytef*>(in_.data());
+    z_.avail_in = uInt(got);
+    return got > 0;
+  }
+
+  // After one member ended: another member may follow; zero padding is tolerated.
+  bool next_member() {
+    for (;;) {
+      if (z_.avail_in == 0 && !refill()) return false;
+      if (z_.next_in[0] == 0x1f) {
+        inflateReset(&z_);
+        return true;
+      }
+      // skip zero padding; anything else is garbage after the stream
+      while (z_.avail_in > 0 && z_.next_in[0] == 0) {
+        ++z_.next_in;
+        --z_.avail_in;
+      }
+      if (z_.avail_in > 0 && z_.next_in[0] != 0x1f)
+        throw InputError(name_, out_ + produced(dst_), "unexpected data after the end of the gzip stream");
+    }
+  }
+
+  std::unique_ptr<ByteSource> inner_;
+  std::string name_;
+  std::vector<char> in_;
+  z_stream z_;
+  uint64_t out_ = 0;
+  bool done_ = false;
+  bool member_started_ = false;
+  const char* dst_ = nullptr;
+};
+
+// Peeks the first two bytes of a source and wraps it in a GzipSource when they are the magic.
+class PeekedSource final : public ByteSource {
+ public:
+  PeekedSource(std::unique_ptr<ByteSource> inner, std::string head) : inner_(std::move(inner)), head_(std::move(head)) {}
+  size_t read(char* dst, size_t n) override {
+    if (pos_ < head_.size()) {
+      size_t k = std::min(n, head_.size() - pos_);
+      std::memcpy(dst, head_.data() + pos_, k);
+      pos_ += k;
+      return k;
+    }
+    return inner_->read(dst, n);
+  }
+  uint64_t consumed() const override { return inner_->consumed(); }
+  uint64_t total() const override { return inner_->total(); }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  std::string head_;
+  size_t pos_ = 0;
+};
+
+std::unique_ptr<ByteSource> maybe_gunzip(std::unique_ptr<ByteSource> src, const std::string& name) {
+  char head[2];
+  size_t got = 0;
+  while (got < 2) {
+    size_t k = src->read(head + got, 2 - got);
+    if (k == 0) break;
+    got += k;
+  }
+  std::string h(head, got);
+  auto peeked = std::make_unique<PeekedSource>(std::move(src), h);
+  if (has_gzip_magic(h)) return std::make_unique<GzipSource>(std::move(peeked), name);
+  return peeked;
+}
+
+}  // namespace
+
+bool has_gzip_magic(std::string_view head) {
+  return head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b;
+}
+
+std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, 0, std::string("cannot open: ") + std::strerror(errno), false);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw InputError(path, 0, "not a regular file", false);
+  }
+#ifdef POSIX_FADV_SEQUENTIAL
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  uint64_t size = uint64_t(st.st_size);
+  uint64_t hint = size, gz_hint = 0;
+  unsigned char tail[4];
+  if (size >= 18 && ::pread(fd, tail, 4, off_t(size - 4)) == 4) {
+    uint64_t isize = uint64_t(tail[0]) | uint64_t(tail[1]) << 8 | uint64_t(tail[2]) << 16 | uint64_t(tail[3]) << 24;
+    // ISIZE wraps at 4 GiB: a value below the compressed size means it wrapped
+    gz_hint = isize >= size ? isize : size * 8;
+  }
+  auto file = std::make_unique<FileSource>(fd, size);
+  file->name_ = path;
+  auto src = maybe_gunzip(std::move(file), path);
+  src->size_hint = src->compressed() ? gz_hint : hint;
+  return src;
+}
+
+std::unique_ptr<ByteSource> memory_byte_source(std::string_view data, const std::string& name) {
+  auto src = maybe_gunzip(std::make_unique<MemorySource>(data), name);
+  src->size_hint = src->compressed() ? 0 : data.size();
+  return src;
+}
+
+}  // namespace npud

@@ -1,0 +1,140 @@
+// Terminal report: grouped by rule, worst rule first, a few findings per rule, and a
+// one-line summary. Everything that comes from the input goes through terminal_safe().
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "report/escape.hpp"
+#include "report/report.hpp"
+#include "rules/builtin_rules.hpp"
+
+namespace npud {
+namespace {
+
+constexpr size_t kFindingsPerRule = 5;
+constexpr size_t kNotesPerFinding = 2;
+
+struct Style {
+  bool on;
+  std::string wrap(std::string_view code, std::string_view text) const {
+    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : std::string(text);
+  }
+  std::string severity(Severity s) const {
+    std::string_view code = s == Severity::Error ? "1;31" : s == Severity::Warning ? "33" : "36";
+    return wrap(code, to_string(s));
+  }
+  std::string bold(std::string_view t) const { return wrap("1", t); }
+  std::string dim(std::string_view t) const { return wrap("2", t); }
+};
+
+std::string plural(size_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// Metric values in the units their keys name.
+std::string metric_text(const Metric& m) {
+  std::string_view k = m.key;
+  if (k.ends_with("_ns")) {
+    k.remove_suffix(3);
+    return fmt::format("{}={}", k, format_duration(int64_t(m.value)));
+  }
+  if (k.ends_with("share")) return fmt::format("{}={}", k, format_share(m.value));
+  return fmt::format("{}={}", k, format_number(m.value));
+}
+
+bool shown_metric(std::string_view key) { return key != "rank" && key != "is_device" && key != "device"; }
+
+// `previous_fix`: the fix of the finding shown just before in the same rule; an identical
+// fix is not repeated (rules often give one fix to all their findings).
+void render_finding(std::ostream& os, const Finding& f, const TextOptions& opts, const Style& st,
+                    const std::string* previous_fix) {
+  const std::string pad(4, ' ');
+  os << "  " << st.severity(f.severity) << std::string(f.severity == Severity::Info ? 5 : f.severity == Severity::Error ? 4 : 2, ' ')
+     << terminal_safe(f.message) << '\n';
+  std::vector<std::string> where;
+  if (!f.location.file.empty())
+    where.push_back(f.location.line > 0 ? fmt::format("at {}:{}", terminal_safe(f.location.file), f.location.line)
+                                        : "at " + terminal_safe(f.location.file));
+  if (!f.location.op.empty()) where.push_back("op " + terminal_safe(f.location.op));
+  if (!f.location.module.empty()) where.push_back("module " + terminal_safe(f.location.module));
+  std::string line;
+  for (const auto& w : where) line += (line.empty() ? "" : ", ") + w;
+  if (!line.empty()) os << pad << pad << st.dim(line) << '\n';
+  std::string metrics;
+  for (const Metric& m : f.metrics)
+    if (shown_metric(m.key)) metrics += (metrics.empty() ? "" : "  ") + terminal_safe(metric_text(m));
+  if (!metrics.empty()) os << pad << pad << metrics << '\n';
+  if (!f.fix.empty() && previous_fix && *previous_fix == f.fix) {
+    os << pad << pad << st.dim("fix: as above") << '\n';
+  } else if (!f.fix.empty()) {
+    std::string fix = terminal_safe(f.fix, true);
+    size_t start = 0;
+    bool first = true;
+    while (start <= fix.size()) {
+      size_t end = fix.find('\n', start);
+      if (end == std::string::npos) end = fix.size();
+      os << pad << pad << (first ? "fix: " : "     ") << std::string_view(fix).substr(start, end - start) << '\n';
+      first = false;
+      start = end + 1;
+    }
+  }
+  size_t notes = opts.verbose ? f.notes.size() : std::min(f.notes.size(), kNotesPerFinding);
+  for (size_t i = 0; i < notes; ++i) os << pad << pad << st.dim("note: " + terminal_safe(f.notes[i])) << '\n';
+  if (notes < f.notes.size()) os << pad << pad << st.dim(fmt::format("(+{} notes with --verbose)", f.notes.size() - notes)) << '\n';
+}
+
+bool fallback_rules_ran(const Report& r) {
+  if (r.summary.torch_npu.empty()) return false;
+  if (r.rules_run.empty()) return true;  // not recorded: assume every trace rule ran
+  return std::any_of(r.rules_run.begin(), r.rules_run.end(),
+                     [](const std::string& id) { return id.starts_with("FALLBACK"); });
+}
+
+}  // namespace
+
+std::string summary_line(const Report& report) {
+  size_t counts[3] = {0, 0, 0};
+  for (const Finding& f : report.findings) ++counts[size_t(f.severity)];
+  return fmt::format("{} ({}, {}, {} info) in {}", plural(report.findings.size(), "finding", "findings"),
+                     plural(counts[2], "error", "errors"), plural(counts[1], "warning", "warnings"), counts[0],
+                     report.summary.source.empty() ? "<input>" : report.summary.source);
+}
+
+void render_text(std::ostream& os, const Report& report, const TextOptions& opts) {
+  Style st{opts.color};
+  // Rules in order of their worst finding (findings arrive sorted worst first).
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const Finding*>> by_rule;
+  for (const Finding& f : report.findings) {
+    auto& v = by_rule[f.rule];
+    if (v.empty()) order.push_back(f.rule);
+    v.push_back(&f);
+  }
+  for (const std::string& id : order) {
+    const auto& list = by_rule[id];
+    Severity worst = list.front()->severity;
+    const Rule* rule = find_trace_rule(id);
+    std::string name = rule ? std::string(rule->name()) : "";
+    os << st.bold(terminal_safe(id)) << (name.empty() ? "" : " " + name) << "  " << st.severity(worst) << "  "
+       << plural(list.size(), "finding", "findings") << '\n';
+    size_t shown = opts.verbose ? list.size() : std::min(list.size(), kFindingsPerRule);
+    for (size_t i = 0; i < shown; ++i) render_finding(os, *list[i], opts, st, i > 0 ? &list[i - 1]->fix : nullptr);
+    if (shown < list.size()) os << "  " << st.dim(fmt::format("... {} more (use --verbose)", list.size() - shown)) << '\n';
+    os << '\n';
+  }
+  if (fallback_rules_ran(report)) {
+    // A short caveat: the knowledge base's full provenance text is for the JSON report and
+    // `npu-doctor versions`, not for a terminal line.
+    std::string_view note = report.summary.knowledge_note;
+    if (note.empty() || note.size() > 200 || note.find('\n') != std::string_view::npos)
+      note = "development-branch tip of that line, not a released wheel; see `npu-doctor versions`";
+    os << st.dim(fmt::format("op list: torch_npu {} ({})", terminal_safe(report.summary.torch_npu),
+                             terminal_safe(note)))
+       << '\n';
+  }
+  os << terminal_safe(summary_line(report)) << '\n';
+}
+
+}  // namespace npud

@@ -1,0 +1,19 @@
+// The trace rules, one per file in src/rules/. registry.cpp lists them explicitly (no
+// static-initialisation registration), so the order and the set are plain to read.
+#pragma once
+
+#include "rules/rule.hpp"
+
+namespace npud {
+
+const Rule& sync001_rule();       // host-device-sync
+const Rule& fallback001_rule();   // ai-cpu-task
+const Rule& fallback002_rule();   // cpu-fallback-op
+const Rule& contig001_rule();     // contiguity-copy
+const Rule& hot001_rule();        // hot-ops
+const Rule& idle001_rule();       // device-idle-gap
+
+// The rule with this id among trace_rules(), or nullptr.
+const Rule* find_trace_rule(std::string_view id);
+
+}  // namespace npud

@@ -1,0 +1,180 @@
+// CONTIG001 contiguity-copy: copies made only to change a tensor's memory layout, on the
+// host side (contiguous/clone/copy_/reshape of strided views) and on the device side
+// (TransData, ViewCopy, AsStrided, framework-inserted trans_* tasks).
+// See docs/rules/CONTIG001.md.
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
+#include "rules/builtin_rules.hpp"
+#include "rules/rule_support.hpp"
+
+namespace npud {
+namespace {
+
+enum Side : int { kHost = 0, kDevice = 1 };
+
+// Ops that produce a strided (non-contiguous) view.
+bool is_strided_view(std::string_view base) {
+  return base == "permute" || base == "transpose" || base == "t" || base == "expand" || base == "expand_as" ||
+         base == "narrow" || base == "slice" || base == "as_strided" || base == "movedim" || base == "swapaxes" ||
+         base == "unfold" || base == "diagonal";
+}
+
+// `x[:, :k].copy_(y)` slices the destination first: not a layout copy of the source.
+bool is_destination_view(std::string_view base) {
+  return base == "slice" || base == "narrow" || base == "as_strided" || base == "diagonal";
+}
+
+bool is_copy_op(std::string_view base) {
+  return base == "contiguous" || base == "clone" || base == "copy_" || base == "reshape" || base == "flatten";
+}
+
+bool is_layout_task(std::string_view name) {
+  return name.find("TransData") != std::string_view::npos || name.find("ViewCopy") != std::string_view::npos ||
+         name.find("AsStrided") != std::string_view::npos || name.starts_with("trans_");
+}
+
+class ContiguityCopy final : public Rule {
+ public:
+  std::string_view id() const override { return "CONTIG001"; }
+  std::string_view name() const override { return "contiguity-copy"; }
+  std::string_view summary() const override {
+    return "copies that only change memory layout: .contiguous() after permute/transpose, TransData/ViewCopy tasks";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    TraceIndex index(t);
+    GroupMap groups;
+    const size_t n = t.ops.size();
+    std::vector<uint8_t> anchor(n, 0), covered(n, 0);
+    // Previous sibling on the same thread: the op that ran just before under the same parent.
+    std::unordered_map<uint32_t, uint32_t> last_child;
+
+    for (uint32_t i = 0; i < n; ++i) {
+      const Op& op = t.ops[i];
+      if (i > 0 && (t.ops[i - 1].pid != op.pid || t.ops[i - 1].tid != op.tid)) last_child.clear();
+      uint32_t prev = kNone;
+      if (auto it = last_child.find(op.parent); it != last_child.end()) prev = it->second;
+      last_child[op.parent] = i;
+      if (op.parent != kNone) covered[i] = covered[op.parent] || anchor[op.parent];
+      if (op.kind != OpKind::Aten || covered[i]) continue;
+      std::string_view base = aten_base(t.str(op.name));
+      if (!is_copy_op(base)) continue;
+
+      // reshape/flatten copy only when they have to: a clone/copy_ child says they did.
+      if (base == "reshape" || base == "flatten") {
+        bool copied = false;
+        for (uint32_t c = i + 1; c < n && t.ops[c].pid == op.pid && t.ops[c].tid == op.tid &&
+                                 t.ops[c].start_ns < op.start_ns + op.dur_ns;
+             ++c) {
+          std::string_view cb = aten_base(t.str(t.ops[c].name));
+          copied = copied || cb == "clone" || cb == "copy_" || cb == "contiguous";
+        }
+        if (!copied) continue;
+      }
+
+      // The input whose layout matters: copy_(self, src) reads src, the others read self.
+      auto in = t.inputs(op);
+      size_t which = base == "copy_" ? 1 : 0;
+      std::string trigger;
+      if (which < in.size() && t.tensors[in[which]].has_strides && t.tensors[in[which]].has_shape) {
+        const TensorMeta& tm = t.tensors[in[which]];
+        if (is_contiguous(t.shape(tm), t.strides(tm))) continue;
+        trigger = "non-contiguous input";
+      } else if (prev != kNone && t.ops[prev].kind == OpKind::Aten &&
+                 is_strided_view(aten_base(t.str(t.ops[prev].name))) &&
+                 (base != "copy_" || !is_destination_view(aten_base(t.str(t.ops[prev].name))))) {
+        trigger = std::string(t.str(t.ops[prev].name));
+      } else {
+        continue;
+      }
+      anchor[i] = 1;
+      Location loc = location_of(index, i);
+      bool created = false;
+      EventGroup& g = groups.get(fmt::format("h\x1f{}\x1f{}:{}\x1f{}", loc.op, loc.file, loc.line, loc.module), &created);
+      if (created) {
+        g.what = loc.op;
+        g.location = std::move(loc);
+        g.category = kHost;
+      }
+      g.add(op.step, op.dur_ns);
+      g.add_example(trigger);
+    }
+
+    for (const Kernel& k : t.kernels) {
+      if (k.kind == TaskKind::AiCpu) continue;  // FALLBACK001 reports AI-CPU tasks
+      std::string_view raw = t.str(k.name);
+      if (!is_layout_task(raw)) continue;
+      std::string name = normalize_task_name(raw);
+      bool created = false;
+      EventGroup& g = groups.get("d\x1f" + name, &created);
+      if (created) {
+        g.what = name;
+        uint32_t op = index.op_of_kernel(k);
+        g.location = location_of(index, index.top_aten(op));
+        if (!g.location.op.empty()) g.context = g.location.op;
+        g.location.op = name;
+        g.category = kDevice;
+      }
+      g.add(k.step, k.dur_ns);
+    }
+
+    const int64_t wall = index.wall_ns();
+    const int64_t device_ns = index.device_busy_ns();
+    for (EventGroup& g : groups.groups()) {
+      Finding f;
+      f.rule = "CONTIG001";
+      double per_step = index.per_step(g.in_steps, g.count);
+      f.location = g.location;
+      f.cost_ns = g.time_ns;
+      std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
+      if (g.category == kHost) {
+        double s = share(g.time_ns, wall);
+        f.severity = s >= 0.01 ? Severity::Warning : Severity::Info;
+        std::string after;
+        for (const auto& e : g.examples) after += (after.empty() ? "" : ", ") + e;
+        std::string place = where(g.location);
+        f.message = fmt::format("{}{} copies a strided tensor (after {}): {} call{}{}, {} ({} of {} time)", g.what,
+                                place == g.what ? "" : " at " + place, after, g.count, g.count == 1 ? "" : "s", rate,
+                                format_duration(g.time_ns), format_share(s), index.step_count() ? "step" : "trace");
+        f.metrics = {{"count", double(g.count)},
+                     {"per_step", per_step},
+                     {"time_ns", double(g.time_ns)},
+                     {"time_share", s}};
+        f.fix = "Keep the hot path in one layout: permute/transpose once (e.g. store weights or caches in the "
+                "layout the consumer wants) instead of `.permute(...).contiguous()` every step, and drop "
+                "`.contiguous()` calls whose consumer accepts strided input. On Ascend every non-contiguous input "
+                "also costs a device-side ViewCopy/TransData task.";
+      } else {
+        double s = share(g.time_ns, device_ns);
+        f.severity = s >= 0.01 ? Severity::Warning : Severity::Info;
+        f.message = fmt::format("{}: {} layout/format conversion task{} on the device{}, {} ({} of device time)",
+                                g.what, g.count, g.count == 1 ? "" : "s", rate, format_duration(g.time_ns),
+                                format_share(s));
+        f.metrics = {{"count", double(g.count)},
+                     {"per_step", per_step},
+                     {"time_ns", double(g.time_ns)},
+                     {"device_share", s}};
+        f.fix = "These tasks convert between memory formats (ND <-> FRACTAL_NZ/NC1HWC0), materialise strided "
+                "views, or (trans_Cast) convert dtypes the framework inserted around a kernel. Feed kernels contiguous tensors in one format: make inputs contiguous once "
+                "outside the loop, and for weights that a matmul converts every step try converting them once "
+                "(torch_npu.npu_format_cast(weight, 29) for FRACTAL_NZ) and measure.";
+        if (!g.context.empty()) f.notes.push_back("launched by " + g.context);
+      }
+      out.push_back(std::move(f));
+    }
+  }
+};
+
+}  // namespace
+
+const Rule& contig001_rule() {
+  static const ContiguityCopy rule;
+  return rule;
+}
+
+}  // namespace npud

@@ -1,0 +1,336 @@
+// CONTIG002 noncontiguous-input: compute ops (matmul, conv, norms, softmax, large
+// elementwise ops) fed a non-contiguous tensor, read from a capture's per-input strides and
+// tensor ids. On Ascend a strided input costs a ViewCopy/contiguous copy before the kernel.
+// Two shapes of the problem are found:
+//   direct:   the op's input itself is strided (e.g. softmax(x.transpose(1, 2)));
+//   implicit: PyTorch copied it just before, inside the same call (matmul/linear reshape
+//             a strided input with clone + _unsafe_view) — the copy still happens on NPU.
+// The view op that made the tensor strided is found by walking back through tensor ids.
+// See docs/rules/CONTIG002.md.
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
+#include "rules/capture_rules.hpp"
+#include "rules/rule_support.hpp"
+
+namespace npud {
+namespace {
+
+enum class Family { None, Matmul, Strict, Elementwise };
+
+Family family_of(std::string_view base) {
+  static const std::unordered_map<std::string_view, Family> kOps = {
+      {"mm", Family::Matmul}, {"bmm", Family::Matmul}, {"addmm", Family::Matmul},
+      {"baddbmm", Family::Matmul}, {"addbmm", Family::Matmul}, {"matmul", Family::Matmul},
+      {"linear", Family::Matmul}, {"mv", Family::Matmul}, {"addmv", Family::Matmul},
+      {"convolution", Family::Strict}, {"_convolution", Family::Strict}, {"conv1d", Family::Strict},
+      {"conv2d", Family::Strict}, {"conv3d", Family::Strict}, {"conv_transpose1d", Family::Strict},
+      {"conv_transpose2d", Family::Strict}, {"conv_transpose3d", Family::Strict},
+      {"native_layer_norm", Family::Strict}, {"layer_norm", Family::Strict},
+      {"native_group_norm", Family::Strict}, {"group_norm", Family::Strict},
+      {"native_batch_norm", Family::Strict}, {"batch_norm", Family::Strict}, {"rms_norm", Family::Strict},
+      {"_softmax", Family::Strict}, {"softmax", Family::Strict}, {"_log_softmax", Family::Strict},
+      {"log_softmax", Family::Strict}, {"scaled_dot_product_attention", Family::Strict},
+      {"add", Family::Elementwise}, {"sub", Family::Elementwise}, {"mul", Family::Elementwise},
+      {"div", Family::Elementwise},
+  };
+  auto it = kOps.find(base);
+  return it == kOps.end() ? Family::None : it->second;
+}
+
+// Elementwise ops are flagged only on tensors this large: small strided reads are cheap.
+constexpr int64_t kElementwiseMinBytes = int64_t(1) << 20;
+// Cost model for the copy the NPU makes: one task launch plus read + write of the tensor.
+constexpr double kCopyLaunchNs = 5000;
+constexpr double kCopyBytesPerNs = 200.0;   // 200 GB/s effective for a strided copy
+
+// Views: their output aliases their input. Walking back through them finds the op that
+// made a tensor strided.
+bool is_view_op(std::string_view base) {
+  static const std::unordered_map<std::string_view, bool> kViews = {
+      {"permute", true}, {"transpose", true}, {"t", true}, {"expand", true}, {"expand_as", true},
+      {"narrow", true}, {"slice", true}, {"select", true}, {"as_strided", true}, {"movedim", true},
+      {"moveaxis", true}, {"swapaxes", true}, {"swapdims", true}, {"unfold", true}, {"diagonal", true},
+      {"view", true}, {"_reshape_alias", true}, {"reshape", true}, {"_unsafe_view", true},
+      {"unsqueeze", true}, {"squeeze", true}, {"flatten", true}, {"view_as", true}, {"split", true},
+      {"split_with_sizes", true}, {"chunk", true}, {"unbind", true}, {"alias", true}, {"detach", true},
+      {"numpy_T", true}, {"mT", true}, {"mH", true}, {"adjoint", true}, {"unflatten", true},
+  };
+  return kViews.count(base) > 0;
+}
+
+bool is_permute_like(std::string_view base) {
+  return base == "permute" || base == "transpose" || base == "t" || base == "movedim" || base == "moveaxis" ||
+         base == "swapaxes" || base == "swapdims" || base == "numpy_T" || base == "mT" || base == "mH" ||
+         base == "adjoint";
+}
+
+// Views that only regroup dims (what matmul's reshape does after its copy).
+bool is_regroup_view(std::string_view base) {
+  return base == "_unsafe_view" || base == "view" || base == "_reshape_alias" || base == "reshape" ||
+         base == "unsqueeze" || base == "squeeze" || base == "flatten" || base == "expand";
+}
+
+bool is_copy_op(std::string_view base) {
+  return base == "clone" || base == "contiguous" || base == "copy_" || base == "_to_copy";
+}
+
+// Dense row-major once size-1 and broadcast (stride 0) dims are ignored; with
+// `allow_swap`, a swap of the last two dims is dense too (matmul takes transposed operands).
+bool is_dense(std::span<const int64_t> shape, std::span<const int64_t> strides, bool allow_swap) {
+  if (shape.size() != strides.size()) return true;  // unknown: do not accuse
+  std::vector<std::pair<int64_t, int64_t>> dims;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1 && strides[i] != 0) dims.emplace_back(shape[i], strides[i]);
+  auto row_major = [](const std::vector<std::pair<int64_t, int64_t>>& d) {
+    int64_t expected = 1;
+    for (size_t i = d.size(); i-- > 0;) {
+      if (d[i].second != expected) return false;
+      expected *= d[i].first;
+    }
+    return true;
+  };
+  if (row_major(dims)) return true;
+  if (allow_swap && dims.size() >= 2) {
+    std::swap(dims[dims.size() - 1], dims[dims.size() - 2]);
+    return row_major(dims);
+  }
+  return false;
+}
+
+std::string dims_text(std::span<const int64_t> d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+std::string bytes_text(double b) {
+  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", b / (1024.0 * 1024 * 1024));
+  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{:.0f} B", b);
+}
+
+int64_t tensor_bytes(const Trace& t, const TensorMeta& m) {
+  size_t es = dtype_size(t.str(m.dtype));
+  return numel(t.shape(m)) * int64_t(es ? es : 4);
+}
+
+struct Site {
+  std::string op;            // compute op
+  Location location;
+  size_t input = 0;
+  bool implicit = false;
+  std::string shape, strides;
+  std::string maker;         // view op that made the input strided
+  std::string maker_where;   // its file:line
+  size_t count = 0, in_steps = 0;
+  int64_t bytes = 0;         // per call
+  int64_t total_bytes = 0;
+  int64_t copy_ns = 0;       // measured time of implicit copies (host side of the capture)
+};
+
+class NonContiguousInput final : public Rule {
+ public:
+  std::string_view id() const override { return "CONTIG002"; }
+  std::string_view name() const override { return "noncontiguous-input"; }
+  std::string_view summary() const override {
+    return "compute ops (matmul, conv, norms, softmax, large elementwise) fed non-contiguous tensors (captures)";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    TraceIndex index(t);
+    // Tensor id -> index of the op that last produced it, in trace order.
+    std::unordered_map<int64_t, uint32_t> producer;
+    std::vector<Site> sites;
+    std::unordered_map<std::string, size_t> site_index;
+
+    for (uint32_t i = 0; i < t.ops.size(); ++i) {
+      const Op& op = t.ops[i];
+      if (op.kind != OpKind::Aten) continue;
+      std::string_view base = aten_base(t.str(op.name));
+      Family fam = family_of(base);
+      if (fam != Family::None) {
+        auto in = t.inputs(op);
+        for (size_t k = 0; k < in.size(); ++k) {
+          const TensorMeta& m = t.tensors[in[k]];
+          if (!m.is_tensor || !m.has_shape || !m.has_strides) continue;
+          Finding_input found = examine(t, index, producer, i, m, fam);
+          if (!found.hit) continue;
+          Location loc = location_of(index, i);
+          std::string key = fmt::format("{}\x1f{}:{}\x1f{}\x1f{}", loc.op, loc.file, loc.line, k, found.implicit);
+          auto [it, inserted] = site_index.try_emplace(key, sites.size());
+          if (inserted) {
+            Site s;
+            s.op = std::string(t.str(op.name));
+            s.location = std::move(loc);
+            s.input = k;
+            s.implicit = found.implicit;
+            s.shape = dims_text(t.shape(found.tensor));
+            s.strides = dims_text(t.strides(found.tensor));
+            s.bytes = tensor_bytes(t, found.tensor);
+            if (found.maker != kNone) {
+              s.maker = std::string(t.str(t.ops[found.maker].name));
+              s.maker_where = index.user_location(found.maker);
+            }
+            sites.push_back(std::move(s));
+          }
+          Site& s = sites[it->second];
+          ++s.count;
+          if (op.step >= 0) ++s.in_steps;
+          s.total_bytes += tensor_bytes(t, found.tensor);
+          s.copy_ns += found.copy_ns;
+        }
+      }
+      for (uint32_t r : t.outputs(op)) {
+        const TensorMeta& m = t.tensors[r];
+        if (m.id != kUnset) producer[m.id] = i;
+      }
+    }
+
+    for (const Site& s : sites) out.push_back(to_finding(index, s));
+  }
+
+ private:
+  struct Finding_input {
+    bool hit = false;
+    bool implicit = false;
+    TensorMeta tensor;        // the strided tensor (the input, or what the copy read)
+    uint32_t maker = kNone;   // the view op that made it strided
+    int64_t copy_ns = 0;
+  };
+
+  static const TensorMeta* input0(const Trace& t, uint32_t op) {
+    auto in = t.inputs(t.ops[op]);
+    return in.empty() ? nullptr : &t.tensors[in[0]];
+  }
+
+  static uint32_t producer_of(const std::unordered_map<int64_t, uint32_t>& producer, const TensorMeta& m) {
+    if (m.id == kUnset) return kNone;
+    auto it = producer.find(m.id);
+    return it == producer.end() ? kNone : it->second;
+  }
+
+  // The op that made `m` strided: walking back through views (and through ops such as
+  // add/mul that keep a strided input's layout), the nearest permute-like op, else the
+  // earliest op reached.
+  static uint32_t find_maker(const Trace& t, const std::unordered_map<int64_t, uint32_t>& producer,
+                             const TensorMeta& m) {
+    uint32_t p = producer_of(producer, m);
+    uint32_t earliest = kNone;
+    for (int guard = 0; p != kNone && guard < 64; ++guard) {
+      std::string_view base = aten_base(t.str(t.ops[p].name));
+      if (is_permute_like(base)) return p;
+      earliest = p;
+      const TensorMeta* next = nullptr;
+      if (is_view_op(base)) {
+        next = input0(t, p);
+      } else {
+        // Layout kept from a strided input of the same shape (TensorIterator does that).
+        auto outs = t.outputs(t.ops[p]);
+        if (outs.empty()) break;
+        auto out_shape = t.shape(t.tensors[outs[0]]);
+        for (uint32_t r : t.inputs(t.ops[p])) {
+          const TensorMeta& in = t.tensors[r];
+          auto shape = t.shape(in);
+          if (in.has_strides && std::equal(shape.begin(), shape.end(), out_shape.begin(), out_shape.end()) &&
+              !is_dense(shape, t.strides(in), false)) {
+            next = &in;
+            break;
+          }
+        }
+      }
+      if (!next || !next->has_strides || is_dense(t.shape(*next), t.strides(*next), false)) break;
+      p = producer_of(producer, *next);
+    }
+    return earliest;
+  }
+
+  static Finding_input examine(const Trace& t, const TraceIndex& index,
+                               const std::unordered_map<int64_t, uint32_t>& producer, uint32_t op,
+                               const TensorMeta& m, Family fam) {
+    Finding_input r;
+    bool dense = is_dense(t.shape(m), t.strides(m), fam == Family::Matmul);
+    if (!dense) {
+      if (fam == Family::Elementwise && tensor_bytes(t, m) < kElementwiseMinBytes) return r;
+      r.hit = true;
+      r.tensor = m;
+      r.maker = find_maker(t, producer, m);
+      return r;
+    }
+    if (fam != Family::Matmul) return r;
+    // Implicit: dense input that a copy made from a strided tensor in this very call site.
+    std::string site = index.user_location(op);
+    uint32_t p = producer_of(producer, m);
+    for (int guard = 0; p != kNone && guard < 8; ++guard) {
+      std::string_view base = aten_base(t.str(t.ops[p].name));
+      if (is_copy_op(base)) {
+        if (index.user_location(p) != site) return r;
+        auto in = t.inputs(t.ops[p]);
+        size_t which = base == "copy_" ? 1 : 0;
+        if (which >= in.size()) return r;
+        const TensorMeta& src = t.tensors[in[which]];
+        if (!src.has_strides || is_dense(t.shape(src), t.strides(src), false)) return r;
+        r.hit = true;
+        r.implicit = true;
+        r.tensor = src;
+        r.maker = find_maker(t, producer, src);
+        r.copy_ns = t.ops[p].dur_ns;
+        return r;
+      }
+      if (!is_regroup_view(base)) return r;
+      const TensorMeta* src = input0(t, p);
+      if (!src) return r;
+      p = producer_of(producer, *src);
+    }
+    return r;
+  }
+
+  static Finding to_finding(const TraceIndex& index, const Site& s) {
+    Finding f;
+    f.rule = "CONTIG002";
+    f.location = s.location;
+    double per_step = index.per_step(s.in_steps, s.count);
+    double per_call_bytes = double(s.total_bytes) / double(s.count ? s.count : 1);
+    f.cost_ns = int64_t(double(s.count) * (kCopyLaunchNs + 2.0 * per_call_bytes / kCopyBytesPerNs));
+    int64_t per_step_bytes = int64_t(per_step * per_call_bytes);
+    f.severity = per_step_bytes >= (int64_t(1) << 20) ? Severity::Warning : Severity::Info;
+    std::string place = where(s.location);
+    std::string from = s.maker.empty() ? "" : fmt::format(", made strided by {}{}", s.maker,
+                                                          s.maker_where.empty() ? "" : " at " + s.maker_where);
+    std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
+    f.message = fmt::format("{}{} is fed a non-contiguous input #{} (shape {}, strides {}){}: {} call{}{}, {} copied per call{}",
+                            s.op, place == s.op ? "" : " at " + place, s.input, s.shape, s.strides, from, s.count,
+                            s.count == 1 ? "" : "s", rate, bytes_text(per_call_bytes),
+                            s.implicit ? " (PyTorch copies it inside the call)" : "");
+    f.metrics = {{"count", double(s.count)},
+                 {"per_step", per_step},
+                 {"bytes", per_call_bytes},
+                 {"bytes_per_step", double(per_step_bytes)},
+                 {"input", double(s.input)}};
+    if (s.copy_ns) f.metrics.push_back({"copy_time_ns", double(s.copy_ns)});
+    if (!s.maker_where.empty()) f.notes.push_back("strided view made by " + s.maker + " at " + s.maker_where);
+    f.notes.push_back("cost estimated as one copy task per call (5 us launch + read and write at 200 GB/s)");
+    f.fix =
+        "Give the op the layout it reads: permute/transpose once where the tensor is made (e.g. project q/k/v "
+        "straight into [batch, heads, seq, dim] with a reshape of a contiguous tensor, or keep [batch, seq, dim] "
+        "and change which dims the op reduces over) instead of feeding a permuted view to every consumer. If a "
+        "strided tensor is used by several ops, call `.contiguous()` once and reuse the result. A swap of the last "
+        "two dims is free for matmul (the NPU kernel takes transposed operands); other permutes are not.";
+    return f;
+  }
+};
+
+}  // namespace
+
+const Rule& contig002_rule() {
+  static const NonContiguousInput rule;
+  return rule;
+}
+
+}  // namespace npud

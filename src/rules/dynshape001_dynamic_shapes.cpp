@@ -1,0 +1,159 @@
+// DYNSHAPE001 dynamic-shapes: call sites (user file:line) whose ops see input shapes that
+// change from step to step. On Ascend every new input shape of an op is a new kernel
+// compilation / tiling (and with graph mode a new graph), so steps with fresh shapes run
+// far slower than steady ones. Needs per-op input shapes and at least two steps: captures.
+// See docs/rules/DYNSHAPE001.md.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
+#include "rules/capture_rules.hpp"
+#include "rules/rule_support.hpp"
+
+namespace npud {
+namespace {
+
+// Rough cost of a shape the device has not seen: one op compilation / tiling pass.
+constexpr int64_t kNewShapeCostNs = 1'000'000;
+
+// Ops whose shape says nothing about compilation (metadata and views).
+bool ignored(std::string_view base) {
+  return base == "view" || base == "_reshape_alias" || base == "_unsafe_view" || base == "detach" ||
+         base == "alias" || base == "t" || base == "transpose" || base == "permute" || base == "expand" ||
+         base == "unsqueeze" || base == "squeeze" || base == "slice" || base == "select" ||
+         base == "as_strided" || base == "lift_fresh" || base == "_local_scalar_dense" || base == "item";
+}
+
+std::string signature(const Trace& t, const Op& op) {
+  std::string s;
+  for (uint32_t r : t.inputs(op)) {
+    const TensorMeta& m = t.tensors[r];
+    if (!m.is_tensor || !m.has_shape) continue;
+    s += '[';
+    auto d = t.shape(m);
+    for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+    s += ']';
+  }
+  return s;
+}
+
+struct OpAtSite {
+  std::map<int32_t, std::set<std::string>> per_step;   // step -> input shape signatures
+  std::set<std::string> all;
+};
+
+struct Site {
+  Location location;
+  std::map<std::string, OpAtSite> ops;                 // op name + module -> shapes
+};
+
+class DynamicShapes final : public Rule {
+ public:
+  std::string_view id() const override { return "DYNSHAPE001"; }
+  std::string_view name() const override { return "dynamic-shapes"; }
+  std::string_view summary() const override {
+    return "call sites whose input shapes change across steps (each new shape recompiles on NPU; captures)";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    if (t.steps.size() < 2) return;   // nothing to compare
+    TraceIndex index(t);
+    std::vector<Site> sites;
+    std::unordered_map<std::string, size_t> site_index;
+
+    for (uint32_t i = 0; i < t.ops.size(); ++i) {
+      const Op& op = t.ops[i];
+      if (op.kind != OpKind::Aten || op.step < 0 || op.inputs_count == 0) continue;
+      if (ignored(aten_base(t.str(op.name)))) continue;
+      const Frame* frame = index.user_frame(i);
+      if (!frame) continue;
+      std::string key = fmt::format("{}:{}", t.str(frame->file), frame->line);
+      auto [it, inserted] = site_index.try_emplace(key, sites.size());
+      if (inserted) {
+        Site s;
+        s.location.file = std::string(t.str(frame->file));
+        s.location.line = frame->line;
+        sites.push_back(std::move(s));
+      }
+      Site& s = sites[it->second];
+      if (s.location.module.empty() && op.module) s.location.module = std::string(t.str(op.module));
+      std::string sig = signature(t, op);
+      if (sig.empty()) continue;
+      // Keyed by op and module: one line calling two layers (a Sequential) is two op
+      // instances, each with its own shape history.
+      OpAtSite& o = s.ops[fmt::format("{}\x1f{}", t.str(op.name), t.str(op.module))];
+      o.per_step[op.step].insert(sig);
+      o.all.insert(sig);
+    }
+
+    for (Site& s : sites) {
+      // An op changes shape when the sets of shapes it sees differ between steps.
+      std::vector<std::string> changing;
+      size_t distinct = 0, steps_seen = 0, new_shapes = 0;
+      std::vector<std::string> examples;
+      std::string example_op;
+      size_t example_distinct = 0;
+      for (auto& [name, o] : s.ops) {
+        if (o.per_step.size() < 2) continue;
+        const auto& first = o.per_step.begin()->second;
+        bool differs = false;
+        for (const auto& [step, sigs] : o.per_step) differs = differs || sigs != first;
+        if (!differs) continue;
+        std::string op_name = name.substr(0, name.find('\x1f'));
+        if (std::find(changing.begin(), changing.end(), op_name) == changing.end()) changing.push_back(op_name);
+        distinct = std::max(distinct, o.all.size());
+        steps_seen = std::max(steps_seen, o.per_step.size());
+        new_shapes += o.all.size() - first.size();
+        if (o.all.size() > example_distinct) {   // examples from the op with the most shapes
+          example_distinct = o.all.size();
+          example_op = op_name;
+          examples.clear();
+          for (const auto& sig : o.all) {
+            if (examples.size() == 3) break;
+            examples.push_back(sig);
+          }
+        }
+      }
+      if (changing.empty()) continue;
+      s.location.op = example_op;
+      Finding f;
+      f.rule = "DYNSHAPE001";
+      f.severity = Severity::Warning;
+      f.location = s.location;
+      f.cost_ns = int64_t(new_shapes) * kNewShapeCostNs;
+      std::string ops;
+      for (size_t i = 0; i < changing.size() && i < 4; ++i) ops += (i ? ", " : "") + changing[i];
+      if (changing.size() > 4) ops += fmt::format(" and {} more", changing.size() - 4);
+      std::string shapes;
+      for (const auto& e : examples) shapes += (shapes.empty() ? "" : ", ") + e;
+      f.message = fmt::format("input shapes change across steps at {}: {} distinct shapes in {} steps ({}), e.g. {} {}",
+                              where(s.location), distinct, steps_seen, ops, example_op, shapes);
+      f.metrics = {{"distinct_shapes", double(distinct)},
+                   {"steps", double(steps_seen)},
+                   {"ops", double(changing.size())},
+                   {"new_shapes", double(new_shapes)}};
+      f.notes.push_back("each shape an op has not seen compiles (or re-tiles) a kernel on Ascend; cost estimated "
+                        "at 1 ms per new (op, shape)");
+      f.fix = "Make shapes static: pad sequences to a fixed length or to a few bucket lengths (e.g. multiples of "
+              "64) and pass an attention mask; use drop_last=True in the DataLoader; replace data-dependent "
+              "shapes (x[mask], nonzero(), masked_select) with fixed-shape masking (torch.where(mask, x, 0), "
+              "x * mask).";
+      out.push_back(std::move(f));
+    }
+  }
+};
+
+}  // namespace
+
+const Rule& dynshape001_rule() {
+  static const DynamicShapes rule;
+  return rule;
+}
+
+}  // namespace npud

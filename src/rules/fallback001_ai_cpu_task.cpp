@@ -1,0 +1,86 @@
+// FALLBACK001 ai-cpu-task: device tasks that ran on the NPU's AI-CPU (the slow scalar
+// cores) instead of the AI cores. See docs/rules/FALLBACK001.md.
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
+#include "rules/builtin_rules.hpp"
+#include "rules/npu_facts.hpp"
+#include "rules/rule_support.hpp"
+
+namespace npud {
+namespace {
+
+class AiCpuTask final : public Rule {
+ public:
+  std::string_view id() const override { return "FALLBACK001"; }
+  std::string_view name() const override { return "ai-cpu-task"; }
+  std::string_view summary() const override { return "device tasks that ran on the NPU's AI-CPU instead of the AI cores"; }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    TraceIndex index(t);
+    GroupMap groups;
+    for (const Kernel& k : t.kernels) {
+      if (k.kind != TaskKind::AiCpu) continue;
+      std::string_view raw = t.str(k.name);
+      std::string name = normalize_task_name(raw);
+      bool created = false;
+      EventGroup& g = groups.get(name, &created);
+      if (created) {
+        g.what = name;
+        // Where the host launched it, when the trace links kernels to ops.
+        uint32_t op = index.op_of_kernel(k);
+        g.location = location_of(index, index.top_aten(op));
+        if (!g.location.op.empty()) g.context = g.location.op;
+        g.location.op = name;
+      }
+      g.add(k.step, k.dur_ns);
+      g.add_example(raw);
+    }
+
+    const int64_t device_ns = index.device_busy_ns();
+    for (EventGroup& g : groups.groups()) {
+      Finding f;
+      f.rule = "FALLBACK001";
+      f.severity = Severity::Warning;
+      double device_share = share(g.time_ns, device_ns);
+      double per_step = index.per_step(g.in_steps, g.count);
+      f.message = fmt::format("{}: {} AI-CPU task{} on the NPU, {} ({} of device time)", g.what, g.count,
+                              g.count == 1 ? "" : "s", format_duration(g.time_ns), format_share(device_share));
+      f.location = g.location;
+      f.metrics = {{"count", double(g.count)},
+                   {"per_step", per_step},
+                   {"time_ns", double(g.time_ns)},
+                   {"avg_ns", g.count ? double(g.time_ns) / double(g.count) : 0.0},
+                   {"device_share", device_share}};
+      f.cost_ns = g.time_ns;
+      bool is_cast = g.what.find("Cast") != std::string::npos;
+      f.fix = is_cast
+                  ? "Cast to a dtype the AI cores handle before this op: int64 index/count tensors are a common "
+                    "cause (e.g. `idx = idx.to(torch.int32)` once, outside the loop), as are int32->uint64 "
+                    "casts in framework-inserted trans_Cast tasks; or upgrade CANN, which moves ops to AI cores "
+                    "over time."
+                  : "Use a dtype or op variant that has an AI-core kernel (int64 -> int32, float64 -> float32), "
+                    "move the op out of the step, or check whether a newer CANN version runs it on the AI cores.";
+      if (!g.context.empty()) f.notes.push_back("launched by " + g.context);
+      if (g.examples.size() > 1 || (g.examples.size() == 1 && g.examples[0] != g.what)) {
+        std::string names;
+        for (const auto& e : g.examples) names += (names.empty() ? "" : ", ") + e;
+        f.notes.push_back("task names: " + names);
+      }
+      if (std::string_view fact = silent_task_fact(g.what); !fact.empty())
+        f.notes.push_back(fmt::format("known AI-CPU op (NPU-FACTS): {}", fact));
+      out.push_back(std::move(f));
+    }
+  }
+};
+
+}  // namespace
+
+const Rule& fallback001_rule() {
+  static const AiCpuTask rule;
+  return rule;
+}
+
+}  // namespace npud

@@ -1,0 +1,235 @@
+// FALLBACK002 cpu-fallback-op: host aten ops that have no NPU kernel in the chosen
+// torch_npu version's op list, so on an NPU they would run on the CPU (torch >= 2.1),
+// run on CPU by wrapper / raise (1.11, 2.0), plus ops NPU-FACTS.md names as doing silent
+// host or AI-CPU work. See docs/rules/FALLBACK002.md.
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
+#include "knowledge/knowledge.hpp"
+#include "rules/builtin_rules.hpp"
+#include "rules/npu_facts.hpp"
+#include "rules/rule_support.hpp"
+
+namespace npud {
+namespace {
+
+enum Verdict : int { kNone_ = 0, kSilentWork, kFallsBack, kNoKernelLegacy, kToCpu, kUnsupported };
+
+// Ops that are never a fallback by themselves: views and metadata handled generically by
+// PyTorch (CompositeExplicitAutograd) and common composites whose parts are what runs.
+// Listed here too so that a composite list that misses one of them does not turn every
+// trace into a fallback report.
+bool is_backend_agnostic(std::string_view base) {
+  static constexpr std::string_view kOps[] = {
+      "detach", "detach_", "alias", "_reshape_alias", "expand", "expand_as", "permute", "t", "t_",
+      "transpose", "transpose_", "select", "slice", "unsqueeze", "unsqueeze_", "squeeze", "squeeze_",
+      "view", "_unsafe_view", "view_as", "reshape", "reshape_as", "split", "split_with_sizes", "chunk",
+      "narrow", "unbind", "lift_fresh", "result_type", "set_", "record_stream", "resolve_conj",
+      "resolve_neg", "diagonal", "movedim", "flatten", "unflatten", "contiguous", "to", "size", "stride",
+      "numel", "dim", "is_same_size", "_has_compatible_shallow_copy_type", "requires_grad_", "retain_grad",
+      "output_nr", "_version", "is_leaf", "data", "set_data", "_fw_primal", "lift", "empty", "empty_like",
+      "_to_copy", "type_as", "matmul", "linear", "dropout", "layer_norm", "conv2d", "batch_norm",
+  };
+  for (auto op : kOps)
+    if (base == op) return true;
+  return false;
+}
+
+// Implementation ops of other backends, which an NPU run never reaches.
+bool is_other_backend_impl(std::string_view base) {
+  for (std::string_view prefix : {"cudnn_", "_cudnn_", "miopen_", "_miopen_", "mkldnn_", "_mkldnn_", "_cufft_",
+                                  "cufft_", "_nnpack_", "_fused_sdp_choice", "_efficient_attention",
+                                  "_flash_attention", "_scaled_dot_product_cudnn", "_scaled_dot_product_efficient",
+                                  "_scaled_dot_product_flash"})
+    if (base.starts_with(prefix)) return true;
+  return false;
+}
+
+// `name` ("add.Tensor" / "add") in one of the 1.11/2.0 lists, which spell overloads.
+bool in_list(const std::unordered_set<std::string>& list, std::string_view name) {
+  if (list.empty()) return false;
+  if (list.count(std::string(name))) return true;
+  std::string_view base = aten_base(name);
+  if (list.count(std::string(base))) return true;
+  if (base.size() != name.size()) return false;  // a specific overload: only exact matches count
+  for (const auto& e : list)
+    if (aten_base(e) == base) return true;
+  return false;
+}
+
+// Composite ops have a kernel for every backend and what they call is checked on its own,
+// except CompositeExplicitAutogradNonFunctional ones: `isin.Tensor_Tensor` only wraps the
+// backend's `isin.Tensor_Tensor_out` kernel, so it is covered only when that one is listed.
+bool composite_covered(const Knowledge& kb, const KnowledgeVersion& kv, std::string_view full) {
+  std::string_view kind = kb.composite_kind(full);
+  if (kind.empty()) return false;
+  if (kind != "explicit_nonfunctional") return true;
+  std::string_view name = strip_aten(full);
+  std::string out_overload = aten_base(name).size() == name.size() ? std::string(name) + ".out"
+                                                                    : std::string(name) + "_out";
+  return kv.has_npu_kernel(out_overload);
+}
+
+bool is_legacy_line(std::string_view v) { return v.starts_with("1.") || v.starts_with("2.0"); }
+
+bool first_input_is_int(const Trace& t, const Op& op) {
+  auto in = t.inputs(op);
+  if (in.empty()) return false;
+  std::string_view d = t.str(t.tensors[in[0]].dtype);
+  return d == "int64" || d == "int32" || d == "long" || d == "int" || d == "long int" || d == "torch.int64" ||
+         d == "torch.int32";
+}
+
+class CpuFallbackOp final : public Rule {
+ public:
+  std::string_view id() const override { return "FALLBACK002"; }
+  std::string_view name() const override { return "cpu-fallback-op"; }
+  std::string_view summary() const override {
+    return "aten ops without an NPU kernel in the chosen torch_npu op list (would run on the CPU)";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    const KnowledgeVersion& kv = ctx.npu;
+    const Knowledge& kb = Knowledge::builtin();
+    TraceIndex index(t);
+    const bool legacy = is_legacy_line(kv.version);
+    GroupMap groups;
+    std::vector<uint8_t> flagged(t.ops.size(), 0), covered(t.ops.size(), 0);
+    // Verdicts per distinct name: the lookups are string work, ops repeat a lot.
+    std::unordered_map<StrId, std::pair<int, std::string_view>> verdicts;
+
+    // Whether an op's name has an NPU kernel, cached per distinct name.
+    std::unordered_map<StrId, bool> has_kernel;
+    auto listed = [&](const Op& op) {
+      auto [it, inserted] = has_kernel.try_emplace(op.name, false);
+      if (inserted) it->second = kv.has_npu_kernel(t.str(op.name));
+      return it->second;
+    };
+    for (uint32_t i = 0; i < t.ops.size(); ++i) {
+      const Op& op = t.ops[i];
+      // Covered: an enclosing op is already reported, or has its own NPU kernel (then
+      // on NPU the ops it called here, e.g. CUDA's cudnn_* implementations, never run).
+      if (op.parent != kNone) {
+        const Op& parent = t.ops[op.parent];
+        covered[i] = covered[op.parent] || flagged[op.parent] ||
+                     (parent.kind == OpKind::Aten && is_aten_name(t.str(parent.name)) && listed(parent));
+      }
+      if (op.kind != OpKind::Aten || covered[i]) continue;
+      std::string_view full = t.str(op.name);
+      if (!is_aten_name(full)) continue;  // npu::, c10d::, profiler ranges
+      std::string_view base = aten_base(full);
+      bool int_input = base == "argsort" && first_input_is_int(t, op);
+      auto it = verdicts.find(op.name);
+      if (it == verdicts.end() || base == "argsort") {
+        std::pair<int, std::string_view> v{kNone_, {}};
+        std::string_view name = strip_aten(full);
+        if (base.starts_with("npu_") || kv.is_custom(base) || base.empty()) {
+          // torch_npu's own ops
+        } else if (is_other_backend_impl(base)) {
+          // CUDA/ROCm/oneDNN implementation ops: on NPU their parent dispatches elsewhere
+        } else if (in_list(kv.unsupported, name)) {
+          v.first = kUnsupported;
+        } else if (in_list(kv.tocpu, name)) {
+          v.first = kToCpu;
+        } else if (!listed(op) && !is_backend_agnostic(base) && !composite_covered(kb, kv, full)) {
+          v.first = legacy ? kNoKernelLegacy : kFallsBack;
+        }
+        v.second = silent_host_work_fact(base, int_input);
+        if (v.first == kNone_ && !v.second.empty()) v.first = kSilentWork;
+        it = verdicts.insert_or_assign(op.name, v).first;
+      }
+      auto [verdict, fact] = it->second;
+      if (verdict == kNone_) continue;
+      flagged[i] = 1;
+      Location loc = location_of(index, i);
+      bool created = false;
+      EventGroup& g = groups.get(fmt::format("{}\x1f{}", full, verdict), &created);
+      if (created) {
+        g.what = std::string(full);
+        g.location = std::move(loc);  // first user frame seen
+        g.category = verdict;
+        if (!fact.empty()) g.context = std::string(fact);
+      }
+      g.add(op.step, op.dur_ns);
+      g.self_ns += op.self_ns;
+    }
+
+    const std::string list_name = fmt::format("torch_npu {} op list", kv.version);
+    const std::string caveat = fmt::format(
+        "the {} describes the development-branch tip of the torch_npu {} line, not a released wheel: "
+        "check the wheel you deploy",
+        list_name, kv.version);
+    const int64_t wall = index.wall_ns();
+    for (EventGroup& g : groups.groups()) {
+      const int64_t self_ns = g.self_ns;
+      const double per_step = index.per_step(g.in_steps, g.count);
+      Finding f;
+      f.rule = "FALLBACK002";
+      std::string counts = fmt::format("{} call{}{}, {} self time", g.count, g.count == 1 ? "" : "s",
+                                       index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "",
+                                       format_duration(self_ns));
+      switch (g.category) {
+        case kUnsupported:
+          f.severity = Severity::Error;
+          f.message = fmt::format("{} is registered as unsupported (raises) in the {} (dev-branch list): {}", g.what,
+                                  list_name, counts);
+          break;
+        case kToCpu:
+          f.severity = Severity::Warning;
+          f.message = fmt::format("{} runs on the CPU per the {} (dev-branch list): {}", g.what, list_name, counts);
+          break;
+        case kNoKernelLegacy:
+          f.severity = Severity::Warning;
+          f.message = fmt::format("{} has no NPU kernel in the {} (dev-branch list; no automatic CPU fallback in "
+                                  "this line, the call may raise): {}",
+                                  g.what, list_name, counts);
+          break;
+        case kFallsBack:
+          f.severity = Severity::Warning;
+          f.message = fmt::format("{} has no NPU kernel in the {} (dev-branch list), would fall back to the CPU: {}",
+                                  g.what, list_name, counts);
+          break;
+        default:
+          f.severity = Severity::Info;
+          f.message = fmt::format("{} does silent host/AI-CPU work on NPU: {}", g.what, counts);
+      }
+      f.location = g.location;
+      f.metrics = {{"count", double(g.count)},
+                   {"per_step", per_step},
+                   {"self_ns", double(self_ns)},
+                   {"time_ns", double(g.time_ns)},
+                   {"time_share", share(g.time_ns, wall)}};
+      // Lower bound: the host time the op takes now; the CPU run plus copies cost more.
+      f.cost_ns = g.time_ns;
+      if (g.category == kSilentWork) {
+        f.fix = "Keep it out of the hot loop, or express it with ops that have AI-core kernels "
+                "(e.g. compare-and-reduce instead of isin for small sets, float32 sum/add for scatter_reduce, "
+                "sort float keys instead of int for argsort).";
+      } else {
+        f.fix = fmt::format(
+            "Replace {} with ops that have NPU kernels, move it out of the step (precompute, or run it on the CPU "
+            "on purpose once), or use a torch_npu version whose op list has it (see `npu-doctor versions`).",
+            g.what);
+      }
+      if (!g.context.empty()) f.notes.push_back(fmt::format("NPU-FACTS: {}", g.context));
+      if (g.category == kFallsBack)
+        f.notes.push_back(fmt::format("on NPU torch_npu warns once per op on rank 0: \"The operator '{}' is not "
+                                      "currently supported on the NPU backend and will fall back to run on the CPU\" "
+                                      "(TORCH_NPU_WARNING_DISABLE=1 hides it)",
+                                      g.what));
+      if (g.category != kSilentWork) f.notes.push_back(caveat);
+      out.push_back(std::move(f));
+    }
+  }
+};
+
+}  // namespace
+
+const Rule& fallback002_rule() {
+  static const CpuFallbackOp rule;
+  return rule;
+}
+
+}  // namespace npud

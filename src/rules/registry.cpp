@@ -1,0 +1,35 @@
+#include <algorithm>
+
+#include "rules/builtin_rules.hpp"
+#include "rules/capture_rules.hpp"
+#include "rules/rule.hpp"
+
+namespace npud {
+
+const std::vector<const Rule*>& trace_rules() {
+  // In id order. Capture-only rules (capture_rules.hpp) find nothing on other traces.
+  static const std::vector<const Rule*> rules = {
+      &contig001_rule(), &contig002_rule(), &dynshape001_rule(), &fallback001_rule(),
+      &fallback002_rule(), &hot001_rule(), &idle001_rule(), &sync001_rule(),
+  };
+  return rules;
+}
+
+const Rule* find_trace_rule(std::string_view id) {
+  for (const Rule* r : trace_rules())
+    if (r->id() == id) return r;
+  return nullptr;
+}
+
+std::vector<Finding> run_rules(const AnalysisContext& ctx, const std::vector<const Rule*>& rules) {
+  std::vector<Finding> out;
+  for (const Rule* r : rules) r->check(ctx, out);
+  // Stable: equal findings keep each rule's own order (e.g. HOT001's ranking).
+  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
+    if (a.severity != b.severity) return a.severity > b.severity;
+    return a.cost_ns > b.cost_ns;
+  });
+  return out;
+}
+
+}  // namespace npud

@@ -1,0 +1,47 @@
+#include "rules/rule_support.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace npud {
+
+Location location_of(const TraceIndex& index, uint32_t op) {
+  Location loc;
+  if (op == kNone) return loc;
+  const Trace& t = index.trace();
+  loc.op = std::string(t.str(t.ops[op].name));
+  if (const Frame* f = index.user_frame(op)) {
+    loc.file = std::string(t.str(f->file));
+    loc.line = f->line;
+  }
+  for (uint32_t i = op; i != kNone; i = t.ops[i].parent) {
+    if (t.ops[i].module) {
+      loc.module = std::string(t.str(t.ops[i].module));
+      break;
+    }
+  }
+  return loc;
+}
+
+std::string where(const Location& loc) {
+  if (!loc.file.empty()) return loc.line > 0 ? fmt::format("{}:{}", loc.file, loc.line) : loc.file;
+  if (!loc.module.empty()) return loc.module;
+  return loc.op;
+}
+
+void EventGroup::add_example(std::string_view name, size_t max) {
+  if (examples.size() >= max) return;
+  if (std::find(examples.begin(), examples.end(), name) == examples.end()) examples.emplace_back(name);
+}
+
+EventGroup& GroupMap::get(const std::string& key, bool* created) {
+  auto [it, inserted] = index_.try_emplace(key, groups_.size());
+  if (inserted) groups_.emplace_back();
+  if (created) *created = inserted;
+  return groups_[it->second];
+}
+
+double share(int64_t part, int64_t whole) { return whole > 0 ? double(part) / double(whole) : 0.0; }
+
+}  // namespace npud

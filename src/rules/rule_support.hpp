@@ -1,0 +1,55 @@
+// Small helpers the rule files share: locations from ops, grouping of events into one
+// finding per (what, where), and metric lists.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analysis/trace_index.hpp"
+#include "rules/finding.hpp"
+
+namespace npud {
+
+// file:line (from the op's or an ancestor's user frame), op name and module path.
+Location location_of(const TraceIndex& index, uint32_t op);
+// "train.py:95" / "aten::copy_" / "" — the shortest way to say where.
+std::string where(const Location& loc);
+
+// Accumulates events of one kind at one place.
+struct EventGroup {
+  std::string what;          // "aten::item", "cudaStreamSynchronize"
+  Location location;
+  std::string context;       // extra text (parent chain), may be empty
+  size_t count = 0;
+  size_t in_steps = 0;
+  int64_t time_ns = 0;
+  int64_t self_ns = 0;       // self time of host ops, when the rule tracks it
+  int category = 0;          // rule-specific
+  std::vector<std::string> examples;  // a few distinct raw names
+
+  void add(int32_t step, int64_t ns) {
+    ++count;
+    if (step >= 0) ++in_steps;
+    time_ns += ns;
+  }
+  void add_example(std::string_view name, size_t max = 3);
+};
+
+// Groups keyed by an arbitrary string, in first-seen order.
+class GroupMap {
+ public:
+  EventGroup& get(const std::string& key, bool* created = nullptr);
+  std::vector<EventGroup>& groups() { return groups_; }
+
+ private:
+  std::vector<EventGroup> groups_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+double share(int64_t part, int64_t whole);
+
+}  // namespace npud

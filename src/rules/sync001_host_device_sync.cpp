@@ -1,0 +1,227 @@
+// SYNC001 host-device-sync: places where the host waits for the device. Every such wait
+// drains the NPU's task queue: the host cannot enqueue the next kernels until the device
+// has caught up, so the device idles while Python runs. See docs/rules/SYNC001.md.
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
+#include "rules/builtin_rules.hpp"
+#include "rules/rule_support.hpp"
+
+namespace npud {
+namespace {
+
+enum Category : int {
+  kScalarRead,        // item(), float(t), if t:
+  kDataDependent,     // nonzero, masked_select, boolean index, unique: output size needs the data
+  kHostCopy,          // .cpu(), .numpy(), DtoH memcpy, synchronous memcpy
+  kExplicitSync,      // cudaStreamSynchronize, torch.cuda.synchronize()
+};
+
+std::string_view fix_for(int category) {
+  switch (category) {
+    case kScalarRead:
+      return "Keep the value on the device: accumulate losses and metrics as tensors "
+             "(`total += loss.detach()`) and call `.item()` once every N steps or at the end of the "
+             "epoch; replace `if t:` on tensors by torch.where or masking.";
+    case kDataDependent:
+      return "Avoid data-dependent shapes in the step: use `torch.where(mask, x, 0)`, `x * mask` or "
+             "`masked_fill` instead of `x[mask]`, `nonzero()`, `masked_select` or `unique()`; keep "
+             "shapes static so the host never has to read a count back.";
+    case kHostCopy:
+      return "Do not copy to the host inside the step: keep the data on the device, or use "
+             "`t.to('cpu', non_blocking=True)` into pinned memory and read it only after a later, "
+             "existing sync point (e.g. once per logging interval).";
+    default:
+      return "Remove explicit synchronize calls from the training loop (torch.npu.synchronize() "
+             "costs the same on Ascend); synchronize only where you measure time, and use events "
+             "(torch.npu.Event) to time regions without blocking every step.";
+  }
+}
+
+// Aten ops that make the host wait: their result (or its size) is read on the host.
+int aten_sync_category(const Trace& t, const Op& op, bool* is_sync) {
+  *is_sync = true;
+  std::string_view base = aten_base(t.str(op.name));
+  if (base == "item" || base == "_local_scalar_dense" || base == "is_nonzero") return kScalarRead;
+  if (base == "nonzero" || base == "masked_select" || base == "unique" || base == "_unique" ||
+      base == "_unique2" || base == "unique_consecutive" || base == "unique_dim" ||
+      base == "unique_dim_consecutive" || base == "nonzero_numpy")
+    return kDataDependent;
+  if (base == "index") {
+    // x[mask]: a boolean index tensor (after self) makes the output size data-dependent.
+    auto in = t.inputs(op);
+    for (size_t i = 1; i < in.size(); ++i) {
+      std::string_view d = t.str(t.tensors[in[i]].dtype);
+      if (d == "bool" || d == "torch.bool" || d == "Bool" || d == "b8" || d == "DT_BOOL") return kDataDependent;
+    }
+  }
+  *is_sync = false;
+  return 0;
+}
+
+int python_sync_category(std::string_view name) {
+  if (name.find("synchronize") != std::string_view::npos) return kExplicitSync;
+  if (name.find(".cpu") != std::string_view::npos || name.find("numpy") != std::string_view::npos ||
+      name.find("tolist") != std::string_view::npos || name.find("to(cpu)") != std::string_view::npos)
+    return kHostCopy;
+  return kScalarRead;
+}
+
+std::string_view strip_runtime_prefix(std::string_view name) {
+  if (auto at = name.find('@'); at != std::string_view::npos) name.remove_prefix(at + 1);  // "AscendCL@aclrtX"
+  return name;
+}
+
+bool contains(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
+
+// Runtime calls that block the host until the device is done: *Synchronize*, and
+// synchronous copies (cudaMemcpy, hipMemcpy, aclrtMemcpy: not the *Async variants).
+bool is_blocking_runtime(const Trace& t, const RuntimeCall& r, int* category) {
+  std::string_view name = strip_runtime_prefix(t.str(r.name));
+  if (r.kind == RuntimeKind::Sync || contains(name, "Synchronize")) {
+    *category = kExplicitSync;
+    return true;
+  }
+  if ((r.kind == RuntimeKind::Memcpy || contains(name, "Memcpy")) && !contains(name, "Async") &&
+      !contains(name, "GetWorkspace")) {
+    *category = kHostCopy;
+    return true;
+  }
+  return false;
+}
+
+class HostDeviceSync final : public Rule {
+ public:
+  std::string_view id() const override { return "SYNC001"; }
+  std::string_view name() const override { return "host-device-sync"; }
+  std::string_view summary() const override {
+    return "host waits for the device: item(), data-dependent shapes, DtoH copies, synchronize calls";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    TraceIndex index(t);
+    GroupMap groups;
+    const size_t n = t.ops.size();
+    // anchor: this op is reported; covered: an ancestor is reported (its wait explains ours).
+    std::vector<uint8_t> anchor(n, 0), covered(n, 0);
+    std::vector<uint8_t> synced_top(n, 0);  // top aten op of a reported runtime sync
+
+    auto add_op_group = [&](uint32_t i, int category) {
+      const Op& op = t.ops[i];
+      Location loc = location_of(index, i);
+      std::string chain;
+      if (loc.file.empty() && op.parent != kNone) chain = index.parent_chain(op.parent, 3);
+      std::string key = fmt::format("op\x1f{}\x1f{}:{}\x1f{}", loc.op, loc.file, loc.line, chain);
+      bool created = false;
+      EventGroup& g = groups.get(key, &created);
+      if (created) {
+        g.what = loc.op;
+        g.location = std::move(loc);
+        g.context = std::move(chain);
+        g.category = category;
+      }
+      g.add(op.step, op.dur_ns);
+    };
+
+    for (uint32_t i = 0; i < n; ++i) {
+      const Op& op = t.ops[i];
+      if (op.parent != kNone) covered[i] = covered[op.parent] || anchor[op.parent];
+      if (covered[i]) continue;
+      if (op.kind == OpKind::PythonSync) {
+        anchor[i] = 1;
+        add_op_group(i, python_sync_category(t.str(op.name)));
+      } else if (op.kind == OpKind::Aten) {
+        bool is_sync = false;
+        int category = aten_sync_category(t, op, &is_sync);
+        if (!is_sync) continue;
+        anchor[i] = 1;
+        add_op_group(i, category);
+      }
+    }
+
+    std::vector<uint8_t> runtime_counted(t.runtime.size(), 0);
+    for (uint32_t r = 0; r < t.runtime.size(); ++r) {
+      const RuntimeCall& call = t.runtime[r];
+      int category = 0;
+      if (!is_blocking_runtime(t, call, &category)) continue;
+      uint32_t op = index.op_of_runtime(call);
+      if (op != kNone && (anchor[op] || covered[op])) continue;  // explained by a reported op
+      uint32_t top = index.top_aten(op);
+      if (top != kNone) synced_top[top] = 1;
+      runtime_counted[r] = 1;
+      std::string what(strip_runtime_prefix(t.str(call.name)));
+      Location loc = location_of(index, top);
+      std::string key = fmt::format("rt\x1f{}\x1f{}\x1f{}:{}", what, loc.op, loc.file, loc.line);
+      bool created = false;
+      EventGroup& g = groups.get(key, &created);
+      if (created) {
+        g.what = what;
+        if (loc.op.empty()) loc.op = what;
+        g.location = std::move(loc);
+        g.category = category;
+      }
+      g.add(call.step, call.dur_ns);
+    }
+
+    for (const Kernel& k : t.kernels) {
+      if (k.kind != TaskKind::Memcpy || k.copy != CopyDir::DtoH) continue;
+      uint32_t r = index.runtime_of_kernel(k);
+      if (r != kNone && runtime_counted[r]) continue;
+      uint32_t op = index.op_of_kernel(k);
+      if (op != kNone && (anchor[op] || covered[op] || synced_top[index.top_aten(op)])) continue;
+      uint32_t top = index.top_aten(op);
+      Location loc = location_of(index, top);
+      std::string key = fmt::format("dtoh\x1f{}\x1f{}:{}", loc.op, loc.file, loc.line);
+      bool created = false;
+      EventGroup& g = groups.get(key, &created);
+      if (created) {
+        g.what = "Memcpy DtoH";
+        if (loc.op.empty()) loc.op = "Memcpy DtoH";
+        g.location = std::move(loc);
+        g.category = kHostCopy;
+      }
+      // The host waits at least as long as its copy call; without one, the copy itself.
+      g.add(k.step, r != kNone ? t.runtime[r].dur_ns : k.dur_ns);
+    }
+
+    const int64_t wall = index.wall_ns();
+    for (EventGroup& g : groups.groups()) {
+      Finding f;
+      f.rule = "SYNC001";
+      double per_step = index.per_step(g.in_steps, g.count);
+      double time_share = share(g.time_ns, wall);
+      bool every_step = index.step_count() > 0 && per_step >= 1.0;
+      f.severity = every_step && time_share >= 0.01 ? Severity::Error : Severity::Warning;
+      std::string place = where(g.location);
+      std::string at = place.empty() || place == g.what ? "" : (g.location.file.empty() ? " in " : " at ") + place;
+      std::string rate = index.step_count() > 0 ? fmt::format(" ({}/step)", format_number(per_step)) : "";
+      f.message = fmt::format("{}{}: {} host-device sync{}{}, {} host blocked ({} of {})", g.what, at, g.count,
+                              g.count == 1 ? "" : "s", rate, format_duration(g.time_ns), format_share(time_share),
+                              index.step_count() > 0 ? "step time" : "trace time");
+      f.location = g.location;
+      f.metrics = {{"count", double(g.count)},
+                   {"per_step", per_step},
+                   {"time_ns", double(g.time_ns)},
+                   {"time_share", time_share}};
+      f.cost_ns = g.time_ns;
+      f.fix = std::string(fix_for(g.category));
+      if (!g.context.empty()) f.notes.push_back("called from: " + g.context);
+      if (g.what == "Memcpy DtoH" && g.location.op == g.what)
+        f.notes.push_back("no host op is linked to these copies: time is the copies' device time");
+      out.push_back(std::move(f));
+    }
+  }
+};
+
+}  // namespace
+
+const Rule& sync001_rule() {
+  static const HostDeviceSync rule;
+  return rule;
+}
+
+}  // namespace npud

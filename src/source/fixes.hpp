@@ -1,0 +1,23 @@
+// Applying a file's exact fixes, and showing them as a unified diff that `patch -p1` applies.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "source/scan_finding.hpp"
+
+namespace npud {
+
+// Edits sorted by position; an edit overlapping one before it is dropped (the next scan
+// reports what is left). `applied` receives the edits actually used, in order.
+std::string apply_edits(std::string_view text, std::vector<TextEdit> edits, std::vector<TextEdit>* applied = nullptr);
+
+// The fixes of `findings` (edits of findings that have them).
+std::vector<TextEdit> collect_edits(const std::vector<ScanFinding>& findings);
+
+// A unified diff (3 lines of context) from `old_text` to `new_text`, with headers
+// "--- a/<path>" and "+++ b/<path>" (apply with `patch -p1`). "" if nothing changes.
+std::string unified_diff(std::string_view path, std::string_view old_text, std::string_view new_text);
+
+}  // namespace npud

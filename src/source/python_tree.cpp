@@ -1,0 +1,116 @@
+#include "source/python_tree.hpp"
+#ifdef NPUD_HAVE_TREE_SITTER
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+extern "C" const TSLanguage* tree_sitter_python(void);
+
+namespace npud::py {
+namespace {
+
+struct KindTable {
+  std::vector<Kind> by_symbol;
+  KindTable() {
+    const TSLanguage* lang = tree_sitter_python();
+    uint32_t n = ts_language_symbol_count(lang);
+    by_symbol.assign(n, Kind::Other);
+    struct Name {
+      const char* name;
+      Kind kind;
+    };
+    static const Name names[] = {
+        {"module", Kind::Module},
+        {"call", Kind::Call},
+        {"attribute", Kind::Attribute},
+        {"identifier", Kind::Identifier},
+        {"string", Kind::String},
+        {"argument_list", Kind::ArgumentList},
+        {"keyword_argument", Kind::KeywordArgument},
+        {"binary_operator", Kind::BinaryOperator},
+        {"unary_operator", Kind::UnaryOperator},
+        {"comparison_operator", Kind::Comparison},
+        {"assignment", Kind::Assignment},
+        {"conditional_expression", Kind::ConditionalExpression},
+        {"for_statement", Kind::ForStatement},
+        {"while_statement", Kind::WhileStatement},
+        {"block", Kind::Block},
+        {"function_definition", Kind::FunctionDefinition},
+        {"import_statement", Kind::ImportStatement},
+        {"import_from_statement", Kind::ImportFromStatement},
+        {"aliased_import", Kind::AliasedImport},
+        {"dotted_name", Kind::DottedName},
+        {"comment", Kind::Comment},
+        {"tuple", Kind::Tuple},
+        {"list", Kind::List},
+        {"parenthesized_expression", Kind::Parenthesized},
+        {"subscript", Kind::Subscript},
+        {"interpolation", Kind::Interpolation},
+        {"list_comprehension", Kind::Comprehension},
+        {"set_comprehension", Kind::Comprehension},
+        {"dictionary_comprehension", Kind::Comprehension},
+        {"generator_expression", Kind::Comprehension},
+        {"ERROR", Kind::Error},
+    };
+    for (uint32_t s = 0; s < n; ++s) {
+      if (ts_language_symbol_type(lang, TSSymbol(s)) != TSSymbolTypeRegular) continue;
+      const char* sn = ts_language_symbol_name(lang, TSSymbol(s));
+      for (const Name& nm : names)
+        if (std::strcmp(sn, nm.name) == 0) by_symbol[s] = nm.kind;
+    }
+    // ERROR is a reserved symbol (0xFFFF), outside the table.
+  }
+};
+
+const KindTable& kinds() {
+  static const KindTable t;
+  return t;
+}
+
+TSFieldId field_id(const char* name) {
+  TSFieldId id = ts_language_field_id_for_name(tree_sitter_python(), name, uint32_t(std::strlen(name)));
+  if (id == 0) throw std::logic_error(std::string("tree-sitter-python has no field ") + name);
+  return id;
+}
+
+struct ParserDeleter {
+  void operator()(TSParser* p) const { ts_parser_delete(p); }
+};
+
+}  // namespace
+
+const TSLanguage* language() { return tree_sitter_python(); }
+
+Kind kind(TSNode n) {
+  TSSymbol s = ts_node_symbol(n);
+  if (s == TSSymbol(-1)) return Kind::Error;
+  const auto& t = kinds().by_symbol;
+  return s < t.size() ? t[s] : Kind::Other;
+}
+
+const Fields& fields() {
+  static const Fields f{field_id("function"), field_id("arguments"), field_id("object"),
+                        field_id("attribute"), field_id("left"), field_id("right"),
+                        field_id("operator"), field_id("body"), field_id("name"),
+                        field_id("value"), field_id("alias"), field_id("module_name"),
+                        field_id("argument"), field_id("condition")};
+  return f;
+}
+
+TreePtr parse(std::string_view text) {
+  thread_local std::unique_ptr<TSParser, ParserDeleter> parser;
+  if (!parser) {
+    parser.reset(ts_parser_new());
+    if (!ts_parser_set_language(parser.get(), tree_sitter_python()))
+      throw std::runtime_error("tree-sitter runtime rejects the Python grammar (ABI mismatch)");
+  }
+  TSTree* t = ts_parser_parse_string(parser.get(), nullptr, text.data(), uint32_t(text.size()));
+  if (!t) throw std::runtime_error("tree-sitter failed to parse");
+  return TreePtr(t);
+}
+
+}  // namespace npud::py
+
+#endif  // NPUD_HAVE_TREE_SITTER

@@ -1,0 +1,74 @@
+// Thin C++ layer over the tree-sitter runtime and the tree-sitter-python grammar: owned
+// parser/tree handles, node kinds as a small enum (looked up by symbol, so aliased symbols
+// count), and field ids. Internal to src/source (the tree-sitter headers stay out of the
+// public headers).
+#pragma once
+#ifdef NPUD_HAVE_TREE_SITTER
+
+#include <tree_sitter/api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+namespace npud::py {
+
+enum class Kind : uint8_t {
+  Other,
+  Module,
+  Call,
+  Attribute,
+  Identifier,
+  String,
+  ArgumentList,
+  KeywordArgument,
+  BinaryOperator,
+  UnaryOperator,
+  Comparison,
+  Assignment,
+  ConditionalExpression,
+  ForStatement,
+  WhileStatement,
+  Block,
+  FunctionDefinition,
+  ImportStatement,
+  ImportFromStatement,
+  AliasedImport,
+  DottedName,
+  Comment,
+  Tuple,
+  List,
+  Parenthesized,
+  Subscript,
+  Interpolation,
+  Comprehension,  // list / set / dict comprehension, generator expression
+  Error,
+};
+
+const TSLanguage* language();
+Kind kind(TSNode n);
+
+struct Fields {
+  TSFieldId function, arguments, object, attribute, left, right, operator_, body, name, value,
+      alias, module_name, argument, condition;
+};
+const Fields& fields();
+
+struct TreeDeleter {
+  void operator()(TSTree* t) const { ts_tree_delete(t); }
+};
+using TreePtr = std::unique_ptr<TSTree, TreeDeleter>;
+
+// Parses UTF-8 text; never returns null for valid input (syntax errors become ERROR nodes).
+// One parser per thread, reused.
+TreePtr parse(std::string_view text);
+
+inline std::string_view text_of(std::string_view src, TSNode n) {
+  uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+  return src.substr(s, e - s);
+}
+inline TSNode field(TSNode n, TSFieldId f) { return ts_node_child_by_field_id(n, f); }
+
+}  // namespace npud::py
+
+#endif  // NPUD_HAVE_TREE_SITTER

@@ -1,0 +1,50 @@
+// API101 / API102: calls of torch APIs whose aten ops have no NPU kernel in the chosen
+// torch_npu version (they fall back to the CPU, with a copy each way), or that run on AI CPU /
+// the host for some inputs even though a kernel is listed (NPU-FACTS). The table is
+// data/api-aten-map.tsv; the op lists are development-branch tips, not released wheels.
+#include "source/rule_context.hpp"
+#ifdef NPUD_HAVE_TREE_SITTER
+
+namespace npud {
+namespace {
+
+using py::Kind;
+
+class UnsupportedApi final : public SourceRule {
+ public:
+  void visit(TSNode n, Kind k, FileScan& fs) override {
+    if (k != Kind::Call) return;
+    const std::string& d = fs.call_dotted;
+    if (d.empty() || !d.starts_with("torch.")) return;
+    const ApiEntry* e = fs.api.find(d);
+    if (!e) return;
+    const Knowledge& kb = Knowledge::builtin();
+    const std::string caveat = " (op list of torch_npu " + fs.kv.version +
+                               ": a development-branch tip, not a released wheel)";
+    for (const auto& op : e->ops) {
+      if (fs.kv.is_unsupported(op)) {
+        fs.report("API101", Severity::Error, n, d + "() dispatches to aten::" + op + ", which raises on the NPU" + caveat,
+                  "compute it another way, or move the inputs to the CPU explicitly around this call");
+        return;
+      }
+      if (fs.kv.is_tocpu(op) || (!fs.kv.has_npu_kernel(op) && !kb.is_composite(op))) {
+        fs.report("API101", Severity::Warning, n,
+                  d + "() dispatches to aten::" + op + ", which has no NPU kernel: it falls back to the CPU with a "
+                      "copy each way" + caveat,
+                  "avoid it in hot code, or check a newer --torch-npu version");
+        return;
+      }
+    }
+    if (!e->host_note.empty())
+      fs.report("API102", Severity::Info, n, d + "(): " + e->host_note + " (NPU-FACTS)",
+                "keep it out of hot loops, or restructure (e.g. a lookup table instead of isin)");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SourceRule> make_api_rules() { return std::make_unique<UnsupportedApi>(); }
+
+}  // namespace npud
+
+#endif  // NPUD_HAVE_TREE_SITTER

@@ -1,0 +1,174 @@
+#include "source/rule_context.hpp"
+#ifdef NPUD_HAVE_TREE_SITTER
+
+#include "source/source_rules.hpp"
+
+namespace npud {
+
+std::string FileScan::dotted(TSNode n) const {
+  // Walk down the attribute chain collecting names right to left.
+  std::vector<std::string_view> parts;
+  const auto& f = py::fields();
+  while (true) {
+    py::Kind k = py::kind(n);
+    if (k == py::Kind::Identifier) {
+      parts.push_back(text_of(n));
+      break;
+    }
+    if (k != py::Kind::Attribute) return {};
+    TSNode attr = py::field(n, f.attribute);
+    if (ts_node_is_null(attr)) return {};
+    parts.push_back(text_of(attr));
+    n = py::field(n, f.object);
+    if (ts_node_is_null(n)) return {};
+  }
+  std::string out;
+  auto it = aliases.find(std::string(parts.back()));
+  out = it != aliases.end() ? it->second : std::string(parts.back());
+  for (size_t i = parts.size() - 1; i-- > 0;) {
+    out += '.';
+    out += parts[i];
+  }
+  return out;
+}
+
+std::pair<int, int> FileScan::position(TSPoint p, uint32_t byte) const {
+  uint32_t line_start = byte - p.column;
+  int col = 1;
+  for (uint32_t i = line_start; i < byte && i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++col;
+  return {int(p.row) + 1, col};
+}
+
+ScanFinding& FileScan::report(std::string_view rule, Severity sev, TSNode at, std::string message,
+                              std::string fix) {
+  ScanFinding f;
+  f.rule = std::string(rule);
+  f.severity = sev;
+  auto [l, c] = position(ts_node_start_point(at), ts_node_start_byte(at));
+  auto [el, ec] = position(ts_node_end_point(at), ts_node_end_byte(at));
+  f.line = l;
+  f.column = c;
+  f.end_line = el;
+  f.end_column = ec;
+  f.message = std::move(message);
+  f.fix = std::move(fix);
+  findings.push_back(std::move(f));
+  return findings.back();
+}
+
+std::vector<std::unique_ptr<SourceRule>> make_source_rule_instances() {
+  std::vector<std::unique_ptr<SourceRule>> r;
+  r.push_back(make_cuda_rules());
+  r.push_back(make_sync_rule());
+  r.push_back(make_contig_rule());
+  r.push_back(make_fused_rules());
+  r.push_back(make_amp_rule());
+  r.push_back(make_api_rules());
+  return r;
+}
+
+namespace py {
+
+std::vector<TSNode> positional_args(TSNode call) {
+  std::vector<TSNode> out;
+  TSNode args = field(call, fields().arguments);
+  if (ts_node_is_null(args) || kind(args) != Kind::ArgumentList) return out;
+  uint32_t n = ts_node_named_child_count(args);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode a = ts_node_named_child(args, i);
+    Kind k = kind(a);
+    if (k == Kind::KeywordArgument || k == Kind::Comment) continue;
+    // *args / **kwargs are list_splat / dictionary_splat: not positional values we know.
+    std::string_view t = ts_node_type(a);
+    if (t == "list_splat" || t == "dictionary_splat") continue;
+    out.push_back(a);
+  }
+  return out;
+}
+
+TSNode keyword_arg(std::string_view src, TSNode call, std::string_view name) {
+  TSNode args = field(call, fields().arguments);
+  if (!ts_node_is_null(args) && kind(args) == Kind::ArgumentList) {
+    uint32_t n = ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode a = ts_node_named_child(args, i);
+      if (kind(a) != Kind::KeywordArgument) continue;
+      TSNode nm = field(a, fields().name);
+      if (!ts_node_is_null(nm) && text_of(src, nm) == name) return field(a, fields().value);
+    }
+  }
+  return TSNode{};
+}
+
+uint32_t string_content_start(std::string_view src, TSNode str) {
+  uint32_t s = ts_node_start_byte(str);
+  uint32_t e = ts_node_end_byte(str);
+  while (s < e && src[s] != '\'' && src[s] != '"') ++s;  // prefix letters
+  char q = s < e ? src[s] : '"';
+  uint32_t nq = 0;
+  while (s < e && src[s] == q && nq < 3) {
+    ++s;
+    ++nq;
+  }
+  if (nq == 2) --s;  // "" is an empty string, not an opening triple quote
+  return s;
+}
+
+std::string_view plain_string(std::string_view src, TSNode str, bool& ok) {
+  ok = false;
+  std::string_view t = text_of(src, str);
+  size_t q = t.find_first_of("'\"");
+  if (q == std::string_view::npos) return {};
+  for (size_t i = 0; i < q; ++i) {
+    char c = char(std::tolower(static_cast<unsigned char>(t[i])));
+    if (c != 'r' && c != 'u') return {};  // f-strings, bytes
+  }
+  uint32_t cs = string_content_start(src, str) - ts_node_start_byte(str);
+  size_t quotes = cs - q;
+  if (t.size() < cs + quotes) return {};
+  std::string_view content = t.substr(cs, t.size() - cs - quotes);
+  if (content.find('\\') != std::string_view::npos) return {};
+  ok = true;
+  return content;
+}
+
+bool subtree_has(TSNode n, Kind k, std::string_view src, std::string_view op) {
+  TSTreeCursor c = ts_tree_cursor_new(n);
+  bool found = false;
+  int depth = 0;
+  int budget = 4096;  // patterns are local: stop early in huge expressions
+  while (budget-- > 0) {
+    TSNode cur = ts_tree_cursor_current_node(&c);
+    if (kind(cur) == k && (op.empty() || binary_op(src, cur) == op)) {
+      found = true;
+      break;
+    }
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      ++depth;
+      continue;
+    }
+    bool moved = false;
+    while (depth > 0) {
+      if (ts_tree_cursor_goto_next_sibling(&c)) {
+        moved = true;
+        break;
+      }
+      ts_tree_cursor_goto_parent(&c);
+      --depth;
+    }
+    if (!moved) break;
+  }
+  ts_tree_cursor_delete(&c);
+  return found;
+}
+
+std::string_view binary_op(std::string_view src, TSNode n) {
+  TSNode o = field(n, fields().operator_);
+  return ts_node_is_null(o) ? std::string_view() : text_of(src, o);
+}
+
+}  // namespace py
+}  // namespace npud
+
+#endif  // NPUD_HAVE_TREE_SITTER

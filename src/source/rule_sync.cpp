@@ -1,0 +1,112 @@
+// SYNC101: host-device synchronisation inside a loop (.item(), .cpu(), .numpy(), .tolist(),
+// print(tensor), float/int/bool(tensor)). Each one stalls the host until the NPU has finished
+// all queued work, every iteration, so the device idles while Python catches up.
+#include "source/rule_context.hpp"
+#ifdef NPUD_HAVE_TREE_SITTER
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace npud {
+namespace {
+
+using py::Kind;
+
+constexpr std::array<std::string_view, 4> kSyncMethods = {"item", "cpu", "numpy", "tolist"};
+// Methods whose result is a tensor, so print()/float() of it syncs.
+constexpr std::array<std::string_view, 18> kTensorMethods = {
+    "sum", "mean", "max", "min", "norm", "std", "var", "abs", "argmax", "argmin",
+    "detach", "float", "double", "half", "squeeze", "clone", "sqrt", "exp"};
+// Names that usually hold tensors in training code (a heuristic: the scan has no types).
+constexpr std::array<std::string_view, 10> kTensorWords = {
+    "loss", "logit", "output", "pred", "grad", "norm", "acc", "tensor", "score", "prob"};
+// Functions whose loops are the hot path; module-level loops (scripts) count too.
+constexpr std::array<std::string_view, 9> kHotFunctionWords = {
+    "train", "step", "fit", "epoch", "eval", "valid", "loop", "run", "main"};
+
+std::string lower(std::string_view s) {
+  std::string o(s);
+  for (char& c : o) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return o;
+}
+
+bool has_word(std::string_view s, const auto& words) {
+  std::string l = lower(s);
+  return std::any_of(words.begin(), words.end(), [&](std::string_view w) { return l.find(w) != std::string::npos; });
+}
+
+class SyncInLoop final : public SourceRule {
+ public:
+  void visit(TSNode n, Kind k, FileScan& fs) override {
+    if (k != Kind::Call || fs.loop_depth == 0) return;
+    const auto& f = py::fields();
+    TSNode fn = py::field(n, f.function);
+    Kind fk = py::kind(fn);
+    if (fk == Kind::Attribute) {
+      std::string_view m = fs.text_of(py::field(fn, f.attribute));
+      if (std::find(kSyncMethods.begin(), kSyncMethods.end(), m) == kSyncMethods.end()) return;
+      if (m != "numpy" && !py::positional_args(n).empty()) return;  // .item(x) etc.: not a tensor method
+      std::string obj = fs.dotted(py::field(fn, f.object));
+      if (obj == "torch" || obj.starts_with("np") || obj.starts_with("numpy")) return;
+      fs.report("SYNC101", Severity::Warning, n,
+                "`." + std::string(m) + "()` inside a loop copies to the host and waits for the NPU every iteration",
+                m == "item" ? "accumulate on the device (total += loss.detach()) and call .item() once after the "
+                              "loop, or every N steps"
+                            : "keep the data on the device inside the loop; move it to the host once afterwards");
+      return;
+    }
+    if (fk != Kind::Identifier) return;
+    std::string_view name = fs.text_of(fn);
+    if (name != "print" && name != "float" && name != "int" && name != "bool") return;
+    if (!fs.function_name().empty() && !has_word(fs.function_name(), kHotFunctionWords)) return;
+    auto args = py::positional_args(n);
+    if (name != "print" && args.size() != 1) return;
+    for (TSNode a : args) {
+      if (!tensorish(a, fs)) continue;
+      fs.report("SYNC101", Severity::Warning, n,
+                "`" + std::string(name) + "(" + std::string(fs.text_of(a)) +
+                    ")` inside a loop converts a tensor on the host, waiting for the NPU every iteration",
+                "log every N steps, or accumulate on the device and convert once after the loop");
+      return;
+    }
+  }
+
+ private:
+  static bool tensorish(TSNode e, FileScan& fs) {
+    const auto& f = py::fields();
+    switch (py::kind(e)) {
+      case Kind::Call: {
+        TSNode fn = py::field(e, f.function);
+        if (py::kind(fn) != Kind::Attribute) return false;
+        std::string_view m = fs.text_of(py::field(fn, f.attribute));
+        if (std::find(kTensorMethods.begin(), kTensorMethods.end(), m) == kTensorMethods.end()) return false;
+        std::string obj = fs.dotted(py::field(fn, f.object));
+        return !(obj.starts_with("np") || obj.starts_with("math") || obj == "torch");
+      }
+      case Kind::Identifier: return has_word(fs.text_of(e), kTensorWords);
+      case Kind::Attribute: return has_word(fs.text_of(py::field(e, f.attribute)), kTensorWords);
+      case Kind::Subscript: return tensorish(py::field(e, f.value), fs);
+      case Kind::String: {
+        // f"loss {loss}": the interpolated expressions.
+        uint32_t cnt = ts_node_named_child_count(e);
+        for (uint32_t i = 0; i < cnt; ++i) {
+          TSNode c = ts_node_named_child(e, i);
+          if (py::kind(c) == Kind::Interpolation && ts_node_named_child_count(c) > 0 &&
+              tensorish(ts_node_named_child(c, 0), fs))
+            return true;
+        }
+        return false;
+      }
+      default: return false;
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SourceRule> make_sync_rule() { return std::make_unique<SyncInLoop>(); }
+
+}  // namespace npud
+
+#endif  // NPUD_HAVE_TREE_SITTER

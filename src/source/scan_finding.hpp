@@ -1,0 +1,33 @@
+// What the static scan reports: a finding at a source position, with an optional exact fix.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "rules/finding.hpp"
+
+namespace npud {
+
+// Replace bytes [start, end) of the file with `replacement` (start == end: an insertion).
+struct TextEdit {
+  size_t start = 0;
+  size_t end = 0;
+  std::string replacement;
+};
+
+struct ScanFinding {
+  std::string rule;             // stable id, e.g. "CUDA002"
+  Severity severity = Severity::Warning;
+  int line = 0;                 // 1-based
+  int column = 0;               // 1-based, in Unicode code points
+  int end_line = 0;
+  int end_column = 0;
+  std::string message;          // one line: what and why it matters on the NPU
+  std::string fix;              // suggestion for a person (code or an instruction)
+  std::vector<TextEdit> edits;  // exact fix; empty when none is mechanical
+
+  bool fixable() const { return !edits.empty(); }
+};
+
+}  // namespace npud

@@ -1,0 +1,404 @@
+#include "source/scanner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "source/api_map.hpp"
+#include "source/rule_context.hpp"
+
+namespace npud {
+
+namespace fs = std::filesystem;
+
+size_t first_invalid_utf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size(), i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    else return i;
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+namespace {
+
+bool skipped_dir_name(const std::string& name) {
+  return name == ".git" || name == "__pycache__" || name == "node_modules" || name == "site-packages" ||
+         name == "venv" || name == ".venv" || name == ".hg" || name == ".tox" || name == ".mypy_cache";
+}
+bool noted_dir_name(const std::string& name) {
+  return name == "node_modules" || name == "site-packages" || name == "venv" || name == ".venv" || name == ".tox";
+}
+
+}  // namespace
+
+std::vector<std::string> collect_python_files(const std::vector<std::string>& paths, std::vector<std::string>& notes) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    fs::file_status st = fs::status(p, ec);
+    if (ec || !fs::exists(st)) throw std::runtime_error(p + ": no such file or directory");
+    if (!fs::is_directory(st)) {
+      out.push_back(p);
+      continue;
+    }
+    fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
+    if (ec) throw std::runtime_error(p + ": " + ec.message());
+    for (; it != end; it.increment(ec)) {
+      if (ec) {
+        notes.push_back(p + ": " + ec.message());
+        break;
+      }
+      const fs::directory_entry& e = *it;
+      std::string name = e.path().filename().string();
+      std::error_code ec2;
+      if (e.is_directory(ec2) && !e.is_symlink(ec2)) {
+        bool venv = fs::exists(e.path() / "pyvenv.cfg", ec2);
+        if (skipped_dir_name(name) || venv) {
+          if (noted_dir_name(name) || venv)
+            notes.push_back("skipped " + e.path().string() + "/ (" + (venv ? "virtualenv" : "third-party packages") + ")");
+          it.disable_recursion_pending();
+        }
+        continue;
+      }
+      if (e.path().extension() == ".py" && e.is_regular_file(ec2)) out.push_back(e.path().string());
+    }
+  }
+  for (auto& s : out)
+    if (s.starts_with("./")) s.erase(0, 2);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+#ifdef NPUD_HAVE_TREE_SITTER
+
+bool scan_available() { return true; }
+
+namespace {
+
+using py::Kind;
+
+// `# npu-doctor: ignore` or `# npu-doctor: ignore[ID, ID2]` -> ids (empty: all). false if none.
+bool parse_ignore(std::string_view comment, std::vector<std::string>& ids) {
+  size_t p = comment.find("npu-doctor:");
+  if (p == std::string_view::npos) return false;
+  p += 11;
+  while (p < comment.size() && comment[p] == ' ') ++p;
+  if (comment.substr(p, 6) != "ignore") return false;
+  p += 6;
+  ids.clear();
+  if (p < comment.size() && comment[p] == '[') {
+    size_t close = comment.find(']', p);
+    if (close == std::string_view::npos) return false;
+    std::string_view list = comment.substr(p + 1, close - p - 1);
+    size_t s = 0;
+    while (s <= list.size()) {
+      size_t c = list.find(',', s);
+      if (c == std::string_view::npos) c = list.size();
+      std::string_view id = list.substr(s, c - s);
+      while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
+      while (!id.empty() && id.back() == ' ') id.remove_suffix(1);
+      if (!id.empty()) ids.emplace_back(id);
+      s = c + 1;
+    }
+    if (ids.empty()) return false;
+  }
+  return true;
+}
+
+// Import statements: aliases ("F" -> "torch.nn.functional"), `import torch`, `import torch_npu`.
+void track_import(TSNode n, Kind k, FileScan& fs) {
+  const auto& f = py::fields();
+  if (k == Kind::ImportStatement) {
+    uint32_t cnt = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < cnt; ++i) {
+      TSNode c = ts_node_named_child(n, i);
+      std::string_view full, alias;
+      if (py::kind(c) == Kind::AliasedImport) {
+        full = fs.text_of(py::field(c, f.name));
+        alias = fs.text_of(py::field(c, f.alias));
+      } else if (py::kind(c) == Kind::DottedName) {
+        full = fs.text_of(c);
+      } else {
+        continue;
+      }
+      if (full == "torch_npu" || full.starts_with("torch_npu.")) fs.imports_torch_npu = true;
+      if (full == "torch") {
+        // The fix for CUDA006 goes after the first module-level `import torch` (else the first).
+        bool top = py::kind(ts_node_parent(n)) == Kind::Module;
+        if (!fs.has_import_torch || (top && !fs.import_torch_top)) {
+          fs.import_torch = n;
+          fs.has_import_torch = true;
+          fs.import_torch_top = top;
+        }
+      }
+      if (!alias.empty()) fs.aliases[std::string(alias)] = std::string(full);
+    }
+    return;
+  }
+  // from M import a as b, c
+  TSNode mod = py::field(n, f.module_name);
+  if (ts_node_is_null(mod)) return;
+  std::string_view m = fs.text_of(mod);
+  if (m == "torch_npu" || m.starts_with("torch_npu.")) fs.imports_torch_npu = true;
+  if (py::kind(mod) != Kind::DottedName) return;  // relative imports: not torch
+  uint32_t cnt = ts_node_named_child_count(n);
+  for (uint32_t i = 0; i < cnt; ++i) {
+    TSNode c = ts_node_named_child(n, i);
+    if (ts_node_eq(c, mod)) continue;
+    std::string_view name, alias;
+    if (py::kind(c) == Kind::AliasedImport) {
+      name = fs.text_of(py::field(c, f.name));
+      alias = fs.text_of(py::field(c, f.alias));
+    } else if (py::kind(c) == Kind::DottedName) {
+      name = alias = fs.text_of(c);
+    } else {
+      continue;
+    }
+    fs.aliases[std::string(alias)] = std::string(m) + "." + std::string(name);
+  }
+}
+
+TSNode first_error(TSNode root) {
+  TSNode n = root;
+  while (true) {
+    if (ts_node_is_missing(n) || py::kind(n) == Kind::Error) return n;
+    uint32_t cnt = ts_node_child_count(n);
+    bool descended = false;
+    for (uint32_t i = 0; i < cnt; ++i) {
+      TSNode c = ts_node_child(n, i);
+      if (ts_node_has_error(c) || ts_node_is_missing(c)) {
+        n = c;
+        descended = true;
+        break;
+      }
+    }
+    if (!descended) return n;
+  }
+}
+
+void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
+          std::unordered_map<int, std::vector<std::string>>& ignores) {
+  const auto& f = py::fields();
+  TSTreeCursor c = ts_tree_cursor_new(fs.root);
+  struct Frame {
+    Kind kind;
+    bool loop_body = false;
+    bool function = false;
+    int saved_loop = 0;
+    int saved_scope = 0;
+  };
+  std::vector<Frame> stack;
+  int next_scope = 0;
+  std::vector<std::string> ids;
+
+  auto enter = [&](TSNode n) {
+    Kind k = py::kind(n);
+    Frame fr{k};
+    if (k == Kind::Block && !stack.empty() &&
+        (stack.back().kind == Kind::ForStatement || stack.back().kind == Kind::WhileStatement) &&
+        ts_tree_cursor_current_field_id(&c) == f.body) {
+      fr.loop_body = true;
+      ++fs.loop_depth;
+    } else if (k == Kind::Comprehension) {
+      fr.loop_body = true;
+      ++fs.loop_depth;
+    } else if (k == Kind::FunctionDefinition) {
+      fr.function = true;
+      fr.saved_loop = fs.loop_depth;
+      fr.saved_scope = fs.scope_id;
+      fs.loop_depth = 0;
+      fs.scope_id = ++next_scope;
+      fs.functions.push_back(fs.text_of(py::field(n, f.name)));
+    } else if (k == Kind::Comment) {
+      if (parse_ignore(fs.text_of(n), ids)) {
+        auto& v = ignores[int(ts_node_start_point(n).row) + 1];
+        if (ids.empty()) v.assign(1, "*");
+        else v.insert(v.end(), ids.begin(), ids.end());
+      }
+    } else if (k == Kind::ImportStatement || k == Kind::ImportFromStatement) {
+      track_import(n, k, fs);
+    }
+    stack.push_back(fr);
+    if (k == Kind::Call) fs.call_dotted = fs.dotted(py::field(n, f.function));
+    for (auto& r : rules) r->visit(n, k, fs);
+  };
+  auto leave = [&]() {
+    const Frame& fr = stack.back();
+    if (fr.loop_body) --fs.loop_depth;
+    if (fr.function) {
+      fs.loop_depth = fr.saved_loop;
+      fs.scope_id = fr.saved_scope;
+      fs.functions.pop_back();
+    }
+    stack.pop_back();
+  };
+
+  enter(ts_tree_cursor_current_node(&c));
+  while (true) {
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      enter(ts_tree_cursor_current_node(&c));
+      continue;
+    }
+    bool done = false;
+    while (true) {
+      leave();
+      if (ts_tree_cursor_goto_next_sibling(&c)) {
+        enter(ts_tree_cursor_current_node(&c));
+        break;
+      }
+      if (!ts_tree_cursor_goto_parent(&c)) {
+        done = true;
+        break;
+      }
+    }
+    if (done) break;
+  }
+  ts_tree_cursor_delete(&c);
+}
+
+void keep_wanted(std::vector<ScanFinding>& findings, const RuleFilter& filter,
+                 const std::unordered_map<int, std::vector<std::string>>& ignores) {
+  std::erase_if(findings, [&](const ScanFinding& f) {
+    if (!filter.enabled(f.rule)) return true;
+    auto it = ignores.find(f.line);
+    if (it == ignores.end()) return false;
+    for (const auto& id : it->second)
+      if (id == "*" || id == f.rule) return true;
+    return false;
+  });
+}
+
+}  // namespace
+
+FileResult scan_source(std::string path, std::string text, const ScanOptions& opts) {
+  FileResult r;
+  r.path = std::move(path);
+  r.bytes = text.size();
+  r.lines = size_t(std::count(text.begin(), text.end(), '\n')) + (!text.empty() && text.back() != '\n');
+  if (text.size() > (size_t(1) << 28)) {
+    r.status = FileStatus::TooLarge;
+    r.note = "larger than 256 MiB";
+    return r;
+  }
+  if (size_t nul = text.find('\0'); nul != std::string::npos) {
+    r.status = FileStatus::Binary;
+    r.note = "binary (NUL byte at offset " + std::to_string(nul) + ")";
+    return r;
+  }
+  if (size_t bad = first_invalid_utf8(text); bad != std::string_view::npos) {
+    r.status = FileStatus::NotUtf8;
+    r.note = "not UTF-8 (invalid byte at offset " + std::to_string(bad) + ")";
+    return r;
+  }
+  const KnowledgeVersion& kv = opts.version ? *opts.version : Knowledge::builtin().newest();
+  py::TreePtr tree = py::parse(text);
+  FileScan fs(text, kv, ApiMap::builtin());
+  fs.root = ts_tree_root_node(tree.get());
+  auto rules = make_source_rule_instances();
+  std::unordered_map<int, std::vector<std::string>> ignores;
+  walk(fs, rules, ignores);
+  keep_wanted(fs.findings, opts.filter, ignores);
+  size_t before = fs.findings.size();
+  for (auto& rule : rules) rule->finish(fs);
+  if (fs.findings.size() > before) {
+    std::vector<ScanFinding> late(std::make_move_iterator(fs.findings.begin() + long(before)),
+                                  std::make_move_iterator(fs.findings.end()));
+    fs.findings.resize(before);
+    keep_wanted(late, opts.filter, ignores);
+    for (auto& l : late) fs.findings.push_back(std::move(l));
+  }
+  if (ts_node_has_error(fs.root)) {
+    r.syntax_error = true;
+    for (auto& f : fs.findings) f.edits.clear();  // never rewrite a file we did not fully understand
+    TSNode err = first_error(fs.root);
+    std::vector<ScanFinding> parse;
+    FileScan tmp(text, kv, ApiMap::builtin());
+    tmp.report("PARSE001", Severity::Error, err,
+               ts_node_is_missing(err) ? "syntax error: missing `" + std::string(ts_node_type(err)) + "`"
+                                       : "syntax error: the parser could not read this",
+               "fix the syntax; other findings in this file are reported without fixes");
+    keep_wanted(tmp.findings, opts.filter, {});
+    for (auto& p : tmp.findings) fs.findings.push_back(std::move(p));
+  }
+  std::stable_sort(fs.findings.begin(), fs.findings.end(), [](const ScanFinding& a, const ScanFinding& b) {
+    if (a.line != b.line) return a.line < b.line;
+    if (a.column != b.column) return a.column < b.column;
+    return a.rule < b.rule;
+  });
+  r.findings = std::move(fs.findings);
+  if (opts.keep_text) r.text = std::move(text);
+  return r;
+}
+
+#else  // no tree-sitter in this build
+
+bool scan_available() { return false; }
+
+FileResult scan_source(std::string path, std::string text, const ScanOptions&) {
+  FileResult r;
+  r.path = std::move(path);
+  r.bytes = text.size();
+  r.status = FileStatus::ReadError;
+  r.note = "npu-doctor was built without the tree-sitter Python grammar";
+  return r;
+}
+
+#endif
+
+std::vector<FileResult> scan_files(const std::vector<std::string>& files, const ScanOptions& opts) {
+  std::vector<FileResult> results(files.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      std::ifstream in(files[i], std::ios::binary);
+      std::ostringstream buf;
+      if (in) buf << in.rdbuf();
+      if (!in || in.bad()) {
+        results[i].path = files[i];
+        results[i].status = FileStatus::ReadError;
+        results[i].note = "cannot read";
+        continue;
+      }
+      try {
+        results[i] = scan_source(files[i], std::move(buf).str(), opts);
+      } catch (const std::exception& e) {
+        results[i] = FileResult{};
+        results[i].path = files[i];
+        results[i].status = FileStatus::ReadError;
+        results[i].note = e.what();
+      }
+    }
+  };
+  unsigned n = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  n = unsigned(std::min<size_t>(n, std::max<size_t>(files.size(), 1)));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return results;
+}
+
+}  // namespace npud

@@ -1,0 +1,73 @@
+#include "source/source_rules.hpp"
+
+#include <cctype>
+#include <stdexcept>
+
+namespace npud {
+namespace {
+
+constexpr SourceRuleInfo kRules[] = {
+    {"PARSE001", Severity::Error, false, "Syntax error: the file does not parse; fixes are not applied to it"},
+    {"CUDA001", Severity::Error, true, "CUDA device string; use 'npu'"},
+    {"CUDA002", Severity::Error, true, ".cuda() moves to a CUDA device; use .npu()"},
+    {"CUDA003", Severity::Error, true, "torch.cuda API; use its torch.npu equivalent"},
+    {"CUDA004", Severity::Error, true, "NCCL process-group backend; use 'hccl'"},
+    {"CUDA005", Severity::Info, false, "torch.backends.cudnn setting has no effect on the NPU"},
+    {"CUDA006", Severity::Error, true, "NPU APIs used without `import torch_npu`"},
+    {"SYNC101", Severity::Warning, false, "Host-device sync inside a loop"},
+    {"CONTIG101", Severity::Warning, false, "Transposed/permuted view fed to matmul/linear/conv"},
+    {"FUSE101", Severity::Info, false, "Hand-written RMSNorm; torch_npu.npu_rms_norm fuses it"},
+    {"FUSE102", Severity::Info, false, "Hand-written rotary embedding; torch_npu.npu_rotary_mul fuses it"},
+    {"FUSE103", Severity::Info, false, "Hand-written attention; use F.scaled_dot_product_attention or torch_npu.npu_fusion_attention"},
+    {"FUSE104", Severity::Info, false, "Hand-written SwiGLU; torch_npu.npu_swiglu fuses it"},
+    {"FUSE105", Severity::Info, false, "Hand-written GELU; use torch_npu.npu_gelu / npu_fast_gelu or F.gelu"},
+    {"AMP101", Severity::Warning, false, "fp16 autocast in a training file without GradScaler"},
+    {"API101", Severity::Warning, false, "torch API whose aten op has no NPU kernel in the chosen torch_npu"},
+    {"API102", Severity::Info, false, "torch API that runs on AI CPU / host on the NPU for some inputs"},
+};
+
+std::vector<std::string> split_ids(std::string_view list, const char* what) {
+  std::vector<std::string> out;
+  size_t s = 0;
+  while (s <= list.size()) {
+    size_t c = list.find(',', s);
+    if (c == std::string_view::npos) c = list.size();
+    std::string_view item = list.substr(s, c - s);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) {
+      std::string id(item);
+      for (char& ch : id) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+      bool any = false;
+      for (const auto& r : kRules) any = any || r.id.starts_with(id);
+      if (!any) throw std::invalid_argument(std::string(what) + ": no scan rule matches '" + std::string(item) + "'");
+      out.push_back(std::move(id));
+    }
+    s = c + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::span<const SourceRuleInfo> source_rules() { return kRules; }
+
+const SourceRuleInfo* find_source_rule(std::string_view id) {
+  for (const auto& r : kRules)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+RuleFilter::RuleFilter(std::string_view select, std::string_view ignore)
+    : select_(split_ids(select, "--select")), ignore_(split_ids(ignore, "--ignore")) {}
+
+bool RuleFilter::enabled(std::string_view id) const {
+  for (const auto& p : ignore_)
+    if (id.starts_with(p)) return false;
+  if (select_.empty()) return true;
+  for (const auto& p : select_)
+    if (id.starts_with(p)) return true;
+  return false;
+}
+
+}  // namespace npud

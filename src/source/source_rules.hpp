@@ -1,0 +1,37 @@
+// The static scan's rules: ids, one-line summaries, and the filter --select/--ignore build.
+// Each rule is a small unit in src/source/rule_*.cpp with a doc in docs/rules/<ID>.md and an
+// input with inline expectations in tests/data/scan/.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/finding.hpp"
+
+namespace npud {
+
+struct SourceRuleInfo {
+  std::string_view id;
+  Severity severity;       // default severity (a rule may lower it per finding)
+  bool fixable;            // has an exact fix for at least some findings
+  std::string_view summary;
+};
+
+std::span<const SourceRuleInfo> source_rules();
+const SourceRuleInfo* find_source_rule(std::string_view id);
+
+// --select / --ignore: ids or id prefixes ("CUDA" selects CUDA001..CUDA006).
+class RuleFilter {
+ public:
+  // Comma-separated lists; throws std::invalid_argument naming an entry that matches no rule.
+  RuleFilter(std::string_view select, std::string_view ignore);
+  RuleFilter() = default;
+  bool enabled(std::string_view id) const;
+
+ private:
+  std::vector<std::string> select_, ignore_;
+};
+
+}  // namespace npud

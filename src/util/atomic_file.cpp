@@ -1,0 +1,40 @@
+#include "util/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace npud {
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  tmp_ = path_ + ".tmp." + std::to_string(::getpid());
+  out_.open(tmp_, std::ios::binary | std::ios::trunc);
+  if (!out_) throw std::runtime_error("cannot write " + tmp_ + ": " + std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_) {
+    out_.close();
+    std::remove(tmp_.c_str());
+  }
+}
+
+void AtomicFile::commit() {
+  out_.flush();
+  if (!out_) throw std::runtime_error("cannot write " + tmp_ + ": " + std::strerror(errno));
+  out_.close();
+  int fd = ::open(tmp_.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + tmp_ + " to " + path_ + ": " + std::strerror(errno));
+  committed_ = true;
+}
+
+}  // namespace npud

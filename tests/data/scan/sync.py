@@ -1,0 +1,32 @@
+# SYNC101: host-device syncs inside loops.
+import torch
+import torch_npu
+
+
+def train(model, loader, opt):
+    total = 0.0
+    for step, (x, y) in enumerate(loader):
+        loss = model(x, y)
+        loss.backward()
+        total += loss.item()  # expect: SYNC101
+        preds = model.logits.argmax(-1).cpu()  # expect: SYNC101
+        arr = x.numpy()  # expect: SYNC101
+        ids = y.tolist()  # expect: SYNC101
+        print(loss)  # expect: SYNC101
+        print(f"step {step} loss {loss}")  # expect: SYNC101
+        print("step", step)  # no tensor: fine
+        lv = float(loss)  # expect: SYNC101
+        n = int(step)  # not a tensor name: fine
+        norms = [g.norm().item() for g in model.grads]  # expect: SYNC101
+    first = loss.item()  # outside the loop: fine
+    while total < 10:
+        total += loss.sum().item()  # expect: SYNC101
+    return total, first, preds, arr, ids, lv, n, norms
+
+
+def collate(batch):
+    out = []
+    for b in batch:
+        out.append(int(b))  # not a train/step function and not a tensor name: fine
+        print(b)
+    return out

@@ -1,0 +1,228 @@
+"""End to end: `npu-doctor run` on small programs with planted problems, real torch on CPU.
+
+Each program in programs/ marks its planted line with `# PLANTED`; the report must point
+at that file:line. Needs /usr/bin/python3 with torch and the built binary (NPUD_BINARY).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(HERE, "programs")
+BINARY = os.environ.get("NPUD_BINARY", "")
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def _torch_available():
+    try:
+        r = subprocess.run([PYTHON, "-c", "import torch"], capture_output=True, timeout=120)
+        return r.returncode == 0
+    except Exception:
+        return False
+
+
+HAVE_TORCH = _torch_available()
+
+
+def planted_line(program, marker="# PLANTED"):
+    with open(os.path.join(PROGRAMS, program)) as f:
+        for number, line in enumerate(f, 1):
+            if marker in line:
+                return number
+    raise AssertionError("no %s marker in %s" % (marker, program))
+
+
+class Run:
+    """One `npu-doctor run` of a program: exit code, outputs, JSON report."""
+
+    def __init__(self, program, *npud_args, env=None, steps="1:3"):
+        self.dir = tempfile.mkdtemp(prefix="npud-e2e-")
+        self.report_path = os.path.join(self.dir, "report.json")
+        cmd = [BINARY, "run", "-q", "--steps", steps, "-o", os.path.join(self.dir, "out"), "--format", "json",
+               "--report", self.report_path, "--fail-on", "never", *npud_args, "--",
+               PYTHON, os.path.join(PROGRAMS, program)]
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=full_env, cwd=PROGRAMS)
+        self.code, self.stdout, self.stderr = r.returncode, r.stdout, r.stderr
+        self.report = None
+        if os.path.exists(self.report_path):
+            with open(self.report_path) as f:
+                self.report = json.load(f)
+        self.capture = os.path.join(self.dir, "out", "capture.npud.json")
+
+    def findings(self, rule):
+        return [f for f in (self.report or {}).get("findings", []) if f["id"] == rule]
+
+    def at(self, rule, program, line):
+        path = os.path.join(PROGRAMS, program)
+        return [f for f in self.findings(rule)
+                if f["location"].get("file") == path and f["location"].get("line") == line]
+
+
+def plain_run(program):
+    r = subprocess.run([PYTHON, os.path.join(PROGRAMS, program)], capture_output=True, text=True, timeout=300,
+                       cwd=PROGRAMS)
+    return r.returncode, r.stdout
+
+
+def registered_rules():
+    r = subprocess.run([BINARY, "rules"], capture_output=True, text=True, timeout=60)
+    return {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+@unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s" % PYTHON)
+class CaptureEndToEnd(unittest.TestCase):
+    runs = {}
+
+    @classmethod
+    def run_once(cls, key, program, *args, **kwargs):
+        if key not in cls.runs:
+            cls.runs[key] = Run(program, *args, **kwargs)
+        return cls.runs[key]
+
+    def need_rule(self, rule):
+        if rule not in registered_rules():
+            self.skipTest("%s is not registered in this build (rules/registry.cpp)" % rule)
+
+    def test_sync_item_found_at_its_line(self):
+        run = self.run_once("sync", "sync_item.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        hits = run.at("SYNC001", "sync_item.py", planted_line("sync_item.py"))
+        self.assertEqual(len(hits), 1, json.dumps(run.findings("SYNC001"), indent=1))
+        self.assertEqual(hits[0]["metrics"]["per_step"], 1)
+        self.assertIn("Tensor.item", hits[0]["message"])
+
+    def test_loss_is_bitwise_identical_with_and_without_capture(self):
+        code, plain = plain_run("sync_item.py")
+        self.assertEqual(code, 0)
+        run = self.run_once("sync", "sync_item.py")
+        self.assertIn("loss", plain)
+        self.assertEqual(run.stdout, plain)
+
+    def test_noncontiguous_softmax_input_found_with_view_line(self):
+        self.need_rule("CONTIG002")
+        run = self.run_once("contig", "contig_permute.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        hits = run.at("CONTIG002", "contig_permute.py", planted_line("contig_permute.py"))
+        self.assertEqual(len(hits), 1, json.dumps(run.findings("CONTIG002"), indent=1))
+        view_line = planted_line("contig_permute.py", "# VIEW")
+        self.assertIn("aten::permute at %s:%d" % (os.path.join(PROGRAMS, "contig_permute.py"), view_line),
+                      hits[0]["message"])
+        self.assertEqual(hits[0]["metrics"]["bytes"], 8 * 32 * 16 * 4)
+
+    def test_changing_shapes_found_at_their_line(self):
+        self.need_rule("DYNSHAPE001")
+        run = self.run_once("dynshape", "dynshape.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        hits = run.at("DYNSHAPE001", "dynshape.py", planted_line("dynshape.py"))
+        self.assertEqual(len(hits), 1, json.dumps(run.findings("DYNSHAPE001"), indent=1))
+        self.assertEqual(hits[0]["metrics"]["distinct_shapes"], 3)   # steps 1..3: 11, 14, 17 rows
+
+    def test_clean_program_has_no_findings_of_these_rules(self):
+        run = self.run_once("clean", "clean.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        for rule in ("SYNC001", "CONTIG002", "DYNSHAPE001", "FALLBACK002"):
+            self.assertEqual(run.findings(rule), [], rule)
+        self.assertEqual(run.report["summary"]["steps"], 3)
+
+    def test_isin_prediction_follows_the_op_list(self):
+        # torch_npu 1.11.0's list lacks isin.Tensor_Tensor(_out); 2.1.0's has both.
+        line = planted_line("isin_prog.py")
+        old = self.run_once("isin-1.11", "isin_prog.py", "--torch-npu", "1.11.0")
+        new = self.run_once("isin-2.1", "isin_prog.py", "--torch-npu", "2.1.0")
+        no_kernel = lambda run: [f for f in run.at("FALLBACK002", "isin_prog.py", line)
+                                 if "no NPU kernel" in f["message"]]
+        self.assertEqual(len(no_kernel(old)), 1, json.dumps(old.findings("FALLBACK002"), indent=1))
+        self.assertEqual(no_kernel(new), [], json.dumps(new.findings("FALLBACK002"), indent=1))
+
+    def test_killed_program_still_gets_a_report(self):
+        run = self.run_once("killed", "killed.py")
+        self.assertEqual(run.code, 128 + 9, run.stderr)
+        self.assertIsNotNone(run.report, run.stderr)
+        self.assertEqual(run.report["summary"]["format"], "npu-doctor-capture")
+        self.assertGreater(run.report["summary"]["ops"], 0)
+        with open(run.capture, "rb") as f:
+            self.assertFalse(f.read().rstrip().endswith(b"]"))   # never closed
+
+    def test_shim_error_never_reaches_the_program(self):
+        code, plain = plain_run("sync_item.py")
+        run = self.run_once("fault", "sync_item.py", env={"NPUD_TEST_FAULT": "5"})
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertEqual(run.stdout, plain)
+        self.assertIn("capture stopped after an internal error", run.stderr)
+        with open(run.capture) as f:
+            events = json.load(f)   # closed cleanly after the error
+        self.assertTrue(any(e.get("name") == "npu_doctor_error" for e in events))
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s" % PYTHON)
+class CaptureFile(unittest.TestCase):
+    """The shim on its own (no binary): the file format and the in-code API."""
+
+    def run_python(self, code, env=None):
+        full_env = dict(os.environ)
+        full_env["PYTHONPATH"] = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python")
+        full_env.update(env or {})
+        return subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=300, env=full_env,
+                              cwd=PROGRAMS)
+
+    def test_capture_context_manager_writes_the_documented_events(self):
+        path = os.path.join(tempfile.mkdtemp(prefix="npud-cap-"), "c.npud.json")
+        code = (
+            "import torch, npu_doctor\n"
+            "x = torch.randn(4, 8)\n"
+            "with npu_doctor.capture(%r):\n"
+            "    y = (x @ x.t()).permute(1, 0)\n"
+            "    z = y.sum().item()\n"
+            "    npu_doctor.step()\n" % path)
+        r = self.run_python(code)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(path) as f:
+            text = f.read()
+        lines = text.splitlines()
+        self.assertEqual(lines[0], "[")
+        self.assertEqual(lines[-1], "]")
+        self.assertTrue(all(line.startswith(",") for line in lines[2:-1]))
+        events = json.loads(text)
+        header = events[0]
+        self.assertEqual(header["name"], "npu_doctor")
+        self.assertEqual(header["args"]["format"], "npu-doctor-capture")
+        names = [e["name"] for e in events]
+        self.assertIn("aten::mm", names)
+        self.assertIn("aten::permute", names)
+        self.assertIn("aten::sum", names)
+        self.assertIn("Tensor.item", names)
+        self.assertIn("ProfilerStep#0", names)
+        mm = next(e for e in events if e["name"] == "aten::mm")
+        perm = next(e for e in events if e["name"] == "aten::permute")
+        t = next(e for e in events if e["name"] == "aten::t")
+        self.assertEqual(mm["args"]["stack"][0][1], 4)
+        self.assertEqual(mm["args"]["inputs"][1]["strides"], [1, 8])
+        # the permute reads what mm wrote: same tensor id and storage
+        self.assertEqual(perm["args"]["inputs"][0]["id"], mm["args"]["outputs"][0]["id"])
+        # t() is a view: same storage as its input, new tensor id
+        self.assertEqual(t["args"]["outputs"][0]["storage"], t["args"]["inputs"][0]["storage"])
+        self.assertNotEqual(t["args"]["outputs"][0]["id"], t["args"]["inputs"][0]["id"])
+
+    def test_users_sitecustomize_still_runs(self):
+        site = tempfile.mkdtemp(prefix="npud-site-")
+        with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+            f.write("import os\nos.environ['USER_SITECUSTOMIZE_RAN'] = '1'\n")
+        root = os.path.dirname(os.path.dirname(HERE))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([os.path.join(root, "python", "npu_doctor", "_bootstrap"),
+                                             os.path.join(root, "python"), site])
+        env["NPUD_CAPTURE"] = os.path.join(site, "c.npud.json")
+        r = subprocess.run([PYTHON, "-c", "import os; print(os.environ.get('USER_SITECUSTOMIZE_RAN'))"],
+                           capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(r.stdout.strip(), "1", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

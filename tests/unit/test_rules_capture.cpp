@@ -1,0 +1,254 @@
+// CONTIG002 and DYNSHAPE001 on hand-written captures: ops with tensor ids, strides and
+// outputs, as the capture shim records them.
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "rules/capture_rules.hpp"
+#include "trace_builder.hpp"
+
+namespace npud {
+namespace {
+
+struct T {
+  int64_t id;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  std::string dtype = "float32";
+};
+
+// Builds a capture-like Trace: one thread, ops one after another, 10 us each.
+class CaptureBuilder {
+ public:
+  CaptureBuilder() {
+    t_.source = "capture.npud.json";
+    t_.format = InputFormat::Capture;
+  }
+
+  CaptureBuilder& step(int64_t number) {
+    close_step();
+    step_number_ = number;
+    step_start_ = now_;
+    return *this;
+  }
+
+  CaptureBuilder& op(std::string_view name, std::initializer_list<T> in, std::initializer_list<T> out,
+                     std::string file = "model.py", int line = 1) {
+    Op op;
+    op.name = t_.intern(name);
+    op.kind = OpKind::Aten;
+    op.pid = op.tid = 1;
+    op.start_ns = now_;
+    op.dur_ns = 10'000;
+    now_ += 11'000;
+    uint32_t frame = t_.add_frame(file, line, "forward");
+    op.stack = t_.add_stack(std::span<const uint32_t>(&frame, 1));
+    op.inputs_begin = uint32_t(t_.tensor_refs.size());
+    for (const T& x : in) t_.tensor_refs.push_back(add(x));
+    op.inputs_count = uint32_t(in.size());
+    op.outputs_begin = uint32_t(t_.tensor_refs.size());
+    for (const T& x : out) t_.tensor_refs.push_back(add(x));
+    op.outputs_count = uint32_t(out.size());
+    t_.ops.push_back(op);
+    return *this;
+  }
+
+  Trace build() {
+    close_step();
+    t_.finalize();
+    return std::move(t_);
+  }
+
+ private:
+  uint32_t add(const T& x) {
+    TensorMeta m;
+    m.id = x.id;
+    m.storage = x.id;
+    m.dtype = t_.intern(x.dtype);
+    m.dims_begin = uint32_t(t_.dims.size());
+    m.rank = uint8_t(x.shape.size());
+    m.has_shape = true;
+    m.has_strides = true;
+    t_.dims.insert(t_.dims.end(), x.shape.begin(), x.shape.end());
+    t_.dims.insert(t_.dims.end(), x.strides.begin(), x.strides.end());
+    return t_.add_tensor(m);
+  }
+  void close_step() {
+    if (step_number_ >= 0) t_.steps.push_back({step_number_, step_start_, now_ - step_start_});
+    now_ += 1000;
+  }
+
+  Trace t_;
+  int64_t now_ = 0;
+  int64_t step_number_ = -1;
+  int64_t step_start_ = 0;
+};
+
+std::vector<Finding> contig(const Trace& t) { return test::run_rule(contig002_rule(), t); }
+std::vector<Finding> dynshape(const Trace& t) { return test::run_rule(dynshape001_rule(), t); }
+
+// --- CONTIG002 ---------------------------------------------------------------------------
+
+TEST(Contig002, SoftmaxOfTransposeNamesTheTransposeLine) {
+  CaptureBuilder b;
+  b.step(1)
+      .op("aten::transpose.int", {{1, {2, 8, 64}, {512, 64, 1}}}, {{2, {2, 64, 8}, {512, 1, 64}}}, "model.py", 10)
+      .op("aten::_softmax", {{2, {2, 64, 8}, {512, 1, 64}}}, {{3, {2, 64, 8}, {512, 8, 1}}}, "model.py", 12);
+  auto f = contig(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, "CONTIG002");
+  EXPECT_EQ(f[0].location.op, "aten::_softmax");
+  EXPECT_EQ(f[0].location.file, "model.py");
+  EXPECT_EQ(f[0].location.line, 12);
+  EXPECT_EQ(f[0].metric("bytes"), 2 * 64 * 8 * 4);
+  EXPECT_EQ(f[0].metric("input"), 0);
+  EXPECT_NE(f[0].message.find("aten::transpose.int at model.py:10"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("strides [512, 1, 64]"), std::string::npos) << f[0].message;
+  EXPECT_FALSE(f[0].fix.empty());
+}
+
+// matmul on a head-split transpose: PyTorch copies (clone) and regroups (_unsafe_view)
+// inside the call; the finding is on the bmm's line and names the transpose two lines up,
+// walking back through the expand the matmul added.
+TEST(Contig002, ImplicitCopyInsideMatmulIsFoundThroughViews) {
+  CaptureBuilder b;
+  b.step(1)
+      .op("aten::view", {{1, {2, 8, 64}, {512, 64, 1}}}, {{2, {2, 8, 4, 16}, {512, 64, 16, 1}}}, "attn.py", 6)
+      .op("aten::transpose.int", {{2, {2, 8, 4, 16}, {512, 64, 16, 1}}}, {{3, {2, 4, 8, 16}, {512, 16, 64, 1}}},
+          "attn.py", 6)
+      .op("aten::expand", {{3, {2, 4, 8, 16}, {512, 16, 64, 1}}}, {{7, {2, 4, 8, 16}, {512, 16, 64, 1}}}, "attn.py", 8)
+      .op("aten::clone", {{7, {2, 4, 8, 16}, {512, 16, 64, 1}}}, {{8, {2, 4, 8, 16}, {512, 128, 16, 1}}}, "attn.py", 8)
+      .op("aten::_unsafe_view", {{8, {2, 4, 8, 16}, {512, 128, 16, 1}}}, {{9, {8, 8, 16}, {128, 16, 1}}}, "attn.py", 8)
+      .op("aten::bmm", {{9, {8, 8, 16}, {128, 16, 1}}, {12, {8, 16, 8}, {128, 1, 16}}}, {{13, {8, 8, 8}, {64, 8, 1}}},
+          "attn.py", 8);
+  auto f = contig(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.op, "aten::bmm");
+  EXPECT_EQ(f[0].location.line, 8);
+  EXPECT_EQ(f[0].metric("input"), 0);   // input 1 is a plain transpose of the last two dims: free
+  EXPECT_EQ(f[0].metric("bytes"), 2 * 4 * 8 * 16 * 4);
+  EXPECT_NE(f[0].message.find("aten::transpose.int at attn.py:6"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("copies it inside the call"), std::string::npos) << f[0].message;
+}
+
+TEST(Contig002, ContiguousAndTransposedMatmulOperandsAreClean) {
+  CaptureBuilder b;
+  b.step(1)
+      .op("aten::t", {{1, {64, 32}, {32, 1}}}, {{2, {32, 64}, {1, 32}}}, "m.py", 3)
+      .op("aten::addmm", {{3, {64}, {1}}, {4, {16, 32}, {32, 1}}, {2, {32, 64}, {1, 32}}},
+          {{5, {16, 64}, {64, 1}}}, "m.py", 3)
+      // broadcast bias (stride 0) and size-1 dims are not strided reads
+      .op("aten::add.Tensor", {{5, {16, 64}, {64, 1}}, {6, {16, 64}, {0, 1}}}, {{7, {16, 64}, {64, 1}}}, "m.py", 4)
+      .op("aten::native_layer_norm", {{7, {16, 1, 64}, {64, 999, 1}}}, {{8, {16, 1, 64}, {64, 64, 1}}}, "m.py", 5);
+  EXPECT_TRUE(contig(b.build()).empty());
+}
+
+// An explicit .contiguous() on its own line is CONTIG001's business, not an implicit copy.
+TEST(Contig002, ExplicitContiguousOnAnotherLineIsNotImplicit) {
+  CaptureBuilder b;
+  b.step(1)
+      .op("aten::permute", {{1, {4, 8, 16}, {128, 16, 1}}}, {{2, {8, 4, 16}, {16, 128, 1}}}, "m.py", 3)
+      .op("aten::clone", {{2, {8, 4, 16}, {16, 128, 1}}}, {{3, {8, 4, 16}, {64, 16, 1}}}, "m.py", 3)
+      .op("aten::_unsafe_view", {{3, {8, 4, 16}, {64, 16, 1}}}, {{4, {32, 16}, {16, 1}}}, "m.py", 4)
+      .op("aten::mm", {{4, {32, 16}, {16, 1}}, {5, {16, 16}, {16, 1}}}, {{6, {32, 16}, {16, 1}}}, "m.py", 4);
+  EXPECT_TRUE(contig(b.build()).empty());
+}
+
+TEST(Contig002, SmallElementwiseIsIgnoredLargeIsFlagged) {
+  CaptureBuilder b;
+  b.step(1)
+      .op("aten::mul.Tensor", {{1, {8, 8}, {1, 8}}, {2, {8, 8}, {8, 1}}}, {{3, {8, 8}, {8, 1}}}, "m.py", 3)
+      .op("aten::mul.Tensor", {{4, {1024, 1024}, {1, 1024}}, {5, {1024, 1024}, {1024, 1}}},
+          {{6, {1024, 1024}, {1024, 1}}}, "m.py", 4);
+  auto f = contig(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.line, 4);
+  EXPECT_EQ(f[0].severity, Severity::Warning);   // 4 MiB per step
+}
+
+TEST(Contig002, CountsCallsPerStep) {
+  CaptureBuilder b;
+  for (int s = 1; s <= 3; ++s) {
+    b.step(s);
+    for (int k = 0; k < 2; ++k) {
+      int64_t base = s * 100 + k * 10;
+      b.op("aten::permute", {{base, {2, 8, 64}, {512, 64, 1}}}, {{base + 1, {2, 64, 8}, {512, 1, 64}}}, "m.py", 7)
+          .op("aten::_log_softmax", {{base + 1, {2, 64, 8}, {512, 1, 64}}}, {{base + 2, {2, 64, 8}, {512, 8, 1}}},
+              "m.py", 8);
+    }
+  }
+  auto f = contig(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].metric("count"), 6);
+  EXPECT_DOUBLE_EQ(f[0].metric("per_step"), 2.0);
+}
+
+TEST(Contig002, TraceWithoutStridesHasNoFinding) {
+  test::TraceBuilder b;
+  b.step(1, 0, 100).op("aten::_softmax", 10, 5, {.inputs = {{"float", {2, 64, 8}, {}}}});
+  EXPECT_TRUE(contig(b.build()).empty());
+}
+
+// --- DYNSHAPE001 -------------------------------------------------------------------------
+
+TEST(Dynshape001, ShapeChangingEveryStepIsFlaggedOncePerLine) {
+  CaptureBuilder b;
+  const int64_t lengths[] = {17, 23, 31};
+  int64_t id = 1;
+  for (int s = 0; s < 3; ++s) {
+    int64_t n = lengths[s];
+    b.step(s + 1)
+        .op("aten::mm", {{id, {n, 64}, {64, 1}}, {1000, {64, 64}, {64, 1}}}, {{id + 1, {n, 64}, {64, 1}}}, "train.py", 40)
+        .op("aten::add.Tensor", {{id + 1, {n, 64}, {64, 1}}, {1001, {64}, {1}}}, {{id + 2, {n, 64}, {64, 1}}},
+            "train.py", 40)
+        // a fixed-shape op at another line
+        .op("aten::mm", {{2000, {8, 64}, {64, 1}}, {1000, {64, 64}, {64, 1}}}, {{id + 3, {8, 64}, {64, 1}}},
+            "train.py", 50);
+    id += 10;
+  }
+  auto f = dynshape(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, "DYNSHAPE001");
+  EXPECT_EQ(f[0].location.file, "train.py");
+  EXPECT_EQ(f[0].location.line, 40);
+  EXPECT_EQ(f[0].metric("distinct_shapes"), 3);
+  EXPECT_EQ(f[0].metric("steps"), 3);
+  EXPECT_EQ(f[0].metric("ops"), 2);
+  EXPECT_NE(f[0].message.find("[17,64]"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("aten::add.Tensor, aten::mm"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].fix.find("pad"), std::string::npos);
+}
+
+// A line that sees two shapes in every step (e.g. a helper called for q and for kv) is
+// steady after the first step: no recompilation, no finding.
+TEST(Dynshape001, SameSetOfShapesEveryStepIsClean) {
+  CaptureBuilder b;
+  for (int s = 0; s < 3; ++s) {
+    b.step(s + 1)
+        .op("aten::mul.Tensor", {{1, {4, 8}, {8, 1}}}, {{2, {4, 8}, {8, 1}}}, "h.py", 5)
+        .op("aten::mul.Tensor", {{3, {4, 16}, {16, 1}}}, {{4, {4, 16}, {16, 1}}}, "h.py", 5);
+  }
+  EXPECT_TRUE(dynshape(b.build()).empty());
+}
+
+TEST(Dynshape001, NeedsTwoSteps) {
+  CaptureBuilder b;
+  b.step(1)
+      .op("aten::mm", {{1, {3, 4}, {4, 1}}}, {{2, {3, 4}, {4, 1}}}, "t.py", 1)
+      .op("aten::mm", {{3, {5, 4}, {4, 1}}}, {{4, {5, 4}, {4, 1}}}, "t.py", 1);
+  EXPECT_TRUE(dynshape(b.build()).empty());
+}
+
+TEST(Dynshape001, ViewsAreNotCompilations) {
+  CaptureBuilder b;
+  for (int s = 0; s < 2; ++s) {
+    int64_t n = 10 + s;
+    b.step(s + 1).op("aten::view", {{1, {n, 4}, {4, 1}}}, {{2, {n * 4}, {1}}}, "t.py", 3);
+  }
+  EXPECT_TRUE(dynshape(b.build()).empty());
+}
+
+}  // namespace
+}  // namespace npud

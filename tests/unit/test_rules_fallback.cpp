@@ -1,0 +1,197 @@
+// FALLBACK001 ai-cpu-task and FALLBACK002 cpu-fallback-op on hand-written traces.
+#include <gtest/gtest.h>
+
+#include "knowledge/knowledge.hpp"
+#include "rules/builtin_rules.hpp"
+#include "trace_builder.hpp"
+
+namespace npud {
+namespace {
+
+using test::TraceBuilder;
+
+bool contains(const std::string& s, std::string_view what) { return s.find(what) != std::string::npos; }
+
+// --- FALLBACK001 ---
+
+TEST(Fallback001, NoAiCpuTaskNoFinding) {
+  TraceBuilder b;
+  b.kernel("MatMulV2", 0, 100, {.task_type = "AI_CORE"}).kernel("Add12", 200, 10, {.task_type = "AI_VECTOR_CORE"});
+  EXPECT_TRUE(test::run_rule(fallback001_rule(), b.build()).empty());
+}
+
+// Like the fixtures' trans_Cast_* INT32 AI_CPU tasks: instances are grouped by name.
+TEST(Fallback001, AiCpuTasksAreGroupedByName) {
+  TraceBuilder b;
+  b.raw().format = InputFormat::AscendCsv;
+  b.step(1, 0, 2000);
+  b.kernel("MatMulV2", 0, 600, {.task_type = "AI_CORE"});
+  b.kernel("trans_Cast_5", 700, 200, {.kind = TaskKind::AiCpu, .task_type = "AI_CPU"});
+  b.kernel("trans_Cast_18", 1000, 100, {.kind = TaskKind::AiCpu, .task_type = "AI_CPU"});
+  b.kernel("trans_Cast_5", 1200, 100, {.kind = TaskKind::AiCpu, .task_type = "AI_CPU"});
+  auto f = test::run_rule(fallback001_rule(), b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[0].location.op, "trans_Cast");
+  EXPECT_EQ(f[0].metric("count"), 3);
+  EXPECT_EQ(f[0].metric("time_ns"), 400000);
+  EXPECT_DOUBLE_EQ(f[0].metric("device_share"), 0.4);  // 400 of 1000 us busy
+  EXPECT_EQ(f[0].metric("per_step"), 3);
+  EXPECT_TRUE(contains(f[0].message, "3 AI-CPU tasks")) << f[0].message;
+  EXPECT_TRUE(contains(f[0].fix, "int32")) << f[0].fix;
+  ASSERT_FALSE(f[0].notes.empty());
+  EXPECT_TRUE(contains(f[0].notes[0], "trans_Cast_5, trans_Cast_18"));
+}
+
+TEST(Fallback001, KnownSilentAiCpuOpGetsTheFact) {
+  TraceBuilder b;
+  b.kernel("aclnnIsIn_IsIn", 0, 100, {.kind = TaskKind::AiCpu});
+  b.kernel("IsInf3", 200, 100, {.kind = TaskKind::AiCpu});
+  auto f = test::run_rule(fallback001_rule(), b.build());
+  ASSERT_EQ(f.size(), 2u);
+  for (const Finding& x : f) {
+    bool has_fact = false;
+    for (const auto& n : x.notes) has_fact = has_fact || contains(n, "NPU-FACTS");
+    EXPECT_EQ(has_fact, x.location.op == "aclnnIsIn_IsIn") << x.location.op;
+  }
+}
+
+TEST(Fallback001, LinksToTheLaunchingHostOp) {
+  TraceBuilder b;
+  b.op("aten::unique", 0, 100, {.external_id = 3, .file = "data.py", .line = 7});
+  b.kernel("UniqueWithCounts", 10, 500, {.kind = TaskKind::AiCpu, .external_id = 3});
+  auto f = test::run_rule(fallback001_rule(), b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.file, "data.py");
+  EXPECT_EQ(f[0].location.op, "UniqueWithCounts");
+  ASSERT_FALSE(f[0].notes.empty());
+  EXPECT_EQ(f[0].notes[0], "launched by aten::unique");
+}
+
+// --- FALLBACK002 ---
+
+// The rule needs the real KnowledgeVersion::has_npu_kernel; the skeleton's placeholder says
+// "yes" to every op.
+bool knowledge_is_placeholder() {
+  return test::tiny_version("2.1.0", {}).has_npu_kernel("aten::surely_not_an_op_xyz");
+}
+
+#define SKIP_IF_PLACEHOLDER()                                                        \
+  if (knowledge_is_placeholder()) GTEST_SKIP() << "knowledge base is the placeholder: " \
+                                                  "has_npu_kernel() is always true"
+
+TEST(Fallback002, OpWithoutKernelIsFlagged) {
+  SKIP_IF_PLACEHOLDER();
+  KnowledgeVersion v = test::tiny_version("2.1.0", {"add.Tensor", "mm"});
+  TraceBuilder b;
+  b.step(1, 0, 1000).step(2, 1000, 1000);
+  for (int s = 0; s < 2; ++s) {
+    b.op("aten::add", s * 1000 + 10, 20);
+    b.op("aten::mm", s * 1000 + 50, 20);
+    b.op("aten::histc", s * 1000 + 100, 40, {.file = "model.py", .line = 31});
+  }
+  auto f = test::run_rule(fallback002_rule(), b.build(), v);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[0].location.op, "aten::histc");
+  EXPECT_EQ(f[0].location.file, "model.py");
+  EXPECT_EQ(f[0].metric("count"), 2);
+  EXPECT_EQ(f[0].metric("per_step"), 1);
+  EXPECT_EQ(f[0].metric("self_ns"), 80000);
+  EXPECT_TRUE(contains(f[0].message, "dev-branch")) << f[0].message;
+  EXPECT_TRUE(contains(f[0].message, "torch_npu 2.1.0")) << f[0].message;
+  bool caveat = false;
+  for (const auto& n : f[0].notes) caveat = caveat || contains(n, "development-branch tip");
+  EXPECT_TRUE(caveat);
+  EXPECT_FALSE(contains(f[0].fix, "NpuLayerNorm"));
+}
+
+TEST(Fallback002, OpWithKernelOrNpuOrNonAtenIsNotFlagged) {
+  SKIP_IF_PLACEHOLDER();
+  KnowledgeVersion v = test::tiny_version("2.1.0", {"add.Tensor", "histc"});
+  v.custom.insert("npu_rms_norm");
+  TraceBuilder b;
+  b.op("aten::add.Tensor", 0, 10).op("aten::histc", 20, 10);
+  b.op("aten::npu_rms_norm", 40, 10).op("npu::npu_fusion_attention", 60, 10);
+  b.op("aten::detach", 80, 5).op("aten::view", 90, 5);        // generic view ops
+  b.op("my_function", 100, 5, {.kind = OpKind::Python});
+  EXPECT_TRUE(test::run_rule(fallback002_rule(), b.build(), v).empty());
+}
+
+TEST(Fallback002, CompositeOpIsNotFlagged) {
+  SKIP_IF_PLACEHOLDER();
+  const Knowledge& kb = Knowledge::builtin();
+  if (!kb.is_composite("einsum")) GTEST_SKIP() << "knowledge base has no composite list";
+  KnowledgeVersion v = test::tiny_version("2.1.0", {"bmm"});
+  TraceBuilder b;
+  b.op("aten::einsum", 0, 100).op("aten::bmm", 10, 50);
+  EXPECT_TRUE(test::run_rule(fallback002_rule(), b.build(), v).empty());
+}
+
+// On NPU an op with its own kernel never runs what it called on CUDA (cudnn_* etc.).
+TEST(Fallback002, WhatAnOpWithAnNpuKernelCalledIsNotFlagged) {
+  SKIP_IF_PLACEHOLDER();
+  KnowledgeVersion v = test::tiny_version("2.1.0", {"convolution"});
+  TraceBuilder b;
+  b.op("aten::convolution", 0, 100).op("aten::_convolution", 5, 90).op("aten::histc", 10, 50);
+  b.op("aten::cudnn_convolution", 200, 10);  // other backend's implementation op
+  EXPECT_TRUE(test::run_rule(fallback002_rule(), b.build(), v).empty());
+}
+
+TEST(Fallback002, ExplicitCompositeIsNotFlagged) {
+  SKIP_IF_PLACEHOLDER();
+  if (Knowledge::builtin().composite_kind("zeros_like").empty()) GTEST_SKIP() << "no composite kinds";
+  KnowledgeVersion v = test::tiny_version("2.1.0", {});
+  TraceBuilder b;
+  b.op("aten::zeros_like", 0, 10);
+  EXPECT_TRUE(test::run_rule(fallback002_rule(), b.build(), v).empty());
+}
+
+TEST(Fallback002, ChildrenOfAFlaggedOpAreNotFlaggedAgain) {
+  SKIP_IF_PLACEHOLDER();
+  KnowledgeVersion v = test::tiny_version("2.1.0", {});
+  TraceBuilder b;
+  b.op("aten::histc", 0, 100).op("aten::zeros_fancy", 10, 50);
+  auto f = test::run_rule(fallback002_rule(), b.build(), v);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.op, "aten::histc");
+}
+
+TEST(Fallback002, LegacyLinesUseTocpuAndUnsupportedLists) {
+  SKIP_IF_PLACEHOLDER();
+  KnowledgeVersion v = test::tiny_version("2.0.1", {"add.Tensor", "_cholesky_helper", "bitwise_left_shift.Tensor"});
+  v.tocpu.insert("_cholesky_helper");
+  v.unsupported.insert("bitwise_left_shift.Tensor");
+  TraceBuilder b;
+  b.op("aten::_cholesky_helper", 0, 10).op("aten::bitwise_left_shift", 20, 10).op("aten::add", 40, 10);
+  b.op("aten::histc", 60, 10);
+  auto f = test::run_rule(fallback002_rule(), b.build(), v);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].location.op, "aten::bitwise_left_shift");
+  EXPECT_TRUE(contains(f[0].message, "unsupported"));
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(f[i].severity, Severity::Warning);
+    if (f[i].location.op == "aten::_cholesky_helper") EXPECT_TRUE(contains(f[i].message, "runs on the CPU"));
+    else EXPECT_TRUE(contains(f[i].message, "no automatic CPU fallback")) << f[i].message;
+  }
+}
+
+TEST(Fallback002, SilentHostWorkIsInfoWithTheFact) {
+  SKIP_IF_PLACEHOLDER();
+  KnowledgeVersion v = test::tiny_version("2.1.0", {"isin.Tensor_Tensor", "argsort", "gcd"});
+  TraceBuilder b;
+  b.op("aten::isin", 0, 10);
+  b.op("aten::argsort", 20, 10, {.inputs = {{"long int", {16}, {1}}}});
+  b.op("aten::argsort", 40, 10, {.inputs = {{"float", {16}, {1}}}});  // float keys: fine
+  auto f = test::run_rule(fallback002_rule(), b.build(), v);
+  ASSERT_EQ(f.size(), 2u);
+  for (const Finding& x : f) {
+    EXPECT_EQ(x.severity, Severity::Info);
+    ASSERT_FALSE(x.notes.empty());
+    EXPECT_TRUE(contains(x.notes[0], "NPU-FACTS")) << x.notes[0];
+  }
+}
+
+}  // namespace
+}  // namespace npud

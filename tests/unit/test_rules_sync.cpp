@@ -1,0 +1,173 @@
+// SYNC001 host-device-sync on hand-written traces.
+#include <gtest/gtest.h>
+
+#include "rules/builtin_rules.hpp"
+#include "trace_builder.hpp"
+
+namespace npud {
+namespace {
+
+using test::TraceBuilder;
+
+std::vector<Finding> sync(const Trace& t) { return test::run_rule(sync001_rule(), t); }
+
+TEST(Sync001, CleanTraceHasNoFinding) {
+  TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.op("aten::linear", 10, 100).op("aten::addmm", 20, 80, {.external_id = 1});
+  b.runtime("cudaLaunchKernel", RuntimeKind::Launch, 30, 5, {.correlation = 11, .external_id = 1});
+  b.kernel("gemm", 40, 300, {.correlation = 11});
+  b.op("aten::add", 200, 20);
+  b.kernel("Memcpy HtoD", 300, 10, {.kind = TaskKind::Memcpy, .copy = CopyDir::HtoD});
+  EXPECT_TRUE(sync(b.build()).empty());
+}
+
+// One loss.item() per step at train.py:95, with the aten op, its _local_scalar_dense child and
+// the runtime copy + sync calls inside: one finding, the runtime sync is not counted twice.
+TEST(Sync001, ItemEveryStepIsOneErrorFinding) {
+  TraceBuilder b;
+  for (int s = 0; s < 3; ++s) {
+    double base = s * 1000.0;
+    b.step(s + 1, base, 1000);
+    b.op("aten::mm", base + 10, 50);
+    b.op("aten::item", base + 100, 200, {.file = "train.py", .line = 95});
+    b.op("aten::_local_scalar_dense", base + 110, 180);
+    b.runtime("cudaMemcpyAsync", RuntimeKind::Memcpy, base + 120, 10);
+    b.runtime("cudaStreamSynchronize", RuntimeKind::Sync, base + 140, 140);
+  }
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, "SYNC001");
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].location.file, "train.py");
+  EXPECT_EQ(f[0].location.line, 95);
+  EXPECT_EQ(f[0].location.op, "aten::item");
+  EXPECT_EQ(f[0].metric("count"), 3);
+  EXPECT_EQ(f[0].metric("per_step"), 1);
+  EXPECT_EQ(f[0].metric("time_ns"), 3 * 200000);
+  EXPECT_DOUBLE_EQ(f[0].metric("time_share"), 0.2);
+  EXPECT_EQ(f[0].cost_ns, 600000);
+  EXPECT_NE(f[0].message.find("aten::item at train.py:95"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("3 host-device syncs (1/step)"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].fix.find(".item()"), std::string::npos);
+}
+
+TEST(Sync001, RareSyncIsAWarning) {
+  TraceBuilder b;
+  b.step(1, 0, 1000).step(2, 1000, 1000).step(3, 2000, 1000);
+  b.op("aten::item", 100, 5);  // once in three steps, 0.17% of the time
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_NEAR(f[0].metric("per_step"), 1.0 / 3, 1e-9);
+}
+
+TEST(Sync001, ItemWithoutFrameIsGroupedByParentChain) {
+  TraceBuilder b;
+  b.op("log_metrics", 0, 100, {.kind = OpKind::Annotation});
+  b.op("aten::item", 10, 20);
+  b.op("aten::item", 50, 20);
+  b.op("aten::item", 200, 20);  // top level: another group
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 2u);
+  const Finding& in_log = f[0].metric("count") == 2 ? f[0] : f[1];
+  EXPECT_EQ(in_log.metric("count"), 2);
+  ASSERT_FALSE(in_log.notes.empty());
+  EXPECT_EQ(in_log.notes[0], "called from: log_metrics");
+}
+
+TEST(Sync001, DistinctUserLinesAreDistinctFindings) {
+  TraceBuilder b;
+  b.op("aten::item", 10, 20, {.file = "train.py", .line = 95});
+  b.op("aten::item", 50, 20, {.file = "train.py", .line = 96});
+  b.op("aten::item", 90, 20, {.file = "train.py", .line = 95});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].metric("count") + f[1].metric("count"), 3);
+}
+
+TEST(Sync001, ExplicitRuntimeSyncOutsideOps) {
+  TraceBuilder b;
+  b.runtime("cudaDeviceSynchronize", RuntimeKind::Sync, 100, 2000);
+  b.runtime("aclrtSynchronizeStream", RuntimeKind::Other, 3000, 50);  // kind unknown: the name says it
+  b.runtime("cudaStreamWaitEvent", RuntimeKind::Other, 4000, 5);      // device-side wait: not a host sync
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].location.op, "cudaDeviceSynchronize");
+  EXPECT_EQ(f[0].metric("time_ns"), 2000000);
+  EXPECT_EQ(f[0].metric("per_step"), 1);  // no steps: the total
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[1].location.op, "aclrtSynchronizeStream");
+  EXPECT_NE(f[0].fix.find("synchronize"), std::string::npos);
+}
+
+TEST(Sync001, SynchronousMemcpyIsASync) {
+  TraceBuilder b;
+  b.op("aten::copy_", 0, 100);
+  b.runtime("cudaMemcpy", RuntimeKind::Memcpy, 10, 80, {.correlation = 5});
+  b.runtime("cudaMemcpyAsync", RuntimeKind::Memcpy, 200, 5);
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.op, "aten::copy_");
+  EXPECT_NE(f[0].message.find("cudaMemcpy in aten::copy_"), std::string::npos) << f[0].message;
+}
+
+// .cpu(): aten::to > aten::copy_ with an async DtoH copy and a stream sync. One finding,
+// located at the outermost aten op, not a second one for the copy kernel.
+TEST(Sync001, DtoHCopyWithSyncIsReportedOnce) {
+  TraceBuilder b;
+  b.op("aten::to", 0, 300, {.file = "eval.py", .line = 12});
+  b.op("aten::copy_", 10, 280, {.external_id = 7});
+  b.runtime("cudaMemcpyAsync", RuntimeKind::Memcpy, 20, 10, {.correlation = 70, .external_id = 7});
+  b.runtime("cudaStreamSynchronize", RuntimeKind::Sync, 40, 240, {.external_id = 7});
+  b.kernel("Memcpy DtoH (Device -> Pageable)", 50, 30,
+           {.kind = TaskKind::Memcpy, .copy = CopyDir::DtoH, .correlation = 70, .external_id = 7});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.op, "aten::to");
+  EXPECT_EQ(f[0].location.file, "eval.py");
+  EXPECT_NE(f[0].message.find("cudaStreamSynchronize"), std::string::npos);
+}
+
+TEST(Sync001, UnlinkedDtoHCopyIsReported) {
+  TraceBuilder b;
+  b.kernel("MEMCPY_DtoH", 0, 40, {.kind = TaskKind::Memcpy, .copy = CopyDir::DtoH});
+  b.kernel("MEMCPY_DtoH", 100, 60, {.kind = TaskKind::Memcpy, .copy = CopyDir::DtoH});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.op, "Memcpy DtoH");
+  EXPECT_EQ(f[0].metric("count"), 2);
+  EXPECT_EQ(f[0].metric("time_ns"), 100000);
+}
+
+TEST(Sync001, BooleanIndexIsDataDependentIntegerIndexIsNot) {
+  TraceBuilder b;
+  b.op("aten::index", 0, 50, {.inputs = {{"float", {8, 4}, {}}, {"bool", {8}, {}}}});
+  b.op("aten::index", 100, 50, {.inputs = {{"float", {8, 4}, {}}, {"long int", {3}, {}}}});
+  b.op("aten::nonzero", 200, 50, {.file = "m.py", .line = 3});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 2u);
+  for (const auto& x : f) EXPECT_NE(x.fix.find("torch.where"), std::string::npos);
+}
+
+// A capture's Python-level Tensor.item wraps the dispatcher's aten::item: counted once.
+TEST(Sync001, PythonSyncFromCaptureCoversNestedAtenOps) {
+  TraceBuilder b;
+  b.raw().format = InputFormat::Capture;
+  b.step(1, 0, 100);
+  b.op("Tensor.item", 10, 30, {.kind = OpKind::PythonSync, .file = "train.py", .line = 40});
+  b.op("aten::item", 12, 25);
+  b.op("aten::_local_scalar_dense", 13, 20);
+  b.op("Tensor.cpu", 50, 20, {.kind = OpKind::PythonSync, .file = "train.py", .line = 41});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].location.op, "Tensor.item");
+  EXPECT_EQ(f[0].location.line, 40);
+  EXPECT_EQ(f[0].metric("count"), 1);
+  EXPECT_EQ(f[0].severity, Severity::Error);  // once per step, 30% of the step
+  EXPECT_EQ(f[1].location.op, "Tensor.cpu");
+  EXPECT_NE(f[1].fix.find("non_blocking"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace npud

@@ -1,0 +1,291 @@
+// The static scan: per-rule inputs with inline `# expect: ID` comments (tests/data/scan),
+// fix round-trips, diffs, skipped inputs, filters and SARIF structure.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "report/sarif.hpp"
+#include "source/api_map.hpp"
+#include "source/fixes.hpp"
+#include "source/scanner.hpp"
+#include "util/embedded.hpp"
+
+namespace fs = std::filesystem;
+using namespace npud;
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<fs::path> scan_inputs() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(fs::path(NPUD_TEST_DATA) / "scan"))
+    if (e.path().extension() == ".py") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// "line:ID" for every `# expect: A, B` comment.
+std::multiset<std::string> expectations(const std::string& text, std::string& version) {
+  std::multiset<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (auto v = line.find("# torch-npu: "); v != std::string::npos) version = line.substr(v + 13);
+    auto p = line.find("# expect: ");
+    if (p == std::string::npos) continue;
+    std::string ids = line.substr(p + 10);
+    std::istringstream is(ids);
+    std::string id;
+    while (std::getline(is, id, ',')) {
+      id.erase(0, id.find_first_not_of(' '));
+      id.erase(id.find_last_not_of(' ') + 1);
+      if (!id.empty()) out.insert(std::to_string(n) + ":" + id);
+    }
+  }
+  return out;
+}
+
+ScanOptions options_for(const std::string& version) {
+  ScanOptions o;
+  if (!version.empty()) o.version = Knowledge::builtin().find(version);
+  return o;
+}
+
+#define REQUIRE_SCAN() \
+  if (!scan_available()) GTEST_SKIP() << "built without the tree-sitter Python grammar (NPUD_SCAN off)"
+
+}  // namespace
+
+TEST(Scan, InlineExpectationsPerRuleInput) {
+  REQUIRE_SCAN();
+  auto inputs = scan_inputs();
+  ASSERT_GE(inputs.size(), 6u);
+  for (const auto& p : inputs) {
+    SCOPED_TRACE(p.string());
+    std::string text = read_file(p), version;
+    auto expected = expectations(text, version);
+    ASSERT_FALSE(expected.empty() && p.stem() != "amp_scaled");
+    ScanOptions opts = options_for(version);
+    if (!version.empty()) {
+      ASSERT_NE(opts.version, nullptr) << version;
+    }
+    FileResult r = scan_source(p.string(), text, opts);
+    ASSERT_EQ(r.status, FileStatus::Scanned);
+    EXPECT_FALSE(r.syntax_error);
+    std::multiset<std::string> got;
+    for (const auto& f : r.findings) got.insert(std::to_string(f.line) + ":" + f.rule);
+    for (const auto& e : expected) EXPECT_TRUE(got.count(e)) << "missing " << e;
+    for (const auto& g : got) EXPECT_TRUE(expected.count(g)) << "unexpected " << g;
+  }
+}
+
+TEST(Scan, FixesRoundTripToCleanParse) {
+  REQUIRE_SCAN();
+  for (const auto& p : scan_inputs()) {
+    SCOPED_TRACE(p.string());
+    std::string text = read_file(p), version;
+    expectations(text, version);
+    ScanOptions opts = options_for(version);
+    FileResult r = scan_source(p.string(), text, opts);
+    auto edits = collect_edits(r.findings);
+    std::string fixed = apply_edits(text, edits);
+    FileResult again = scan_source(p.string(), fixed, opts);
+    EXPECT_FALSE(again.syntax_error);
+    for (const auto& f : again.findings) EXPECT_FALSE(f.fixable()) << "still fixable: " << f.line << " " << f.rule;
+    if (!edits.empty()) {
+      EXPECT_NE(fixed, text);
+    }
+  }
+}
+
+TEST(Scan, CudaFixesAreExact) {
+  REQUIRE_SCAN();
+  std::string src =
+      "import torch\n"
+      "x = torch.zeros(2, device='cuda:1').cuda()\n"
+      "torch.cuda.synchronize()\n";
+  FileResult r = scan_source("t.py", src, {});
+  std::string fixed = apply_edits(src, collect_edits(r.findings));
+  EXPECT_EQ(fixed,
+            "import torch\n"
+            "import torch_npu\n"
+            "x = torch.zeros(2, device='npu:1').npu()\n"
+            "torch.npu.synchronize()\n");
+}
+
+TEST(Scan, ImportTorchNpuKeepsIndentAndHandlesMissingNewline) {
+  REQUIRE_SCAN();
+  std::string src = "try:\n    import torch\nexcept ImportError:\n    pass\nx.cuda()";
+  FileResult r = scan_source("t.py", src, {});
+  std::string fixed = apply_edits(src, collect_edits(r.findings));
+  EXPECT_EQ(fixed, "try:\n    import torch\n    import torch_npu\nexcept ImportError:\n    pass\nx.npu()");
+  std::string tail = "x.cuda()\nimport torch";
+  FileResult r2 = scan_source("t.py", tail, {});
+  EXPECT_EQ(apply_edits(tail, collect_edits(r2.findings)), "x.npu()\nimport torch\nimport torch_npu\n");
+}
+
+TEST(Scan, SyntaxErrorIsReportedAndFixesWithheld) {
+  REQUIRE_SCAN();
+  FileResult r = scan_source("bad.py", "import torch\ndef f(:\n    return x.cuda()\n", {});
+  EXPECT_TRUE(r.syntax_error);
+  bool parse = false;
+  for (const auto& f : r.findings) {
+    parse = parse || f.rule == "PARSE001";
+    EXPECT_FALSE(f.fixable());
+  }
+  EXPECT_TRUE(parse);
+}
+
+TEST(Scan, BinaryAndNonUtf8AreSkipped) {
+  REQUIRE_SCAN();
+  FileResult bin = scan_source("b.py", std::string("import torch\0x", 14), {});
+  EXPECT_EQ(bin.status, FileStatus::Binary);
+  EXPECT_NE(bin.note.find("offset 12"), std::string::npos) << bin.note;
+  FileResult latin = scan_source("l.py", "# caf\xe9\nx = 1\n", {});
+  EXPECT_EQ(latin.status, FileStatus::NotUtf8);
+  EXPECT_NE(latin.note.find("offset 5"), std::string::npos) << latin.note;
+  EXPECT_EQ(first_invalid_utf8("\xed\xa0\x80"), 0u);      // surrogate
+  EXPECT_EQ(first_invalid_utf8("\xc0\xaf"), 0u);          // overlong
+  EXPECT_EQ(first_invalid_utf8("ok \xe2\x82\xac"), std::string_view::npos);
+}
+
+TEST(Scan, FilesInParallelSkipVenvsAndKeepOrder) {
+  REQUIRE_SCAN();
+  fs::path dir = fs::temp_directory_path() / ("npud_scan_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "pkg" / "venv");
+  fs::create_directories(dir / "env2");
+  fs::create_directories(dir / ".git");
+  std::ofstream(dir / "env2" / "pyvenv.cfg") << "home = /usr\n";
+  std::ofstream(dir / "env2" / "lib.py") << "x.cuda()\n";
+  std::ofstream(dir / "pkg" / "venv" / "lib.py") << "x.cuda()\n";
+  std::ofstream(dir / ".git" / "hook.py") << "x.cuda()\n";
+  for (int i = 0; i < 20; ++i) std::ofstream(dir / "pkg" / ("m" + std::to_string(i) + ".py")) << "y = x.cuda()\n";
+  std::ofstream(dir / "pkg" / "bin.py", std::ios::binary) << std::string("\0\1\2", 3);
+  std::vector<std::string> notes;
+  auto files = collect_python_files({dir.string()}, notes);
+  EXPECT_EQ(files.size(), 21u);
+  EXPECT_EQ(notes.size(), 2u);
+  ScanOptions o;
+  o.threads = 4;
+  auto results = scan_files(files, o);
+  ASSERT_EQ(results.size(), files.size());
+  size_t scanned = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    EXPECT_EQ(results[i].path, files[i]);
+    if (results[i].status == FileStatus::Scanned) {
+      ++scanned;
+      EXPECT_FALSE(results[i].findings.empty());
+    }
+  }
+  EXPECT_EQ(scanned, 20u);
+  EXPECT_THROW(collect_python_files({(dir / "nope").string()}, notes), std::runtime_error);
+  fs::remove_all(dir);
+}
+
+TEST(Scan, SelectAndIgnoreByIdOrPrefix) {
+  REQUIRE_SCAN();
+  std::string src = "import torch\nx = y.cuda()\nfor i in r:\n    z.item()\n";
+  ScanOptions o;
+  o.filter = RuleFilter("SYNC", "");
+  FileResult r = scan_source("t.py", src, o);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].rule, "SYNC101");
+  o.filter = RuleFilter("", "cuda006,SYNC101");
+  r = scan_source("t.py", src, o);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].rule, "CUDA002");
+  EXPECT_THROW(RuleFilter("NOPE1", ""), std::invalid_argument);
+}
+
+TEST(Scan, UnifiedDiffHunks) {
+  std::string a = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n";
+  std::string b = "1\n2\nthree\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\nnew\n14\n15\n";
+  std::string d = unified_diff("x.py", a, b);
+  EXPECT_EQ(d,
+            "--- a/x.py\n+++ b/x.py\n"
+            "@@ -1,6 +1,6 @@\n 1\n 2\n-3\n+three\n 4\n 5\n 6\n"
+            "@@ -11,5 +11,6 @@\n 11\n 12\n 13\n+new\n 14\n 15\n");
+  EXPECT_EQ(unified_diff("x.py", a, a), "");
+  EXPECT_EQ(unified_diff("x.py", "a", "a\nb\n"),
+            "--- a/x.py\n+++ b/x.py\n@@ -1,1 +1,2 @@\n-a\n\\ No newline at end of file\n+a\n+b\n");
+}
+
+TEST(Scan, ApiMapMatchesKnowledgeNames) {
+  const ApiMap& m = ApiMap::builtin();
+  EXPECT_GT(m.size(), 30u);
+  ASSERT_NE(m.find("torch.isin"), nullptr);
+  EXPECT_FALSE(m.find("torch.isin")->host_note.empty());
+  EXPECT_EQ(m.find("torch.add"), nullptr);
+  EXPECT_THROW(ApiMap::parse("torch.x\tonly-two\n"), std::runtime_error);
+}
+
+TEST(Scan, SarifHasCodeScanningStructure) {
+  REQUIRE_SCAN();
+  FileResult r = scan_source("src/my train.py", "import torch\nx = y.cuda()\n", {});
+  SarifLog log;
+  log.tool_version = "0.1.0";
+  for (const auto& ri : source_rules()) log.rules.push_back({std::string(ri.id), std::string(ri.summary), "", "", ri.severity});
+  for (const auto& f : r.findings) {
+    SarifResult s;
+    s.rule_id = f.rule;
+    s.severity = f.severity;
+    s.message = f.message;
+    s.uri = r.path;
+    s.line = f.line;
+    s.column = f.column;
+    for (const auto& e : f.edits) s.replacements.push_back({e.start, e.end - e.start, e.replacement});
+    log.results.push_back(s);
+  }
+  std::ostringstream os;
+  render_sarif(os, log);
+  simdjson::dom::parser parser;
+  simdjson::padded_string json(os.str());
+  simdjson::dom::element doc = parser.parse(json);
+  EXPECT_EQ(std::string_view(doc["version"]), "2.1.0");
+  auto run = doc["runs"].at(0);
+  EXPECT_EQ(std::string_view(run["tool"]["driver"]["name"]), "npu-doctor");
+  std::set<std::string> rule_ids;
+  for (auto rule : run["tool"]["driver"]["rules"].get_array()) {
+    rule_ids.insert(std::string(std::string_view(rule["id"])));
+    EXPECT_FALSE(std::string_view(rule["shortDescription"]["text"]).empty());
+  }
+  size_t n = 0;
+  for (auto res : run["results"].get_array()) {
+    ++n;
+    EXPECT_TRUE(rule_ids.count(std::string(std::string_view(res["ruleId"]))));
+    std::string_view level = res["level"];
+    EXPECT_TRUE(level == "error" || level == "warning" || level == "note");
+    EXPECT_FALSE(std::string_view(res["message"]["text"]).empty());
+    auto pl = res["locations"].at(0)["physicalLocation"];
+    EXPECT_EQ(std::string_view(pl["artifactLocation"]["uri"]), "src/my%20train.py");
+    EXPECT_GE(int64_t(pl["region"]["startLine"]), 1);
+    EXPECT_GE(int64_t(pl["region"]["startColumn"]), 1);
+  }
+  EXPECT_EQ(n, r.findings.size());
+  EXPECT_EQ(sarif_uri("/abs/a b.py"), "file:///abs/a%20b.py");
+}
+
+TEST(Scan, EveryRuleHasADoc) {
+  for (const auto& r : source_rules()) {
+    std::string_view doc = find_embedded(embedded_rule_docs(), std::string(r.id) + ".md");
+    EXPECT_FALSE(doc.empty()) << r.id;
+    EXPECT_NE(doc.find("## Why it hurts on an Ascend NPU"), std::string_view::npos) << r.id;
+    EXPECT_EQ(doc.find("NpuLayerNorm"), std::string_view::npos) << r.id;
+  }
+}

@@ -1,0 +1,164 @@
+// Hand-written Traces for rule and report tests. Times are given in microseconds (what
+// profilers show) and stored in nanoseconds. build() finalizes (nesting, self time, steps).
+#pragma once
+
+#include <cmath>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "knowledge/knowledge.hpp"
+#include "model/trace.hpp"
+#include "rules/finding.hpp"
+#include "rules/rule.hpp"
+
+// Tests fill these option structs with designated initializers and leave the rest at their
+// defaults on purpose; g++ 12 warns about that under -Wextra.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace npud::test {
+
+inline int64_t us(double v) { return int64_t(std::llround(v * 1000.0)); }
+
+struct TensorSpec {
+  std::string dtype = "float";
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;   // empty = not recorded
+};
+
+struct OpOpts {
+  OpKind kind = OpKind::Aten;
+  int32_t pid = 1;
+  int32_t tid = 1;
+  int64_t external_id = kUnset;
+  std::string file;               // user frame, when set
+  int32_t line = 0;
+  std::string module;
+  std::vector<TensorSpec> inputs;
+};
+
+struct KernelOpts {
+  TaskKind kind = TaskKind::Kernel;
+  CopyDir copy = CopyDir::None;
+  int32_t device = 0;
+  int32_t stream = 7;
+  int64_t correlation = kUnset;
+  int64_t external_id = kUnset;
+  std::string task_type;
+};
+
+struct RuntimeOpts {
+  int32_t pid = 1;
+  int32_t tid = 1;
+  int64_t correlation = kUnset;
+  int64_t external_id = kUnset;
+};
+
+class TraceBuilder {
+ public:
+  TraceBuilder() { t_.source = "test.json"; t_.format = InputFormat::KinetoJson; }
+
+  TraceBuilder& op(std::string_view name, double start_us, double dur_us, const OpOpts& o = {}) {
+    Op op;
+    op.name = t_.intern(name);
+    op.kind = o.kind;
+    op.pid = o.pid;
+    op.tid = o.tid;
+    op.start_ns = us(start_us);
+    op.dur_ns = us(dur_us);
+    op.external_id = o.external_id;
+    op.module = t_.intern(o.module);
+    if (!o.file.empty()) {
+      uint32_t frame = t_.add_frame(o.file, o.line, "f");
+      op.stack = t_.add_stack(std::span<const uint32_t>(&frame, 1));
+    }
+    op.inputs_begin = uint32_t(t_.tensor_refs.size());
+    for (const TensorSpec& ts : o.inputs) {
+      TensorMeta m;
+      m.dtype = t_.intern(ts.dtype);
+      m.dims_begin = uint32_t(t_.dims.size());
+      m.rank = uint8_t(ts.shape.size());
+      m.has_shape = true;
+      t_.dims.insert(t_.dims.end(), ts.shape.begin(), ts.shape.end());
+      if (!ts.strides.empty()) {
+        m.has_strides = true;
+        t_.dims.insert(t_.dims.end(), ts.strides.begin(), ts.strides.end());
+      }
+      t_.tensor_refs.push_back(t_.add_tensor(m));
+    }
+    op.inputs_count = uint32_t(o.inputs.size());
+    t_.ops.push_back(op);
+    return *this;
+  }
+
+  TraceBuilder& kernel(std::string_view name, double start_us, double dur_us, const KernelOpts& o = {}) {
+    Kernel k;
+    k.name = t_.intern(name);
+    k.kind = o.kind;
+    k.copy = o.copy;
+    k.device = o.device;
+    k.stream = o.stream;
+    k.start_ns = us(start_us);
+    k.dur_ns = us(dur_us);
+    k.correlation = o.correlation;
+    k.external_id = o.external_id;
+    k.task_type = t_.intern(o.task_type);
+    t_.kernels.push_back(k);
+    return *this;
+  }
+
+  TraceBuilder& runtime(std::string_view name, RuntimeKind kind, double start_us, double dur_us,
+                        const RuntimeOpts& o = {}) {
+    RuntimeCall r;
+    r.name = t_.intern(name);
+    r.kind = kind;
+    r.pid = o.pid;
+    r.tid = o.tid;
+    r.start_ns = us(start_us);
+    r.dur_ns = us(dur_us);
+    r.correlation = o.correlation;
+    r.external_id = o.external_id;
+    t_.runtime.push_back(r);
+    return *this;
+  }
+
+  TraceBuilder& step(int64_t number, double start_us, double dur_us) {
+    t_.steps.push_back({number, us(start_us), us(dur_us)});
+    return *this;
+  }
+
+  Trace& raw() { return t_; }
+  Trace build() {
+    t_.finalize();
+    return std::move(t_);
+  }
+
+ private:
+  Trace t_;
+};
+
+// A hand-made knowledge version: `ops` spelled "add.Tensor" or "add".
+inline KnowledgeVersion tiny_version(std::string version, std::initializer_list<std::string_view> ops) {
+  KnowledgeVersion v;
+  v.version = std::move(version);
+  for (std::string_view op : ops) {
+    v.aten.insert(std::string(op));
+    v.aten_base.insert(std::string(op.substr(0, op.find('.'))));
+  }
+  return v;
+}
+
+// Findings of one rule on a trace, sorted like run_rules() does.
+inline std::vector<Finding> run_rule(const Rule& rule, const Trace& trace, const KnowledgeVersion& npu,
+                                     RuleOptions options = {}) {
+  AnalysisContext ctx{trace, npu, options};
+  return run_rules(ctx, {&rule});
+}
+
+inline std::vector<Finding> run_rule(const Rule& rule, const Trace& trace, RuleOptions options = {}) {
+  static const KnowledgeVersion empty = tiny_version("2.1.0", {});
+  return run_rule(rule, trace, empty, options);
+}
+
+}  // namespace npud::test

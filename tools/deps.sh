@@ -1,0 +1,23 @@
+# Sourced by tools/setup.sh and tools/test.sh: installs the Debian 12 packages the build
+# and the tests need, when any is missing. Nothing comes from anywhere but apt.
+NPUD_APT_PACKAGES="g++ cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libcli11-dev libfmt-dev
+  googletest libgtest-dev libbenchmark-dev python3 python3-torch python3-numpy gzip libtree-sitter-dev npm"
+
+npud_install_deps() {
+  local missing=()
+  for p in $NPUD_APT_PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "npu-doctor: installing ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+npud_build() {
+  local build_dir=$1; shift
+  cmake -S "$NPUD_ROOT" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$build_dir" -j"$(nproc)"
+}
