@@ -1,7 +1,7 @@
 # Sourced by tools/setup.sh and tools/test.sh: installs the Debian 12 packages the build
 # and the tests need, when any is missing. Nothing comes from anywhere but apt.
 NPUD_APT_PACKAGES="g++ cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libcli11-dev libfmt-dev
-  googletest libgtest-dev libbenchmark-dev python3 python3-torch python3-numpy gzip libtree-sitter-dev npm"
+  googletest libgtest-dev libbenchmark-dev python3 python3-torch python3-numpy gzip libtree-sitter-dev npm chromium"
 
 npud_install_deps() {
   local missing=()

@@ -137,10 +137,9 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   report.command = o.command;
   report.summary = summarize(trace);
   report.summary.torch_npu = version->version;
-  report.summary.knowledge_note = fmt::format(
-      "torch_npu {} op list: taken from the development-branch tip of that line, not a released wheel "
-      "(`npu-doctor versions` says where each list comes from)",
-      version->version);
+  report.summary.knowledge_note =
+      "op list of the development-branch tip of this torch_npu line, not of a released wheel; "
+      "`npu-doctor versions` says where each list comes from";
   for (const Rule* r : rules) report.rules_run.emplace_back(r->id());
   report.findings = run_rules(ctx, rules);
   report.warnings = trace.warnings;

@@ -16,5 +16,7 @@ void add_analyze_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 void add_rules_command(CLI::App& app, int& exit_code);
 void add_scan_command(CLI::App& app, int& exit_code);
+void add_diff_command(CLI::App& app, int& exit_code);
+void add_env_command(CLI::App& app, int& exit_code);
 
 }  // namespace npud

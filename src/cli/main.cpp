@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   npud::add_analyze_command(app, exit_code);
   npud::add_run_command(app, exit_code);
   npud::add_scan_command(app, exit_code);
+  npud::add_diff_command(app, exit_code);
+  npud::add_env_command(app, exit_code);
   npud::add_rules_command(app, exit_code);
 
   try {

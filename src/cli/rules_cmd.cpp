@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "knowledge/knowledge.hpp"
 #include "rules/rule.hpp"
+#include "source/source_rules.hpp"
 #include "util/embedded.hpp"
 
 namespace npud {
@@ -17,7 +18,11 @@ void add_rules_command(CLI::App& app, int& exit_code) {
   cmd->add_option("ID", *id, "rule id");
   cmd->callback([id, &exit_code] {
     if (id->empty()) {
-      for (const Rule* r : trace_rules()) std::cout << fmt::format("{:<12} {:<22} {}\n", r->id(), r->name(), r->summary());
+      std::cout << "Profile and capture rules (analyze, run):\n";
+      for (const Rule* r : trace_rules()) std::cout << fmt::format("  {:<12} {:<22} {}\n", r->id(), r->name(), r->summary());
+      std::cout << "\nSource rules (scan):\n";
+      for (const auto& r : source_rules())
+        std::cout << fmt::format("  {:<12} {:<22} {}\n", r.id, r.fixable ? "(fixable)" : "", r.summary);
       exit_code = kExitClean;
       return;
     }

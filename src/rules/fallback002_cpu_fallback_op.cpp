@@ -59,16 +59,20 @@ bool in_list(const std::unordered_set<std::string>& list, std::string_view name)
 }
 
 // Composite ops have a kernel for every backend and what they call is checked on its own,
-// except CompositeExplicitAutogradNonFunctional ones: `isin.Tensor_Tensor` only wraps the
-// backend's `isin.Tensor_Tensor_out` kernel, so it is covered only when that one is listed.
+// except the functional wrappers of structured ops (CompositeExplicitAutogradNonFunctional,
+// e.g. `isin.Tensor_Tensor`), which only redispatch to the backend's `isin.Tensor_Tensor_out`:
+// they are covered only when that out kernel is listed. An out overload that is composite
+// itself, or that no torch_npu line ever registered (`select_backward.out`), is generic.
 bool composite_covered(const Knowledge& kb, const KnowledgeVersion& kv, std::string_view full) {
   std::string_view kind = kb.composite_kind(full);
   if (kind.empty()) return false;
   if (kind != "explicit_nonfunctional") return true;
   std::string_view name = strip_aten(full);
-  std::string out_overload = aten_base(name).size() == name.size() ? std::string(name) + ".out"
-                                                                    : std::string(name) + "_out";
-  return kv.has_npu_kernel(out_overload);
+  std::string out = aten_base(name).size() == name.size() ? std::string(name) + ".out" : std::string(name) + "_out";
+  if (!kb.composite_kind(out).empty()) return true;
+  bool a_backend_op = false;
+  for (const KnowledgeVersion& v : kb.versions()) a_backend_op = a_backend_op || v.aten.count(out) > 0;
+  return !a_backend_op || kv.has_npu_kernel(out);
 }
 
 bool is_legacy_line(std::string_view v) { return v.starts_with("1.") || v.starts_with("2.0"); }

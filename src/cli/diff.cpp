@@ -1,0 +1,4 @@
+#include "cli/commands.hpp"
+namespace npud {
+void add_diff_command(CLI::App&, int&) {}
+}
