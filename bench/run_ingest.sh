@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ingest benchmark: npu-doctor's read_trace vs Python's json.load on the same uncompressed
-# files, in one run. Prints MB/s, peak RSS and the ratios.
+# files, in one run. Prints wall and CPU seconds, peak RSS and the ratios.
 #   bench/run_ingest.sh [BUILD_DIR]   (configured with -DNPUD_BENCH=ON)
 # Env: SIZE_MB (synthetic trace size, default 1100), PY_MAX_MB (largest file given to
 # json.load, default 1100), WORK (scratch dir, default /tmp/npud_bench).

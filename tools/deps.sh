@@ -1,13 +1,16 @@
 # Sourced by tools/setup.sh and tools/test.sh: installs the Debian 12 packages the build
 # and the tests need, when any is missing. Nothing comes from anywhere but apt.
 NPUD_APT_PACKAGES="g++ cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libcli11-dev libfmt-dev
-  googletest libgtest-dev libbenchmark-dev python3 python3-torch python3-numpy gzip libtree-sitter-dev npm chromium"
+  googletest libgtest-dev libbenchmark-dev python3 python3-torch python3-numpy gzip libtree-sitter-dev chromium"
 
 npud_install_deps() {
   local missing=()
   for p in $NPUD_APT_PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
+  # npm may come with a non-Debian nodejs (it conflicts with Debian's npm package): only the
+  # command matters.
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "npu-doctor: installing ${missing[*]}" >&2
   local sudo=""
