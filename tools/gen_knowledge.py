@@ -268,7 +268,8 @@ def gen_composite(previous, check):
                   ["kind: implicit = CompositeImplicitAutograd (decomposed into other ops before any backend), "
                    "explicit / explicit_nonfunctional = CompositeExplicitAutograd(NonFunctional) kernel used for "
                    "backends without their own",
-                   "an op listed here and absent from aten-ops.tsv does not hit the NPU CPU fallback",
+                   "an op listed here and absent from aten-ops.tsv does not hit the NPU CPU fallback itself, except "
+                   "explicit_nonfunctional wrappers of structured ops (isin.Tensor_Tensor), which need their _out kernel",
                    f"derived from torch {ver} (CPU build); other torch versions differ at the margins"]) + body
 
 

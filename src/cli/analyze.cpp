@@ -13,6 +13,7 @@
 #include "ingest/input_error.hpp"
 #include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
+#include "report/html_report.hpp"
 #include "report/report.hpp"
 #include "util/atomic_file.hpp"
 
@@ -23,7 +24,7 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
                  "torch_npu version whose op list predicts CPU fallbacks (default: newest known; "
                  "see `npu-doctor versions`)");
   cmd.add_option("--format", o.format, "report format")
-      ->check(CLI::IsMember({"text", "json"}))
+      ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();
   cmd.add_option("-o,--output", o.output, "write the report to FILE instead of stdout (atomically)");
   cmd.add_option("--fail-on", o.fail_on, "exit 1 when a finding has this severity or worse")
@@ -147,6 +148,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   try {
     auto render = [&](std::ostream& os, bool color) {
       if (o.format == "json") render_json(os, report);
+      else if (o.format == "html") render_html(os, report, trace);
       else render_text(os, report, TextOptions{color, o.verbose});
     };
     if (o.output.empty()) {

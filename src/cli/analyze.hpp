@@ -15,7 +15,7 @@ namespace npud {
 
 struct AnalyzeOptions {
   std::string torch_npu;            // knowledge version; empty = newest
-  std::string format = "text";      // text | json
+  std::string format = "text";      // text | json | html
   std::string output;               // file to write; empty = stdout
   std::string fail_on = "error";    // info | warning | error | never
   std::vector<std::string> select;  // rule ids or prefixes ("SYNC"); empty = all

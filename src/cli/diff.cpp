@@ -1,4 +1,102 @@
+// `npu-doctor diff BEFORE AFTER`: compares two traces or captures of the same program (anything
+// `analyze` reads): step time, per-op time and count deltas, findings fixed and new.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
+#include "cli/progress.hpp"
+#include "diff/trace_diff.hpp"
+#include "ingest/input_error.hpp"
+#include "ingest/reader.hpp"
+#include "knowledge/knowledge.hpp"
+#include "report/html_report.hpp"
+#include "util/atomic_file.hpp"
+
 namespace npud {
-void add_diff_command(CLI::App&, int&) {}
+namespace {
+
+struct DiffOptions {
+  std::string before, after;
+  std::string torch_npu;
+  std::string format = "text";
+  std::string output;
+  size_t top = 15;
+  bool quiet = false;
+  bool allow_truncated = false;
+};
+
+bool read_one(const std::string& path, const DiffOptions& o, Trace& out) {
+  try {
+    ReadOptions ro;
+    ro.allow_truncated = o.allow_truncated;
+    Progress progress("reading " + path, !o.quiet);
+    if (progress.enabled()) ro.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
+    out = read_trace(path, ro);
+    progress.finish();
+    return true;
+  } catch (const InputError& e) {
+    std::cerr << "npu-doctor: error: " << e.describe() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "npu-doctor: error: " << path << ": " << e.what() << "\n";
+  }
+  return false;
 }
+
+int diff_command(const DiffOptions& o) {
+  const Knowledge& kb = Knowledge::builtin();
+  const KnowledgeVersion* version = o.torch_npu.empty() ? &kb.newest() : kb.find(o.torch_npu);
+  if (!version) {
+    std::cerr << fmt::format("npu-doctor: error: unknown --torch-npu version '{}' (see `npu-doctor versions`)\n",
+                             o.torch_npu);
+    return kExitBadInput;
+  }
+  Trace before, after;
+  if (!read_one(o.before, o, before) || !read_one(o.after, o, after)) return kExitBadInput;
+  TraceDiff d = diff_traces(before, after, *version, trace_rules());
+  try {
+    auto render = [&](std::ostream& os, bool color) {
+      if (o.format == "json") render_diff_json(os, d);
+      else if (o.format == "html") render_diff_html(os, d, before, after);
+      else render_diff_text(os, d, DiffTextOptions{o.top, color});
+    };
+    if (o.output.empty()) {
+      render(std::cout, false);
+      std::cout.flush();
+    } else {
+      AtomicFile out(o.output);
+      render(out.stream(), false);
+      out.commit();
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "npu-doctor: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  return kExitClean;
+}
+
+}  // namespace
+
+void add_diff_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("diff", "Compare two traces or captures of the same program (before and after a "
+                                         "change): step time, per-op time and counts, findings fixed and new");
+  auto o = std::make_shared<DiffOptions>();
+  cmd->add_option("BEFORE", o->before, "trace, capture or profiler directory of the first run")->required();
+  cmd->add_option("AFTER", o->after, "the same for the second run")->required();
+  cmd->add_option("--torch-npu", o->torch_npu, "torch_npu version the rules use (default: newest known)");
+  cmd->add_option("--format", o->format, "output format")
+      ->check(CLI::IsMember({"text", "json", "html"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", o->output, "write to FILE instead of stdout (atomically)");
+  cmd->add_option("--top", o->top, "rows per op table in the text output")->capture_default_str();
+  cmd->add_flag("-q,--quiet", o->quiet, "no progress on stderr");
+  cmd->add_flag("--allow-truncated", o->allow_truncated, "accept traces whose last event is cut off");
+  cmd->footer("Exit codes: 0 compared, 2 bad input or usage.");
+  cmd->callback([o, &exit_code] { exit_code = diff_command(*o); });
+}
+
+}  // namespace npud

@@ -323,7 +323,7 @@ void check_env(EnvReport& rep, const Knowledge& kb) {
                  : fmt::format("install a torch that has a torch_npu line (known: {}), e.g. torch {} with torch_npu {}.post*",
                                known_lines(kb), kb.compat().back().torch, kb.compat().back().torch_npu);
         add(L::Mismatch, "torch",
-            fmt::format("torch_npu is not installed{}, and no torch_npu line pairs with torch {}", why, py.torch),
+            fmt::format("torch_npu is not installed{} (analyses still work), and no torch_npu line pairs with torch {}", why, py.torch),
             advice);
       }
     }

@@ -12,6 +12,13 @@ const Rule& fallback002_rule();   // cpu-fallback-op
 const Rule& contig001_rule();     // contiguity-copy
 const Rule& hot001_rule();        // hot-ops
 const Rule& idle001_rule();       // device-idle-gap
+const Rule& fuse001_rule();       // rms-norm (graph/patterns)
+const Rule& fuse002_rule();       // layer-norm (graph/patterns)
+const Rule& fuse003_rule();       // rotary-embedding (graph/patterns)
+const Rule& fuse004_rule();       // attention (graph/patterns)
+const Rule& fuse005_rule();       // swiglu (graph/patterns)
+const Rule& fuse006_rule();       // gelu (graph/patterns)
+const Rule& fuse007_rule();       // optimizer-loop (graph/patterns)
 
 // The rule with this id among trace_rules(), or nullptr.
 const Rule* find_trace_rule(std::string_view id);

@@ -1,0 +1,254 @@
+#include "diff/trace_diff.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analysis/trace_index.hpp"
+#include "knowledge/knowledge.hpp"
+#include "report/escape.hpp"
+#include "report/json_writer.hpp"
+
+namespace npud {
+namespace {
+
+using Totals = std::unordered_map<std::string, std::pair<int64_t, int64_t>>;  // name -> (time, count)
+
+OpTable make_table(const Totals& before, const Totals& after) {
+  std::map<std::string, OpDelta> rows;  // ordered: ties below sort by name, deterministically
+  for (const auto& [name, tc] : before) {
+    OpDelta& d = rows[name];
+    d.name = name;
+    d.before_ns = tc.first;
+    d.before_count = tc.second;
+  }
+  for (const auto& [name, tc] : after) {
+    OpDelta& d = rows[name];
+    d.name = name;
+    d.after_ns = tc.first;
+    d.after_count = tc.second;
+  }
+  OpTable t;
+  for (auto& [name, d] : rows) {
+    t.before_ns += d.before_ns;
+    t.after_ns += d.after_ns;
+    t.before_count += d.before_count;
+    t.after_count += d.after_count;
+    t.rows.push_back(std::move(d));
+  }
+  std::stable_sort(t.rows.begin(), t.rows.end(), [](const OpDelta& a, const OpDelta& b) {
+    int64_t da = std::llabs(a.delta_ns()), db = std::llabs(b.delta_ns());
+    if (da != db) return da > db;
+    return std::llabs(a.delta_count()) > std::llabs(b.delta_count());
+  });
+  return t;
+}
+
+Totals host_totals(const Trace& t) {
+  Totals out;
+  for (const Op& op : t.ops) {
+    if (op.kind != OpKind::Aten) continue;
+    auto& e = out[std::string(t.str(op.name))];
+    e.first += op.self_ns;
+    e.second += 1;
+  }
+  return out;
+}
+
+Totals device_totals(const Trace& t) {
+  Totals out;
+  for (const Kernel& k : t.kernels) {
+    if (!is_busy_task(k)) continue;
+    auto& e = out[std::string(t.str(k.name))];
+    e.first += k.dur_ns;
+    e.second += 1;
+  }
+  return out;
+}
+
+std::string finding_key(const Finding& f) {
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}", f.rule, f.location.file, f.location.line, f.location.op);
+}
+
+int64_t step_or_span(const ReportSummary& s, bool steps) { return steps ? s.step_time_ns : s.span_ns; }
+
+// Kernel names of templated code run to kilobytes: the text output cuts them (JSON keeps them whole).
+std::string shorten(std::string_view s, size_t max = 100) {
+  if (s.size() <= max) return std::string(s);
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return std::string(s.substr(0, cut)) + "...";
+}
+
+std::string ms(int64_t ns) { return fmt::format("{:.3f} ms", double(ns) / 1e6); }
+std::string signed_ms(int64_t ns) { return fmt::format("{:+.3f} ms", double(ns) / 1e6); }
+std::string percent(int64_t before, int64_t after) {
+  if (before == 0) return "n/a";
+  return fmt::format("{:+.1f}%", 100.0 * double(after - before) / double(before));
+}
+
+}  // namespace
+
+OpTable host_op_table(const Trace& before, const Trace& after) {
+  return make_table(host_totals(before), host_totals(after));
+}
+OpTable device_op_table(const Trace& before, const Trace& after) {
+  return make_table(device_totals(before), device_totals(after));
+}
+
+void match_findings(const std::vector<Finding>& before, const std::vector<Finding>& after, TraceDiff& out) {
+  // Multiset match: two findings of the same key in BEFORE and one in AFTER = one fixed.
+  std::unordered_map<std::string, std::vector<size_t>> in_after;
+  for (size_t i = 0; i < after.size(); ++i) in_after[finding_key(after[i])].push_back(i);
+  std::vector<bool> used(after.size(), false);
+  for (const Finding& f : before) {
+    auto it = in_after.find(finding_key(f));
+    if (it != in_after.end() && !it->second.empty()) {
+      used[it->second.back()] = true;
+      it->second.pop_back();
+      ++out.unchanged;
+    } else {
+      out.fixed.push_back(f);
+    }
+  }
+  for (size_t i = 0; i < after.size(); ++i)
+    if (!used[i]) out.added.push_back(after[i]);
+  for (const Finding& f : before) ++out.findings_by_rule[f.rule].first;
+  for (const Finding& f : after) ++out.findings_by_rule[f.rule].second;
+}
+
+TraceDiff diff_traces(const Trace& before, const Trace& after, const KnowledgeVersion& npu,
+                      const std::vector<const Rule*>& rules, const RuleOptions& options) {
+  TraceDiff d;
+  d.before = summarize(before);
+  d.after = summarize(after);
+  d.torch_npu = npu.version;
+  bool steps = !before.steps.empty() && !after.steps.empty();
+  d.step_basis = steps ? "step" : "span";
+  d.before_step_ns = step_or_span(d.before, steps);
+  d.after_step_ns = step_or_span(d.after, steps);
+  d.host = host_op_table(before, after);
+  d.device = device_op_table(before, after);
+  auto fb = run_rules(AnalysisContext{before, npu, options}, rules);
+  auto fa = run_rules(AnalysisContext{after, npu, options}, rules);
+  match_findings(fb, fa, d);
+  return d;
+}
+
+void render_diff_text(std::ostream& os, const TraceDiff& d, const DiffTextOptions& o) {
+  auto t = [](std::string_view s) { return terminal_safe(s); };
+  os << fmt::format("before: {} ({})\nafter:  {} ({})\n\n", t(d.before.source), d.before.format, t(d.after.source),
+                    d.after.format);
+  os << fmt::format("{:<14} {:>14} -> {:>14}  {:>14} ({})\n", d.step_basis == "step" ? "mean step" : "trace span",
+                    ms(d.before_step_ns), ms(d.after_step_ns), signed_ms(d.after_step_ns - d.before_step_ns),
+                    percent(d.before_step_ns, d.after_step_ns));
+  if (d.before.device_busy_share >= 0 || d.after.device_busy_share >= 0)
+    os << fmt::format("{:<14} {:>13.1f}% -> {:>13.1f}%\n", "device busy", 100 * std::max(0.0, d.before.device_busy_share),
+                      100 * std::max(0.0, d.after.device_busy_share));
+  auto table = [&](const char* title, const OpTable& tab) {
+    if (tab.rows.empty()) return;
+    os << fmt::format("\n{} (total {} -> {}, {}; count {} -> {})\n", title, ms(tab.before_ns), ms(tab.after_ns),
+                      signed_ms(tab.after_ns - tab.before_ns), tab.before_count, tab.after_count);
+    os << fmt::format("  {:>12} {:>12} {:>8} {:>8} {:>8}  {}\n", "before", "after", "delta", "count", "dcount", "name");
+    size_t n = 0;
+    for (const auto& r : tab.rows) {
+      if (n++ >= o.top) break;
+      os << fmt::format("  {:>12} {:>12} {:>8} {:>8} {:>+8}  {}\n", ms(r.before_ns), ms(r.after_ns),
+                        percent(r.before_ns, r.after_ns), r.after_count, r.delta_count(), t(shorten(r.name)));
+    }
+    if (tab.rows.size() > o.top) os << fmt::format("  ... {} more (see --format json)\n", tab.rows.size() - o.top);
+  };
+  table("Host ops by self time", d.host);
+  table("Device tasks by time", d.device);
+  os << fmt::format("\nFindings: {} fixed, {} new, {} unchanged\n", d.fixed.size(), d.added.size(), d.unchanged);
+  for (const auto& [rule, c] : d.findings_by_rule)
+    os << fmt::format("  {:<12} {} -> {}\n", rule, c.first, c.second);
+  auto list = [&](const char* title, const std::vector<Finding>& fs) {
+    if (fs.empty()) return;
+    os << "\n" << title << "\n";
+    for (const auto& f : fs) {
+      std::string where = f.location.file.empty() ? t(shorten(f.location.op, 60)) : fmt::format("{}:{}", t(f.location.file), f.location.line);
+      os << fmt::format("  {} {} {}\n", f.rule, where, t(shorten(f.message, 200)));
+    }
+  };
+  list("Fixed", d.fixed);
+  list("New", d.added);
+}
+
+namespace {
+
+void summary_json(JsonWriter& w, const char* key, const ReportSummary& s) {
+  w.key(key).begin_object();
+  w.field("source", s.source).field("format", s.format);
+  w.field("ops", uint64_t(s.ops)).field("kernels", uint64_t(s.kernels)).field("steps", uint64_t(s.steps));
+  w.field("span_ns", s.span_ns);
+  w.key("step_time_ns");
+  if (s.steps) w.value(s.step_time_ns);
+  else w.null();
+  w.key("device_busy_share");
+  if (s.device_busy_share >= 0) w.value(s.device_busy_share);
+  else w.null();
+  w.end_object();
+}
+
+void table_json(JsonWriter& w, const char* key, const OpTable& t) {
+  w.key(key).begin_object();
+  w.field("before_ns", t.before_ns).field("after_ns", t.after_ns).field("delta_ns", t.after_ns - t.before_ns);
+  w.field("before_count", t.before_count).field("after_count", t.after_count)
+      .field("delta_count", t.after_count - t.before_count);
+  w.key("ops").begin_array();
+  for (const auto& r : t.rows) {
+    w.begin_object().field("name", r.name);
+    w.field("before_ns", r.before_ns).field("after_ns", r.after_ns).field("delta_ns", r.delta_ns());
+    w.field("before_count", r.before_count).field("after_count", r.after_count).field("delta_count", r.delta_count());
+    w.end_object();
+  }
+  w.end_array().end_object();
+}
+
+void findings_json(JsonWriter& w, const char* key, const std::vector<Finding>& fs) {
+  w.key(key).begin_array();
+  for (const auto& f : fs) {
+    w.begin_object().field("id", f.rule).field("severity", to_string(f.severity)).field("message", f.message);
+    w.key("location").begin_object();
+    w.field("file", f.location.file).field("line", f.location.line).field("op", f.location.op);
+    w.end_object();
+    w.field("cost_ns", f.cost_ns);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+}  // namespace
+
+void render_diff_json(std::ostream& os, const TraceDiff& d) {
+  JsonWriter w(os);
+  w.begin_object();
+  w.field("schema_version", 1).field("command", "diff").field("torch_npu", d.torch_npu);
+  summary_json(w, "before", d.before);
+  summary_json(w, "after", d.after);
+  w.key("step_time").begin_object();
+  w.field("basis", d.step_basis).field("before_ns", d.before_step_ns).field("after_ns", d.after_step_ns);
+  w.field("delta_ns", d.after_step_ns - d.before_step_ns);
+  w.end_object();
+  table_json(w, "host_ops", d.host);
+  table_json(w, "device_ops", d.device);
+  w.key("findings").begin_object();
+  w.field("fixed_count", uint64_t(d.fixed.size())).field("new_count", uint64_t(d.added.size()));
+  w.field("unchanged_count", uint64_t(d.unchanged));
+  w.key("by_rule").begin_object();
+  for (const auto& [rule, c] : d.findings_by_rule) {
+    w.key(rule).begin_object().field("before", uint64_t(c.first)).field("after", uint64_t(c.second)).end_object();
+  }
+  w.end_object();
+  findings_json(w, "fixed", d.fixed);
+  findings_json(w, "new", d.added);
+  w.end_object();
+  w.end_object();
+  os << "\n";
+}
+
+}  // namespace npud

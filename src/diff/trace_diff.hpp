@@ -1,0 +1,65 @@
+// `npu-doctor diff BEFORE AFTER`: what changed between two runs of the same program.
+// Step time, per-op time and count deltas (host aten ops by self time, device tasks by
+// time), and which findings a change fixed or introduced. See docs/html-report.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "model/trace.hpp"
+#include "report/report.hpp"
+#include "rules/finding.hpp"
+#include "rules/rule.hpp"
+
+namespace npud {
+
+struct OpDelta {
+  std::string name;
+  int64_t before_ns = 0, after_ns = 0;
+  int64_t before_count = 0, after_count = 0;
+  int64_t delta_ns() const { return after_ns - before_ns; }
+  int64_t delta_count() const { return after_count - before_count; }
+};
+
+struct OpTable {
+  std::vector<OpDelta> rows;     // every name seen in either trace, largest |delta_ns| first
+  int64_t before_ns = 0, after_ns = 0;        // totals over all rows: sum of rows' deltas == after - before
+  int64_t before_count = 0, after_count = 0;
+};
+
+struct TraceDiff {
+  ReportSummary before, after;
+  // Mean step duration when both traces have steps, else the traces' spans.
+  std::string step_basis;        // "step" | "span"
+  int64_t before_step_ns = 0, after_step_ns = 0;
+  OpTable host;                  // aten ops by self time
+  OpTable device;                // device tasks (kernels, copies, ...) by time
+  std::vector<Finding> fixed;    // in BEFORE, not in AFTER
+  std::vector<Finding> added;    // in AFTER, not in BEFORE
+  size_t unchanged = 0;          // findings in both
+  std::map<std::string, std::pair<size_t, size_t>> findings_by_rule;  // rule -> (before, after) counts
+  std::string torch_npu;         // knowledge version the rules used
+};
+
+// Per-name totals: host aten ops (self time) and device tasks (duration).
+OpTable host_op_table(const Trace& before, const Trace& after);
+OpTable device_op_table(const Trace& before, const Trace& after);
+
+// Findings are the same when rule, file, line and op agree (counts and costs may differ).
+void match_findings(const std::vector<Finding>& before, const std::vector<Finding>& after, TraceDiff& out);
+
+TraceDiff diff_traces(const Trace& before, const Trace& after, const KnowledgeVersion& npu,
+                      const std::vector<const Rule*>& rules, const RuleOptions& options = {});
+
+struct DiffTextOptions {
+  size_t top = 15;               // rows per op table
+  bool color = false;
+};
+void render_diff_text(std::ostream& os, const TraceDiff& d, const DiffTextOptions& opts);
+// JSON lists every row of both op tables (so the totals can be checked against them).
+void render_diff_json(std::ostream& os, const TraceDiff& d);
+
+}  // namespace npud

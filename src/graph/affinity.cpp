@@ -1,0 +1,263 @@
+#include "graph/affinity.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "graph/optimizer_loop.hpp"
+#include "knowledge/knowledge.hpp"
+
+namespace npud::graph {
+namespace {
+
+// The single consumer of node n's output, views and casts followed (pushed onto `path`), or kNone.
+uint32_t single_consumer(const DataflowGraph& g, uint32_t n, std::vector<uint32_t>& path) {
+  uint32_t cur = n;
+  for (int guard = 0; guard < 16; ++guard) {
+    // Forward consumers only: autograd keeps forward tensors for the backward pass.
+    uint32_t u = kNone;
+    for (uint32_t c : g.users(cur)) {
+      if (g.node(c).phase != Phase::Forward) continue;
+      if (u != kNone) return kNone;
+      u = c;
+    }
+    if (u == kNone) return kNone;
+    if (!g.node(u).pass_through) return u;
+    path.push_back(u);
+    cur = u;
+  }
+  return kNone;
+}
+
+// `* weight` / `+ bias` after a norm: a mul/add whose other operand is a 1-D tensor as long as
+// the normalised (last) dim.
+uint32_t affine_tail(const DataflowGraph& g, uint32_t last, std::string_view base, int64_t dim,
+                     std::vector<uint32_t>& nodes) {
+  std::vector<uint32_t> path;
+  uint32_t u = single_consumer(g, last, path);
+  if (u == kNone || g.node(u).base != base || g.node(u).phase != Phase::Forward || g.node(u).inputs_count != 2)
+    return kNone;
+  uint32_t feeder = path.empty() ? last : path.back();
+  auto in = g.inputs(u);
+  int mine = in[0].node == feeder ? 0 : in[1].node == feeder ? 1 : -1;
+  if (mine < 0) return kNone;
+  const TensorMeta* other = g.input_meta(u, uint32_t(1 - mine));
+  if (!other || !other->has_shape) return kNone;
+  auto shape = g.trace().shape(*other);
+  if (shape.empty() || numel(shape) != dim) return kNone;
+  nodes.insert(nodes.end(), path.begin(), path.end());
+  nodes.push_back(u);
+  return u;
+}
+
+std::string bytes_text(double b) {
+  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", b / (1024.0 * 1024 * 1024));
+  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{:.0f} B", b);
+}
+
+// Cost model shared with CONTIG002: one task launch per op plus memory traffic at 200 GB/s.
+constexpr double kLaunchNs = 5000;
+constexpr double kBytesPerNs = 200.0;
+
+Location locate(const Trace& t, uint32_t op_index) {
+  Location loc;
+  const Op& op = t.ops[op_index];
+  loc.op = std::string(t.str(op.name));
+  if (const Frame* f = t.user_frame(op)) {
+    loc.file = std::string(t.str(f->file));
+    loc.line = f->line;
+  }
+  loc.module = std::string(t.str(op.module));
+  return loc;
+}
+
+double per_step(const Trace& t, size_t in_steps, size_t total) {
+  return t.steps.empty() ? double(total) : double(in_steps) / double(t.steps.size());
+}
+
+}  // namespace
+
+std::vector<PatternMatch> find_matches(const DataflowGraph& g, const PatternSpec& spec) {
+  std::vector<PatternMatch> out;
+  const size_t n = g.size();
+  std::vector<uint8_t> claimed(n, 0);
+  for (std::string_view other : spec.yields_to)
+    if (const PatternSpec* o = find_pattern(other); o && o != &spec)
+      for (const PatternMatch& m : find_matches(g, *o))
+        for (uint32_t node : m.nodes) claimed[node] = 1;
+
+  Matcher matcher(g);
+  MatchState st;
+  for (uint32_t i = uint32_t(n); i-- > 0;) {
+    const Node& node = g.node(i);
+    if (claimed[i] || node.phase != Phase::Forward) continue;
+    if (std::find(spec.roots.begin(), spec.roots.end(), node.base) == spec.roots.end()) continue;
+    if (!matcher.match_at(spec.expr, spec.vars, i, st)) continue;
+    PatternMatch m;
+    m.root = m.last = i;
+    m.nodes = st.nodes;
+    if (spec.weight_tail || spec.bias_tail) {
+      const TensorMeta* o = g.output(i);
+      int64_t dim = o && o->has_shape && o->rank ? g.trace().shape(*o).back() : -1;
+      if (dim > 0 && spec.weight_tail)
+        if (uint32_t u = affine_tail(g, m.last, "mul", dim, m.nodes); u != kNone) m.last = u;
+      if (dim > 0 && spec.bias_tail && m.last != i)
+        if (uint32_t u = affine_tail(g, m.last, "add", dim, m.nodes); u != kNone) m.last = u;
+    }
+    std::sort(m.nodes.begin(), m.nodes.end());
+    m.nodes.erase(std::unique(m.nodes.begin(), m.nodes.end()), m.nodes.end());
+    m.anchor = i;
+    for (uint32_t x : m.nodes)
+      if (std::find(spec.anchors.begin(), spec.anchors.end(), g.node(x).base) != spec.anchors.end()) {
+        m.anchor = x;
+        break;
+      }
+    for (uint32_t x : m.nodes) {
+      claimed[x] = 1;
+      if (g.node(x).is_view) continue;
+      ++m.ops;
+      if (x == m.last) continue;
+      if (const TensorMeta* o = g.output(x)) m.bytes += 2 * g.bytes(*o);
+    }
+    out.push_back(std::move(m));
+  }
+  std::reverse(out.begin(), out.end());   // trace order
+  return out;
+}
+
+std::string min_torch_npu(const PatternSpec& spec) {
+  for (const KnowledgeVersion& v : Knowledge::builtin().versions()) {
+    if (!spec.custom_op.empty() && v.is_custom(spec.custom_op)) return v.version;
+    if (spec.custom_op.empty() && !spec.aten_op.empty() && v.has_npu_kernel(spec.aten_op)) return v.version;
+  }
+  return "";
+}
+
+namespace {
+
+struct Site {
+  Location location;
+  std::vector<std::string> modules;
+  size_t count = 0, in_steps = 0;
+  int64_t ops = 0, bytes = 0;       // totals over matches
+  int64_t ops_each = 0;
+};
+
+std::string modules_text(const std::vector<std::string>& mods) {
+  if (mods.empty()) return "";
+  if (mods.size() == 1) return mods[0];
+  return fmt::format("{} and {} more", mods[0], mods.size() - 1);
+}
+
+}  // namespace
+
+void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::vector<Finding>& out) {
+  const Trace& t = ctx.trace;
+  DataflowGraph g(t);
+  std::vector<PatternMatch> matches = find_matches(g, spec);
+  std::vector<Site> sites;
+  std::unordered_map<std::string, size_t> index;
+  for (const PatternMatch& m : matches) {
+    uint32_t op = g.node(m.anchor).op;
+    Location loc = locate(t, op);
+    std::string key = loc.file.empty() ? "module:" + loc.module : fmt::format("{}:{}", loc.file, loc.line);
+    auto [it, inserted] = index.try_emplace(key, sites.size());
+    if (inserted) {
+      Site s;
+      s.location = loc;
+      s.ops_each = m.ops;
+      sites.push_back(std::move(s));
+    }
+    Site& s = sites[it->second];
+    ++s.count;
+    if (t.ops[op].step >= 0) ++s.in_steps;
+    s.ops += std::max<int64_t>(0, m.ops - spec.replacement_ops);
+    s.bytes += m.bytes;
+    if (!loc.module.empty() && std::find(s.modules.begin(), s.modules.end(), loc.module) == s.modules.end())
+      s.modules.push_back(loc.module);
+  }
+  if (sites.empty()) return;
+  std::string min_version = min_torch_npu(spec);
+  bool available = !spec.custom_op.empty() ? ctx.npu.is_custom(spec.custom_op)
+                                           : spec.aten_op.empty() || ctx.npu.has_npu_kernel(spec.aten_op);
+  for (const Site& s : sites) {
+    Finding f;
+    f.rule = std::string(spec.rule);
+    f.severity = Severity::Info;
+    f.location = s.location;
+    double ps = per_step(t, s.in_steps, s.count);
+    double scale = s.count ? ps / double(s.count) : 0;
+    double ops_ps = double(s.ops) * scale, bytes_ps = double(s.bytes) * scale;
+    std::string where = s.location.file.empty() ? s.location.module
+                                                : fmt::format("{}:{}", s.location.file, s.location.line);
+    std::string mods = modules_text(s.modules);
+    f.message = fmt::format("{} at {}{}: {} {}, {} ops each; {} would remove about {} ops and {} of memory "
+                            "traffic per {}",
+                            spec.title, where, mods.empty() || where == mods ? "" : " (" + mods + ")",
+                            format_number(ps), t.steps.empty() ? "times" : "times/step", s.ops_each, spec.api,
+                            format_number(ops_ps), bytes_text(bytes_ps), t.steps.empty() ? "run" : "step");
+    f.metrics = {{"occurrences", double(s.count)},
+                 {"per_step", ps},
+                 {"ops_per_match", double(s.ops_each)},
+                 {"ops_removed_per_step", ops_ps},
+                 {"bytes_saved_per_step", bytes_ps}};
+    f.cost_ns = int64_t(double(s.ops) * kLaunchNs + double(s.bytes) / kBytesPerNs);
+    std::string version = min_version.empty() ? "" : fmt::format(" (torch_npu >= {})", min_version);
+    f.fix = fmt::format("Use {}{}:\n{}", spec.api, version, spec.snippet);
+    if (!available && !min_version.empty())
+      f.notes.push_back(fmt::format("{} is not in torch_npu {}'s op list; it is listed from {} on", spec.api,
+                                    ctx.npu.version, min_version));
+    if (s.modules.size() > 1) {
+      std::string all;
+      for (size_t i = 0; i < s.modules.size() && i < 8; ++i) all += (i ? ", " : "") + s.modules[i];
+      if (s.modules.size() > 8) all += ", ...";
+      f.notes.push_back("modules: " + all);
+    }
+    for (std::string_view n : spec.notes) f.notes.emplace_back(n);
+    f.notes.push_back("savings estimated from the matched ops' output sizes (each intermediate written once and "
+                      "read once); op lists describe torch_npu development-branch tips, not released wheels");
+    out.push_back(std::move(f));
+  }
+}
+
+void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& out) {
+  const Trace& t = ctx.trace;
+  DataflowGraph g(t);
+  for (const LoopGroup& lg : find_optimizer_loops(g)) {
+    uint32_t op = g.node(lg.first_node).op;
+    Finding f;
+    f.rule = "FUSE007";
+    f.severity = Severity::Info;
+    f.location = locate(t, op);
+    double ps = per_step(t, lg.chains_in_steps, lg.chains);
+    double steps = t.steps.empty() ? 1.0 : double(t.steps.size());
+    // foreach runs each op kind once for all parameters: (chains - 1) x ops removed.
+    double chains_per_scope = double(lg.chains) / double(std::max<size_t>(lg.scopes, 1));
+    double removed_ps = std::max(0.0, chains_per_scope - 1.0) * double(lg.chain_ops) * double(lg.scopes) / steps;
+    std::string where = f.location.file.empty() ? f.location.op : fmt::format("{}:{}", f.location.file, f.location.line);
+    f.message = fmt::format("per-parameter optimizer loop at {}: the same {}-op chain runs {} times/step ({}); a "
+                            "foreach/fused optimizer would remove about {} ops per step",
+                            where, lg.chain_ops, format_number(ps), lg.signature, format_number(removed_ps));
+    f.metrics = {{"occurrences", double(lg.chains)},
+                 {"per_step", ps},
+                 {"ops_per_match", double(lg.chain_ops)},
+                 {"ops_removed_per_step", removed_ps},
+                 {"bytes_saved_per_step", 0}};
+    f.cost_ns = int64_t(removed_ps * steps * kLaunchNs);
+    f.fix =
+        "Use the multi-tensor path: torch.optim.AdamW(params, lr=..., foreach=True) (torch >= 1.13; the default "
+        "from torch 2.0 when possible), or fused=True where your torch/torch_npu supports it for the device.\n"
+        "opt = torch.optim.AdamW(model.parameters(), lr=3e-4, foreach=True)";
+    f.notes.push_back("the chain is counted per parameter: ops outside modules after backward at the optimizer's "
+                      "call line, grouped by dataflow");
+    f.notes.push_back(
+        "torch_npu's fused optimizer classes are not in this knowledge base, so none is suggested by name");
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace npud::graph

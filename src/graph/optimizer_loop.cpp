@@ -1,0 +1,115 @@
+#include "graph/optimizer_loop.hpp"
+
+#include <numeric>
+#include <unordered_map>
+
+namespace npud::graph {
+namespace {
+
+struct UnionFind {
+  std::vector<uint32_t> parent;
+  explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0u); }
+  uint32_t find(uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void unite(uint32_t a, uint32_t b) {
+    a = find(a), b = find(b);
+    if (a != b) parent[a < b ? b : a] = a < b ? a : b;   // the earlier node stays the root
+  }
+};
+
+uint64_t line_key(const Trace& t, const Op& op) {
+  const Frame* f = t.user_frame(op);
+  return f ? (uint64_t(f->file) << 32) | uint32_t(f->line) : 0;
+}
+
+}  // namespace
+
+std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_ops, size_t min_repeats) {
+  const Trace& t = g.trace();
+  const size_t n = g.size();
+  // Candidate nodes: after backward, outside modules, not free views. group[i] = line group.
+  std::vector<uint32_t> group(n, kNone);
+  std::vector<uint64_t> group_line;
+  {
+    std::unordered_map<uint64_t, uint32_t> ids;
+    int32_t scope = -1;
+    for (uint32_t i = 0; i < n; ++i) {
+      const Node& node = g.node(i);
+      const Op& op = t.ops[node.op];
+      if (node.phase != Phase::AfterBackward || op.module != 0 || node.is_view) continue;
+      if (node.scope != scope) {
+        ids.clear();
+        scope = node.scope;
+      }
+      uint64_t key = line_key(t, op);
+      auto [it, inserted] = ids.try_emplace(key, uint32_t(group_line.size()));
+      if (inserted) group_line.push_back(key);
+      group[i] = it->second;
+    }
+  }
+  UnionFind uf(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (group[i] == kNone) continue;
+    for (const Value& v : g.inputs(i)) {
+      // Through free views (a parameter's .view) to the op that made the value.
+      Value r = v;
+      while (r.node != kNone && g.node(r.node).is_view && g.node(r.node).inputs_count) r = g.inputs(r.node)[0];
+      if (r.node != kNone && group[r.node] == group[i]) uf.unite(r.node, i);
+    }
+  }
+  // Chains: signature of each component, in node order (the root is its first node).
+  std::unordered_map<uint32_t, std::string> signature;
+  std::unordered_map<uint32_t, size_t> length;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (group[i] == kNone) continue;
+    uint32_t r = uf.find(i);
+    std::string& s = signature[r];
+    if (!s.empty()) s += ',';
+    s += g.node(i).base;
+    ++length[r];
+  }
+  // Count chains per (line group, signature) and keep repeated ones; then merge across scopes
+  // by (line, signature).
+  struct Count { size_t chains = 0, in_steps = 0; uint32_t first = 0; size_t ops = 0; };
+  std::unordered_map<std::string, Count> per_group;
+  std::vector<std::string> order;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (group[i] == kNone || uf.find(i) != i) continue;
+    if (length[i] < min_ops) continue;
+    std::string key = std::to_string(group[i]) + '\x1f' + signature[i];
+    auto [it, inserted] = per_group.try_emplace(key);
+    if (inserted) {
+      it->second.first = i;
+      it->second.ops = length[i];
+      order.push_back(key);
+    }
+    ++it->second.chains;
+    if (t.ops[g.node(i).op].step >= 0) ++it->second.in_steps;
+  }
+  std::vector<LoopGroup> out;
+  std::unordered_map<std::string, size_t> merged;
+  for (const std::string& key : order) {
+    const Count& c = per_group[key];
+    if (c.chains < min_repeats) continue;
+    uint32_t gid = group[c.first];
+    std::string sig = key.substr(key.find('\x1f') + 1);
+    std::string mkey = std::to_string(group_line[gid]) + '\x1f' + sig;
+    auto [it, inserted] = merged.try_emplace(mkey, out.size());
+    if (inserted) {
+      LoopGroup lg;
+      lg.signature = sig;
+      lg.first_node = c.first;
+      lg.chain_ops = c.ops;
+      out.push_back(lg);
+    }
+    LoopGroup& lg = out[it->second];
+    lg.chains += c.chains;
+    lg.chains_in_steps += c.in_steps;
+    ++lg.scopes;
+  }
+  return out;
+}
+
+}  // namespace npud::graph

@@ -1,0 +1,38 @@
+// RMSNorm: x * rsqrt(mean(x^2) + eps) [* weight], however the user wrote it:
+//   llama:  x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+//   T5:     v = x.to(float32).pow(2).mean(-1, keepdim=True); w * (x * torch.rsqrt(v + eps)).to(dtype)
+//   plain:  x / torch.sqrt((x * x).sum(-1, keepdim=True) / d + eps)
+//   also 1 / torch.sqrt(...), reciprocal(sqrt(...)), no eps.
+#include "graph/forms.hpp"
+#include "graph/patterns.hpp"
+
+namespace npud::graph {
+
+const PatternSpec& rms_norm_pattern() {
+  static const PatternSpec spec = [] {
+    using namespace forms;
+    PatternSpec s;
+    Vars v;
+    P x = v.var();
+    P ms = plus_eps(mean_of(square(v, x)));
+    s.expr = alt({op_c({"mul"}, {x, rsqrt_of(v, ms)}), op({"div"}, {x, sqrt_of(ms)})});
+    s.vars = v.count();
+    s.rule = "FUSE001";
+    s.name = "rms-norm";
+    s.title = "RMSNorm";
+    s.roots = {"mul", "div"};
+    s.anchors = {"rsqrt", "sqrt", "reciprocal"};
+    s.weight_tail = true;
+    s.yields_to = {"layer-norm"};
+    s.api = "torch_npu.npu_rms_norm";
+    s.custom_op = "npu_rms_norm";
+    s.snippet =
+        "# one fused kernel instead of pow/mean/add/rsqrt/mul\n"
+        "y = torch_npu.npu_rms_norm(x, self.weight, epsilon=self.eps)[0]";
+    s.notes = {"npu_rms_norm returns (y, rstd); take [0]. It normalises over the last dimension(s) of the weight's shape."};
+    return s;
+  }();
+  return spec;
+}
+
+}  // namespace npud::graph

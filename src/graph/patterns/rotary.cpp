@@ -1,0 +1,40 @@
+// Rotary position embedding:
+//   rotate_half (llama / NeoX):  x * cos + cat(-x2, x1) * sin
+//   interleaved (GPT-J):          x * cos + stack(-x_odd, x_even, -1).flatten(-2) * sin
+//   complex (Meta llama):         view_as_real(view_as_complex(x.reshape(..., -1, 2)) * freqs_cis)
+// Slices, reshapes and casts between the ops are skipped by the matcher.
+#include "graph/forms.hpp"
+#include "graph/patterns.hpp"
+
+namespace npud::graph {
+
+const PatternSpec& rotary_pattern() {
+  static const PatternSpec spec = [] {
+    PatternSpec s;
+    Vars v;
+    P x = v.var();
+    P rotated = op_c({"cat", "stack"}, {op({"neg"}, {x}), x});
+    P real_form = op_c({"add"}, {op_c({"mul"}, {x, any()}), op_c({"mul"}, {rotated, any()})});
+    P complex_form = op({"view_as_real"}, {op_c({"mul"}, {op({"view_as_complex"}, {any()}), any()})});
+    s.expr = alt({real_form, complex_form});
+    s.vars = v.count();
+    s.rule = "FUSE003";
+    s.name = "rotary-embedding";
+    s.title = "rotary embedding";
+    s.roots = {"add", "view_as_real"};
+    s.anchors = {"add", "view_as_real"};
+    s.api = "torch_npu.npu_rotary_mul";
+    s.custom_op = "npu_rotary_mul";
+    s.snippet =
+        "# cos/sin broadcastable to x ([1, 1, S, D] or [B, N, S, D] layouts)\n"
+        "q = torch_npu.npu_rotary_mul(q, cos, sin)   # rotate_half form ('half' mode)\n"
+        "k = torch_npu.npu_rotary_mul(k, cos, sin)";
+    s.notes = {"npu_rotary_mul implements x * cos + rotate_half(x) * sin; for the interleaved (GPT-J) or complex form "
+               "pass rotary_mode='interleave' where your torch_npu version supports it, or convert the cos/sin tables "
+               "to the half layout once."};
+    return s;
+  }();
+  return spec;
+}
+
+}  // namespace npud::graph

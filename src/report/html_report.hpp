@@ -1,0 +1,31 @@
+// One self-contained HTML report (no network: inline CSS, charts as inline SVG built here),
+// for analyze / run (findings + the trace's op breakdown and one step's timeline) and for
+// diff. Every string from the inputs is HTML-escaped. See docs/html-report.md.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "model/trace.hpp"
+#include "report/report.hpp"
+
+namespace npud {
+
+struct TraceDiff;
+
+// Text for an HTML element or a quoted attribute: & < > " ' escaped, control characters
+// and bidi overrides removed, invalid UTF-8 replaced.
+std::string html_escape(std::string_view s);
+
+struct HtmlOptions {
+  size_t top_ops = 15;             // bars in the op-time chart
+  size_t max_timeline_rects = 3000;  // the timeline is downsampled to at most this many
+  int snippet_context = 3;         // source lines shown around a finding's line
+};
+
+void render_html(std::ostream& os, const Report& report, const Trace& trace, const HtmlOptions& opts = {});
+void render_diff_html(std::ostream& os, const TraceDiff& diff, const Trace& before, const Trace& after,
+                      const HtmlOptions& opts = {});
+
+}  // namespace npud

@@ -1,0 +1,148 @@
+"""End to end: the FUSE00x rules (graph/patterns) on small torch programs captured with
+`npu-doctor run`. Each program in affinity_programs/ writes several independently written
+variants of one pattern, each marked `# VARIANT <name> <calls per step>` on the line the
+finding must point at, and near-misses marked `# NEARMISS <name>` that must not be reported.
+Needs /usr/bin/python3 with torch and the built binary (NPUD_BINARY)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(HERE, "affinity_programs")
+DEMO = os.path.join(os.environ.get("NPUD_SOURCE_DIR", os.path.join(HERE, "..", "..")), "examples", "tiny_gpt",
+                    "train.py")
+BINARY = os.environ.get("NPUD_BINARY", "")
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def _torch_available():
+    try:
+        return subprocess.run([PYTHON, "-c", "import torch"], capture_output=True, timeout=120).returncode == 0
+    except Exception:
+        return False
+
+
+HAVE_TORCH = _torch_available()
+
+
+def markers(path, kind):
+    """{name: (line, calls per step)} for `# VARIANT name n` / `# NEARMISS name` comments."""
+    found = {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            m = re.search(r"# %s (\w+)(?: (\d+))?" % kind, line)
+            if m:
+                found[m.group(1)] = (number, int(m.group(2) or 1))
+    return found
+
+
+def capture(program, *args):
+    """Runs `npu-doctor run` (steps 1:3 = two recorded steps) and returns the JSON findings."""
+    out = tempfile.mkdtemp(prefix="npud-affinity-")
+    report = os.path.join(out, "report.json")
+    path = program if os.path.isabs(program) else os.path.join(PROGRAMS, program)
+    cmd = [BINARY, "run", "-q", "--steps", "1:3", "-o", os.path.join(out, "out"), "--format", "json", "--report",
+           report, "--fail-on", "never", "--", PYTHON, path, *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=os.path.dirname(path))
+    if not os.path.exists(report):
+        raise AssertionError("no report: rc=%d\n%s\n%s" % (r.returncode, r.stdout, r.stderr))
+    with open(report) as f:
+        return json.load(f)["findings"]
+
+
+def metric(finding, key):
+    metrics = finding.get("metrics", {})
+    if isinstance(metrics, dict):
+        return metrics.get(key)
+    for m in metrics:
+        if m.get("key") == key:
+            return m.get("value")
+    return None
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+@unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s" % PYTHON)
+class AffinityEndToEnd(unittest.TestCase):
+    def check_program(self, program, rule, min_variants=3):
+        path = os.path.join(PROGRAMS, program)
+        findings = capture(program)
+        mine = [f for f in findings if f["id"] == rule and f["location"].get("file") == path]
+        lines = {f["location"].get("line"): f for f in mine}
+        variants = markers(path, "VARIANT")
+        self.assertGreaterEqual(len(variants), min_variants)
+        for name, (line, per_step) in variants.items():
+            with self.subTest(variant=name):
+                self.assertIn(line, lines, "%s variant %s (line %d) not reported; got %s" %
+                              (rule, name, line, sorted(lines)))
+                f = lines[line]
+                self.assertEqual(metric(f, "per_step"), per_step)
+                self.assertGreater(metric(f, "ops_removed_per_step"), 0)
+                self.assertGreaterEqual(metric(f, "bytes_saved_per_step"), 0)
+                self.assertTrue(f.get("fix"))
+        for name, (line, _) in markers(path, "NEARMISS").items():
+            with self.subTest(near_miss=name):
+                for f in findings:
+                    if f["id"].startswith("FUSE00") and f["location"].get("file") == path:
+                        self.assertNotEqual(f["location"].get("line"), line,
+                                            "near-miss %s reported by %s: %s" % (name, f["id"], f["message"]))
+        return mine
+
+    def test_rms_norm(self):
+        self.check_program("rms_norm.py", "FUSE001")
+
+    def test_layer_norm(self):
+        mine = self.check_program("layer_norm.py", "FUSE002")
+        for f in mine:
+            self.assertNotIn("NpuLayerNorm", f["message"] + f.get("fix", ""))
+
+    def test_rotary(self):
+        self.check_program("rotary.py", "FUSE003")
+
+    def test_attention(self):
+        mine = self.check_program("attention.py", "FUSE004")
+        for f in mine:
+            self.assertIn("npu_fusion_attention", f["fix"])
+
+    def test_swiglu(self):
+        self.check_program("swiglu.py", "FUSE005")
+
+    def test_gelu(self):
+        self.check_program("gelu.py", "FUSE006")
+
+    def test_optimizer_loops(self):
+        path = os.path.join(PROGRAMS, "common_affinity.py")
+        with open(path) as f:
+            step_line = next(n for n, line in enumerate(f, 1) if "opt.step()" in line)
+        for kind in ("adamw", "adam", "sgd_momentum"):
+            with self.subTest(optimizer=kind):
+                found = [f for f in capture("optimizer_loop.py", kind) if f["id"] == "FUSE007"]
+                self.assertEqual(len(found), 1, [f["message"] for f in found])
+                self.assertEqual(found[0]["location"].get("file"), path)
+                self.assertEqual(found[0]["location"].get("line"), step_line)
+                self.assertEqual(metric(found[0], "per_step"), 6)   # one chain per parameter
+        self.assertEqual([f for f in capture("optimizer_loop.py", "foreach") if f["id"] == "FUSE007"], [])
+
+    def test_demo_reports_its_patterns(self):
+        if not os.path.exists(DEMO):
+            self.skipTest("demo not found at %s" % DEMO)
+        findings = capture(DEMO, "--steps", "4")
+        ids = {f["id"] for f in findings}
+        # The demo writes out RMSNorm, rotary (rotate_half), attention with a written-out softmax,
+        # SwiGLU, tanh-GELU, and uses AdamW(foreach=False).
+        for rule in ("FUSE001", "FUSE003", "FUSE004", "FUSE005", "FUSE006", "FUSE007"):
+            self.assertIn(rule, ids)
+        self.assertNotIn("FUSE002", ids)   # no LayerNorm in the demo
+        for f in findings:
+            if f["id"].startswith("FUSE00"):
+                text = f["message"] + f.get("fix", "")
+                for banned in ("NpuLayerNorm", "npu_confusion_transpose", "npu_silu", "npu_bmmV2"):
+                    self.assertNotIn(banned, text)
+
+
+if __name__ == "__main__":
+    unittest.main()

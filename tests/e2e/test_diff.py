@@ -1,0 +1,122 @@
+"""End to end: `npu-doctor diff` on the Kineto diff-pair fixture and on two captures of
+examples/tiny_gpt/train.py (as written, and with --fixed) made here with `npu-doctor run`."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BINARY = os.environ.get("NPUD_BINARY", "")
+SHARED = os.environ.get("NPUD_SHARED_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
+SOURCE = os.environ.get("NPUD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+PAIR = os.path.join(SHARED, "fixtures", "kineto", "diff-pair")
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+EXAMPLE = os.path.join(SOURCE, "examples", "tiny_gpt", "train.py")
+
+
+def _torch_available():
+    try:
+        return subprocess.run([PYTHON, "-c", "import torch"], capture_output=True, timeout=120).returncode == 0
+    except Exception:
+        return False
+
+
+def diff_json(before, after):
+    r = subprocess.run([BINARY, "diff", "-q", "--format", "json", before, after], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def op(table, name):
+    for row in table["ops"]:
+        if row["name"] == name:
+            return row
+    raise AssertionError("no op %s in the diff" % name)
+
+
+def assert_deltas_add_up(test, d):
+    for key in ("host_ops", "device_ops"):
+        t = d[key]
+        test.assertEqual(sum(r["delta_ns"] for r in t["ops"]), t["after_ns"] - t["before_ns"], key)
+        test.assertEqual(sum(r["delta_count"] for r in t["ops"]), t["after_count"] - t["before_count"], key)
+        test.assertEqual(t["delta_ns"], t["after_ns"] - t["before_ns"])
+        for r in t["ops"]:
+            test.assertEqual(r["delta_ns"], r["after_ns"] - r["before_ns"])
+            test.assertEqual(r["delta_count"], r["after_count"] - r["before_count"])
+    st = d["step_time"]
+    test.assertEqual(st["delta_ns"], st["after_ns"] - st["before_ns"])
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+class DiffPair(unittest.TestCase):
+    def setUp(self):
+        if not os.path.isdir(PAIR):
+            self.skipTest("fixture directory %s is absent" % PAIR)
+
+    def test_counts_of_copies_and_clones(self):
+        d = diff_json(os.path.join(PAIR, "control", "control.json.gz"), os.path.join(PAIR, "test", "test.json.gz"))
+        copy = op(d["host_ops"], "aten::copy_")
+        clone = op(d["host_ops"], "aten::clone")
+        # fixtures/kineto/SOURCE.md: test has 5,232 aten::copy_ and 2,334 aten::clone vs 444 / 48 in control.
+        self.assertEqual((copy["before_count"], copy["after_count"], copy["delta_count"]), (444, 5232, 4788))
+        self.assertEqual((clone["before_count"], clone["after_count"], clone["delta_count"]), (48, 2334, 2286))
+        self.assertEqual(d["step_time"]["basis"], "step")
+        assert_deltas_add_up(self, d)
+        f = d["findings"]
+        self.assertEqual(len(f["fixed"]), f["fixed_count"])
+        self.assertEqual(len(f["new"]), f["new_count"])
+
+    def test_swapped_order_negates(self):
+        a = os.path.join(PAIR, "control", "control.json.gz")
+        b = os.path.join(PAIR, "test", "test.json.gz")
+        ab, ba = diff_json(a, b), diff_json(b, a)
+        self.assertEqual(op(ab["host_ops"], "aten::copy_")["delta_count"], -op(ba["host_ops"], "aten::copy_")["delta_count"])
+        self.assertEqual(ab["findings"]["fixed_count"], ba["findings"]["new_count"])
+
+    def test_text_output(self):
+        r = subprocess.run([BINARY, "diff", "-q", os.path.join(PAIR, "control", "control.json.gz"),
+                            os.path.join(PAIR, "test", "test.json.gz")], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("aten::copy_", r.stdout)
+        self.assertIn("+4788", r.stdout)
+        self.assertIn("Findings:", r.stdout)
+
+    def test_bad_input_exits_2(self):
+        with tempfile.NamedTemporaryFile(suffix=".json") as bad:
+            bad.write(b'{"traceEvents": [ {"ph": "X", ')
+            bad.flush()
+            r = subprocess.run([BINARY, "diff", "-q", bad.name, bad.name], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(bad.name, r.stderr)
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+@unittest.skipUnless(_torch_available(), "torch is not importable by %s" % PYTHON)
+class DiffCaptures(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="npud-diff-")
+        cls.captures = {}
+        for variant, extra in (("before", []), ("after", ["--fixed"])):
+            out = os.path.join(cls.dir, variant)
+            r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "-o", out, "--format", "json",
+                                "--report", os.path.join(cls.dir, variant + ".json"), "--",
+                                PYTHON, EXAMPLE, "--steps", "5", *extra],
+                               capture_output=True, text=True, timeout=600)
+            assert r.returncode == 0, r.stderr
+            cls.captures[variant] = os.path.join(out, "capture.npud.json")
+
+    def test_fixed_run_has_fewer_syncs_and_deltas_add_up(self):
+        d = diff_json(self.captures["before"], self.captures["after"])
+        sync = d["findings"]["by_rule"].get("SYNC001", {"before": 0, "after": 0})
+        self.assertGreater(sync["before"], 0)
+        self.assertLess(sync["after"], sync["before"])
+        self.assertTrue(any(f["id"] == "SYNC001" for f in d["findings"]["fixed"]))
+        assert_deltas_add_up(self, d)
+
+
+if __name__ == "__main__":
+    unittest.main()
