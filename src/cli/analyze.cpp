@@ -9,13 +9,13 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "cli/progress.hpp"
 #include "ingest/input_error.hpp"
 #include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
-#include "util/atomic_file.hpp"
 
 namespace npud {
 
@@ -145,25 +145,12 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   report.findings = run_rules(ctx, rules);
   report.warnings = trace.warnings;
 
-  try {
-    auto render = [&](std::ostream& os, bool color) {
-      if (o.format == "json") render_json(os, report);
-      else if (o.format == "html") render_html(os, report, trace);
-      else render_text(os, report, TextOptions{color, o.verbose});
-    };
-    if (o.output.empty()) {
-      bool color = o.format == "text" && ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
-      render(std::cout, color);
-      std::cout.flush();
-    } else {
-      AtomicFile out(o.output);
-      render(out.stream(), false);
-      out.commit();
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "npu-doctor: error: " << e.what() << "\n";
-    return kExitBadInput;
-  }
+  bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {
+    if (o.format == "json") render_json(os, report);
+    else if (o.format == "html") render_html(os, report, trace);
+    else render_text(os, report, TextOptions{color, o.verbose});
+  });
+  if (!written) return kExitBadInput;
   return exit_code_for(report.findings, o.fail_on);
 }
 

@@ -9,13 +9,13 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "cli/progress.hpp"
 #include "diff/trace_diff.hpp"
 #include "ingest/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "knowledge/knowledge.hpp"
 #include "report/html_report.hpp"
-#include "util/atomic_file.hpp"
 
 namespace npud {
 namespace {
@@ -58,25 +58,12 @@ int diff_command(const DiffOptions& o) {
   Trace before, after;
   if (!read_one(o.before, o, before) || !read_one(o.after, o, after)) return kExitBadInput;
   TraceDiff d = diff_traces(before, after, *version, trace_rules());
-  try {
-    auto render = [&](std::ostream& os, bool color) {
-      if (o.format == "json") render_diff_json(os, d);
-      else if (o.format == "html") render_diff_html(os, d, before, after);
-      else render_diff_text(os, d, DiffTextOptions{o.top, color});
-    };
-    if (o.output.empty()) {
-      render(std::cout, false);
-      std::cout.flush();
-    } else {
-      AtomicFile out(o.output);
-      render(out.stream(), false);
-      out.commit();
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "npu-doctor: error: " << e.what() << "\n";
-    return kExitBadInput;
-  }
-  return kExitClean;
+  bool written = emit_report(o.output, false, [&](std::ostream& os, bool color) {
+    if (o.format == "json") render_diff_json(os, d);
+    else if (o.format == "html") render_diff_html(os, d, before, after);
+    else render_diff_text(os, d, DiffTextOptions{o.top, color});
+  });
+  return written ? kExitClean : kExitBadInput;
 }
 
 }  // namespace

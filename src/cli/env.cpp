@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "env/env_probe.hpp"
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
 #include "report/json_writer.hpp"
-#include "util/atomic_file.hpp"
 
 namespace npud {
 namespace {
@@ -93,23 +93,11 @@ int env_command(const EnvOptions& o) {
   r.cann = read_cann(o.cann_home.empty() ? default_cann_home() : o.cann_home);
   r.driver = read_driver(o.driver_home);
   check_env(r, Knowledge::builtin());
-  try {
-    auto render = [&](std::ostream& os) {
-      if (o.format == "json") render_env_json(os, r);
-      else render_env_text(os, r);
-    };
-    if (o.output.empty()) {
-      render(std::cout);
-      std::cout.flush();
-    } else {
-      AtomicFile out(o.output);
-      render(out.stream());
-      out.commit();
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "npu-doctor: error: " << e.what() << "\n";
-    return kExitBadInput;
-  }
+  bool written = emit_report(o.output, false, [&](std::ostream& os, bool) {
+    if (o.format == "json") render_env_json(os, r);
+    else render_env_text(os, r);
+  });
+  if (!written) return kExitBadInput;
   return r.consistent() ? kExitClean : kExitFindings;
 }
 

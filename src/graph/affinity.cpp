@@ -157,7 +157,7 @@ std::string modules_text(const std::vector<std::string>& mods) {
 
 void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
-  DataflowGraph g(t);
+  const DataflowGraph& g = ctx.dataflow();
   std::vector<PatternMatch> matches = find_matches(g, spec);
   std::vector<Site> sites;
   std::unordered_map<std::string, size_t> index;
@@ -226,7 +226,7 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
 
 void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
-  DataflowGraph g(t);
+  const DataflowGraph& g = ctx.dataflow();
   for (const LoopGroup& lg : find_optimizer_loops(g)) {
     uint32_t op = g.node(lg.first_node).op;
     Finding f;

@@ -1,5 +1,6 @@
 #include "graph/dataflow.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -53,6 +54,10 @@ bool DataflowGraph::is_pass_through(std::string_view base) {
 
 DataflowGraph::DataflowGraph(const Trace& trace) : t_(trace) {
   const auto& ops = t_.ops;
+  // Edges come from recorded outputs (captures). A profile without any (Kineto, torch_npu)
+  // would give a graph of lone nodes that no pattern can match: skip building it, which
+  // keeps big profiles' memory and time down.
+  if (std::none_of(ops.begin(), ops.end(), [](const Op& op) { return op.outputs_count > 0; })) return;
   // Lines where autograd ran (loss.backward()): every op there belongs to the backward pass.
   std::unordered_set<uint64_t> backward_lines;
   // Besides ops named *backward*, loss.backward() starts with ones_like(loss) outside any

@@ -47,7 +47,7 @@ class ContiguityCopy final : public Rule {
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
-    TraceIndex index(t);
+    const TraceIndex& index = ctx.index();
     GroupMap groups;
     const size_t n = t.ops.size();
     std::vector<uint8_t> anchor(n, 0), covered(n, 0);

@@ -144,7 +144,7 @@ class NonContiguousInput final : public Rule {
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
-    TraceIndex index(t);
+    const TraceIndex& index = ctx.index();
     // Tensor id -> index of the op that last produced it, in trace order.
     std::unordered_map<int64_t, uint32_t> producer;
     std::vector<Site> sites;

@@ -63,7 +63,7 @@ class DynamicShapes final : public Rule {
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
     if (t.steps.size() < 2) return;   // nothing to compare
-    TraceIndex index(t);
+    const TraceIndex& index = ctx.index();
     std::vector<Site> sites;
     std::unordered_map<std::string, size_t> site_index;
 

@@ -19,7 +19,7 @@ class AiCpuTask final : public Rule {
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
-    TraceIndex index(t);
+    const TraceIndex& index = ctx.index();
     GroupMap groups;
     for (const Kernel& k : t.kernels) {
       if (k.kind != TaskKind::AiCpu) continue;

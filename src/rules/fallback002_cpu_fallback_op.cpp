@@ -97,7 +97,7 @@ class CpuFallbackOp final : public Rule {
     const Trace& t = ctx.trace;
     const KnowledgeVersion& kv = ctx.npu;
     const Knowledge& kb = Knowledge::builtin();
-    TraceIndex index(t);
+    const TraceIndex& index = ctx.index();
     const bool legacy = is_legacy_line(kv.version);
     GroupMap groups;
     std::vector<uint8_t> flagged(t.ops.size(), 0), covered(t.ops.size(), 0);

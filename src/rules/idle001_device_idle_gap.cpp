@@ -70,7 +70,7 @@ class DeviceIdleGap final : public Rule {
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
-    TraceIndex index(t);
+    const TraceIndex& index = ctx.index();
     const int64_t min_gap = std::max<int64_t>(1, int64_t(std::llround(ctx.options.min_gap_us * 1000.0)));
 
     for (int32_t device : index.devices()) {

@@ -2,6 +2,7 @@
 // docs/rules/<ID>.md. It reads the shared Trace (never raw formats) and appends Findings.
 #pragma once
 
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -18,10 +19,25 @@ struct RuleOptions {
   double min_gap_us = 50;         // device idle gaps shorter than this are ignored
 };
 
+class TraceIndex;
+namespace graph {
+class DataflowGraph;
+}
+struct DerivedData;
+
 struct AnalysisContext {
   const Trace& trace;
   const KnowledgeVersion& npu;    // the chosen torch_npu version's facts
   RuleOptions options;
+
+  // Derived structures several rules need, built once on first use and shared by every rule
+  // of one analysis (on a trace of millions of events each costs a pass over all of them).
+  // Not thread-safe: rules run one after another.
+  const TraceIndex& index() const;
+  const graph::DataflowGraph& dataflow() const;
+
+  // Filled on first use by index()/dataflow(); copies of a context share it.
+  mutable std::shared_ptr<DerivedData> derived = {};
 };
 
 class Rule {

@@ -103,7 +103,7 @@ class HostDeviceSync final : public Rule {
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
-    TraceIndex index(t);
+    const TraceIndex& index = ctx.index();
     GroupMap groups;
     const size_t n = t.ops.size();
     // anchor: this op is reported; covered: an ancestor is reported (its wait explains ours).

@@ -1,0 +1,30 @@
+#include "cli/output.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "util/atomic_file.hpp"
+
+namespace npud {
+
+bool emit_report(const std::string& path, bool want_color,
+                 const std::function<void(std::ostream&, bool color)>& render) {
+  try {
+    if (path.empty()) {
+      render(std::cout, want_color && ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
+      std::cout.flush();
+    } else {
+      AtomicFile out(path);
+      render(out.stream(), false);
+      out.commit();
+    }
+    return true;
+  } catch (const std::exception& e) {
+    std::cerr << "npu-doctor: error: " << e.what() << "\n";
+    return false;
+  }
+}
+
+}  // namespace npud

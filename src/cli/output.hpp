@@ -1,0 +1,16 @@
+// Where a command's report goes: stdout, or a file written atomically (-o/--output).
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+namespace npud {
+
+// Calls render(stream, color) once, on stdout when `path` is empty (color only when asked
+// for, stdout is a terminal and NO_COLOR is unset) or on a temporary file renamed to `path`.
+// Returns false after printing "npu-doctor: error: ..." on stderr when writing failed.
+bool emit_report(const std::string& path, bool want_color,
+                 const std::function<void(std::ostream&, bool color)>& render);
+
+}  // namespace npud
