@@ -1,6 +1,8 @@
 // Chrome / Kineto JSON reader: real traces (shared fixtures) and small hand-written inputs.
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -139,7 +141,15 @@ INSTANTIATE_TEST_SUITE_P(
         FixtureCounts{"multirank-sampled/sampled_rank-1.json.gz", 2365, 1154, 1154, 2, 0},
         FixtureCounts{"nccl-comm/nccl_data.json.gz", 14385, 3774, 8740, 3, 0},
         FixtureCounts{"ns-resolution/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", 23975, 6095, 15329, 5, 0},
-        FixtureCounts{"triton-strides/triton_example.json.gz", 3, 1, 2, 1, 0}));
+        FixtureCounts{"triton-strides/triton_example.json.gz", 3, 1, 2, 1, 0}),
+    // Test names from the fixture path ("event_sync_event_sync_trace"), not gtest's byte dump.
+    [](const ::testing::TestParamInfo<FixtureCounts>& info) {
+      std::string path = info.param.path;
+      std::string name = path.substr(0, path.find(".json"));
+      for (char& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
 
 TEST(KinetoFacts, AlexnetSyncs) {
   std::string path = kineto("alexnet-sync/benchmark_result_2869224_1695835535_trace.json.gz");
