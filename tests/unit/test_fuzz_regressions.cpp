@@ -1,0 +1,70 @@
+// Replays the fuzzers' past findings (tests/regression/<reader>/*) through their readers:
+// each input must read or end in an InputError, never another exception (ASan/UBSan catch
+// the rest in the sanitizer build).
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+#include "ingest/ascend.hpp"
+#include "ingest/chrome_json.hpp"
+#include "ingest/input_error.hpp"
+#include "source/scanner.hpp"
+
+namespace fs = std::filesystem;
+using namespace npud;
+
+namespace {
+const fs::path kRegressionDir = fs::path(NPUD_SOURCE_DIR) / "tests" / "regression";
+
+std::vector<fs::path> inputs_of(const std::string& reader) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(kRegressionDir / reader, ec))
+    if (e.is_regular_file() && e.path().filename().string()[0] != '.') out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs read() on each input of `reader`; an InputError is a fine outcome, anything else fails.
+template <class Read>
+void replay(const std::string& reader, Read read) {
+  for (const fs::path& p : inputs_of(reader)) {
+    SCOPED_TRACE(p.string());
+    try {
+      read(p);
+    } catch (const InputError&) {
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "non-InputError exception: " << e.what();
+    }
+  }
+}
+}  // namespace
+
+TEST(FuzzRegressions, ChromeJson) {
+  replay("chrome_json", [](const fs::path& p) { read_chrome_json_buffer(slurp(p), p.string(), ReadOptions{}); });
+}
+
+TEST(FuzzRegressions, Capture) {
+  ReadOptions opts;
+  opts.allow_truncated = true;
+  replay("capture", [&](const fs::path& p) { read_chrome_json_buffer(slurp(p), p.string(), opts); });
+}
+
+TEST(FuzzRegressions, KernelDetails) {
+  replay("kernel_details", [](const fs::path& p) { read_ascend(p.string(), ReadOptions{}); });
+}
+
+TEST(FuzzRegressions, PythonScan) {
+  if (!scan_available()) GTEST_SKIP() << "built without tree-sitter (NPUD_SCAN off): no scan to replay";
+  ScanOptions opts;
+  opts.threads = 1;
+  replay("python_scan", [&](const fs::path& p) { scan_source(p.string(), slurp(p), opts); });
+}
