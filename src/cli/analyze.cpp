@@ -9,9 +9,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/inputs.hpp"
 #include "cli/output.hpp"
-#include "cli/progress.hpp"
-#include "ingest/input_error.hpp"
 #include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
 #include "report/html_report.hpp"
@@ -100,14 +99,8 @@ void print_warnings(const Trace& trace) {
 }  // namespace
 
 int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
-  const Knowledge& kb = Knowledge::builtin();
-  const KnowledgeVersion* version = o.torch_npu.empty() ? &kb.newest() : kb.find(o.torch_npu);
-  if (!version) {
-    std::string known;
-    for (const auto& v : kb.versions()) known += (known.empty() ? "" : ", ") + v.version;
-    std::cerr << fmt::format("npu-doctor: error: unknown --torch-npu version '{}' (known: {})\n", o.torch_npu, known);
-    return kExitBadInput;
-  }
+  const KnowledgeVersion* version = torch_npu_version_or_report(o.torch_npu);
+  if (!version) return kExitBadInput;
   std::vector<const Rule*> rules;
   try {
     rules = select_rules(o);
@@ -117,20 +110,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   }
 
   Trace trace;
-  try {
-    ReadOptions ro;
-    ro.allow_truncated = o.allow_truncated;
-    Progress progress("reading " + path, !o.quiet);
-    if (progress.enabled()) ro.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
-    trace = read_trace(path, ro);
-    progress.finish();
-  } catch (const InputError& e) {
-    std::cerr << "npu-doctor: error: " << e.describe() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "npu-doctor: error: " << path << ": " << e.what() << "\n";
-    return kExitBadInput;
-  }
+  if (!read_trace_or_report(path, o.allow_truncated, o.quiet, trace)) return kExitBadInput;
   if (!o.quiet) print_warnings(trace);
 
   AnalysisContext ctx{trace, *version, o.rule_options};

@@ -9,10 +9,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/inputs.hpp"
 #include "cli/output.hpp"
-#include "cli/progress.hpp"
 #include "diff/trace_diff.hpp"
-#include "ingest/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "knowledge/knowledge.hpp"
 #include "report/html_report.hpp"
@@ -30,33 +29,13 @@ struct DiffOptions {
   bool allow_truncated = false;
 };
 
-bool read_one(const std::string& path, const DiffOptions& o, Trace& out) {
-  try {
-    ReadOptions ro;
-    ro.allow_truncated = o.allow_truncated;
-    Progress progress("reading " + path, !o.quiet);
-    if (progress.enabled()) ro.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
-    out = read_trace(path, ro);
-    progress.finish();
-    return true;
-  } catch (const InputError& e) {
-    std::cerr << "npu-doctor: error: " << e.describe() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "npu-doctor: error: " << path << ": " << e.what() << "\n";
-  }
-  return false;
-}
-
 int diff_command(const DiffOptions& o) {
-  const Knowledge& kb = Knowledge::builtin();
-  const KnowledgeVersion* version = o.torch_npu.empty() ? &kb.newest() : kb.find(o.torch_npu);
-  if (!version) {
-    std::cerr << fmt::format("npu-doctor: error: unknown --torch-npu version '{}' (see `npu-doctor versions`)\n",
-                             o.torch_npu);
-    return kExitBadInput;
-  }
+  const KnowledgeVersion* version = torch_npu_version_or_report(o.torch_npu);
+  if (!version) return kExitBadInput;
   Trace before, after;
-  if (!read_one(o.before, o, before) || !read_one(o.after, o, after)) return kExitBadInput;
+  if (!read_trace_or_report(o.before, o.allow_truncated, o.quiet, before) ||
+      !read_trace_or_report(o.after, o.allow_truncated, o.quiet, after))
+    return kExitBadInput;
   TraceDiff d = diff_traces(before, after, *version, trace_rules());
   bool written = emit_report(o.output, false, [&](std::ostream& os, bool color) {
     if (o.format == "json") render_diff_json(os, d);

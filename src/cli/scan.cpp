@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/inputs.hpp"
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
 #include "report/json_writer.hpp"
@@ -177,15 +178,9 @@ int run_scan(const ScanArgs& a) {
     std::cerr << "npu-doctor: error: --format must be text, json or sarif\n";
     return kExitBadInput;
   }
-  const Knowledge& kb = Knowledge::builtin();
   ScanOptions opts;
-  opts.version = a.torch_npu.empty() ? &kb.newest() : kb.find(a.torch_npu);
-  if (!opts.version) {
-    std::string known;
-    for (const auto& v : kb.versions()) known += (known.empty() ? "" : ", ") + v.version;
-    std::cerr << fmt::format("npu-doctor: error: unknown --torch-npu '{}' (known: {})\n", terminal_safe(a.torch_npu), known);
-    return kExitBadInput;
-  }
+  opts.version = torch_npu_version_or_report(a.torch_npu);
+  if (!opts.version) return kExitBadInput;
   try {
     opts.filter = RuleFilter(a.select, a.ignore);
   } catch (const std::invalid_argument& e) {

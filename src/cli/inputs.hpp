@@ -1,0 +1,21 @@
+// What every report command does before analysing: pick the torch_npu knowledge version and
+// read traces, telling the user on stderr (file, byte offset) when either fails.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "knowledge/knowledge.hpp"
+#include "model/trace.hpp"
+
+namespace npud {
+
+// The version named by --torch-npu (newest when empty), or nullptr after printing an error
+// that lists the known versions.
+const KnowledgeVersion* torch_npu_version_or_report(std::string_view requested);
+
+// Reads `path` into `out` with progress on stderr (TTY, not quiet); on bad input prints
+// "npu-doctor: error: ..." and returns false.
+bool read_trace_or_report(const std::string& path, bool allow_truncated, bool quiet, Trace& out);
+
+}  // namespace npud
