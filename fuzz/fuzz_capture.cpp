@@ -1,5 +1,6 @@
 // libFuzzer harness: npu-doctor capture files (docs/formats/capture.md), which go through the
 // Chrome JSON reader with allow_truncated (a killed program leaves a cut-off last event).
+// fuzz-seeds: *.npud.json *.json
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -1,5 +1,6 @@
 // libFuzzer harness: Chrome Trace Event JSON (Kineto, torch_npu trace_view.json) from memory,
 // plain or gzip. Any exception other than InputError escapes and counts as a crash.
+// fuzz-seeds: *.json *.json.gz
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

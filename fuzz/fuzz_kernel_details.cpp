@@ -1,5 +1,6 @@
 // libFuzzer harness: a lone torch_npu kernel_details.csv through read_ascend. The reader
 // takes a path, so each input is written to a per-process temporary file first.
+// fuzz-seeds: *.csv
 #include <unistd.h>
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,6 @@
 // libFuzzer harness: the static scan of one Python file's text (UTF-8 and NUL checks,
 // tree-sitter parse, all source rules). It must never throw for any text.
+// fuzz-seeds: *.py
 #include <cstddef>
 #include <cstdint>
 #include <string>

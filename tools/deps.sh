@@ -24,3 +24,20 @@ npud_build() {
   cmake -S "$NPUD_ROOT" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
   cmake --build "$build_dir" -j"$(nproc)"
 }
+
+# The instrumented check build (tools/test.sh step 2, fuzz/README.md) needs clang and its
+# sanitizer/libFuzzer runtimes (Debian 12: clang 14).
+NPUD_CHECK_APT_PACKAGES="clang libclang-rt-14-dev"
+
+npud_install_check_deps() {
+  local missing=()
+  for p in $NPUD_CHECK_APT_PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "npu-doctor: installing ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

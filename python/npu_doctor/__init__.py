@@ -11,19 +11,24 @@ Pure Python; importing this package does not import torch.
 import sys
 
 __version__ = "0.1.0"
-__all__ = ["capture", "step", "__version__"]
+__all__ = ["capture", "step", "amp_check", "__version__"]
 
 _current = [None]   # the active Recorder
 
 
 class capture:
     """Context manager (or start()/stop()) recording steps `steps` (inclusive pair, or
-    None for every step inside the block) into a Chrome-trace capture file at `path`."""
+    None for every step inside the block) into a Chrome-trace capture file at `path`.
+    `dump`: also dump the selected tensors ("all", or module paths / aten ops with * globs,
+    docs/formats/dump.md) of those steps to `dump_dir` (default: `dump/` beside `path`)."""
 
-    def __init__(self, path, steps=None):
+    def __init__(self, path, steps=None, dump=None, dump_dir=None):
         self.path = path
         self.steps = _normalize_steps(steps)
+        self.dump = dump
+        self.dump_dir = dump_dir
         self._recorder = None
+        self._dumper = None
 
     def start(self):
         if _current[0] is not None and not _current[0].finished:
@@ -38,6 +43,11 @@ class capture:
             return self
         self._recorder = rec
         _current[0] = rec
+        if self.dump:
+            import os
+            from ._dump import start_dump
+            self._dumper = start_dump(rec, self.dump, self.dump_dir or os.path.join(
+                os.path.dirname(os.path.abspath(self.path)), "dump"))
         return self
 
     def stop(self):
@@ -50,6 +60,12 @@ class capture:
             sys.stderr.write("npu-doctor: capture not closed cleanly: %s\n" % e)
         if _current[0] is rec:
             _current[0] = None
+        if self._dumper is not None:
+            try:
+                self._dumper.close()
+            except Exception:
+                pass
+            self._dumper = None
 
     def __enter__(self):
         return self.start()
@@ -78,3 +94,12 @@ def _normalize_steps(steps):
         return parse_steps(steps)
     first, last = steps
     return (int(first), None if last is None else int(last))
+
+
+def amp_check(model, inputs, dtype="fp16", level="O1", path=None, lists=None, loss_fn=None, emulate=None):
+    """Runs `model(*inputs)` once (then `loss_fn(output).backward()` when given) in low
+    precision with an fp32 shadow of every op; returns the per-op records, `.output` and
+    `.shadow_output` (see docs/amp-check.md). `lists`: a `<aten name>\t<policy>` file
+    (default: $NPUD_AMP_LISTS, else a small built-in list); `path`: also write the capture."""
+    from ._amp import amp_check as run
+    return run(model, inputs, dtype=dtype, level=level, path=path, lists=lists, loss_fn=loss_fn, emulate=emulate)

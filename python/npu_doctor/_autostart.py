@@ -5,6 +5,10 @@ early: the recorder starts right after the program's own `import torch` finished
                           torch captures: the variable is removed for its children)
     NPUD_STEPS=A:B        steps to record, inclusive (default 1:3)
     NPUD_TEST_FAULT=N     test hook: an internal error at the Nth recorded event
+    NPUD_DUMP=SELECT      also dump the selected tensors of the recorded steps to
+                          <capture dir>/dump/ (docs/formats/dump.md)
+    NPUD_AMP=fp16|bf16    amp-check mode (with NPUD_AMP_LEVEL, NPUD_AMP_EMULATE,
+                          NPUD_AMP_LISTS: docs/formats/amp.md)
 """
 
 import os
@@ -27,8 +31,16 @@ def _start_capture():
             steps = parse_steps(DEFAULT_STEPS)
         fault = int(os.environ.get("NPUD_TEST_FAULT", "0") or 0)
         rec = Recorder(path, steps, exclusive=False, fault_at=fault)
+        if os.environ.get("NPUD_AMP"):
+            from ._amp import session_from_env
+            rec.amp = session_from_env()
+            rec.amp.attach(rec)
         rec.start()
         npu_doctor._current[0] = rec
+        dump = os.environ.pop("NPUD_DUMP", None)
+        if dump:
+            from ._dump import start_dump
+            start_dump(rec, dump, os.path.join(os.path.dirname(os.path.abspath(path)), "dump"))
     except Exception as e:   # never raise into the program
         sys.stderr.write("npu-doctor: capture not started: %s: %s\n" % (type(e).__name__, e))
 

@@ -21,7 +21,21 @@ _step_depth = [0]   # nesting of wrapped step() calls (a subclass step calling s
 def _notify_step():
     rec = active
     if rec is not None:
+        amp = getattr(rec, "amp", None)
+        if amp is not None:
+            amp.after_optimizer_step()
         rec.on_step_end(explicit=False)
+
+
+def _notify_step_begin(optimizer):
+    """amp-check: gradients are read right before the outermost optimizer.step() runs."""
+    rec = active
+    amp = getattr(rec, "amp", None) if rec is not None else None
+    if amp is not None and rec.recording:
+        try:
+            amp.before_optimizer_step(optimizer)
+        except Exception as e:   # never raise into the program
+            rec.fail(e)
 
 
 def _wrap_step_of(cls):
@@ -33,6 +47,8 @@ def _wrap_step_of(cls):
     def step(self, *args, **kwargs):
         _step_depth[0] += 1
         try:
+            if _step_depth[0] == 1:
+                _notify_step_begin(self)
             result = orig(self, *args, **kwargs)
         finally:
             _step_depth[0] -= 1

@@ -74,6 +74,7 @@ class Recorder:
         self._tensor_patches = _patches.TensorPatches(self)
         self._modules = ModuleTracker(self.fail)
         self._torch = None
+        self.amp = None        # an _amp.AmpSession in amp-check mode (set before start())
 
     # --- lifecycle ---------------------------------------------------------------------
     def start(self):
@@ -108,6 +109,8 @@ class Recorder:
             self.step += 1
             self._step_start = now
             self._modules.reset()
+            if self.amp is not None:
+                self.amp.on_step_end()
             if self.steps is not None:
                 first, last = self.steps
                 if self.recording and last is not None and self.step > last:
@@ -157,8 +160,12 @@ class Recorder:
         self._write_header()
         self._tensor_patches.install()
         self._modules.install()
-        from ._dispatch import make_mode
-        self._mode = make_mode(self)
+        if self.amp is not None:
+            self._mode = self.amp.make_mode(self)
+            self.amp.on_begin()
+        else:
+            from ._dispatch import make_mode
+            self._mode = make_mode(self)
         self._mode.__enter__()
         self.recording = True
 
@@ -166,6 +173,8 @@ class Recorder:
         self.recording = False
         self._tensor_patches.remove()
         self._modules.remove()
+        if self.amp is not None:
+            self.amp.on_end()
         self._remove_mode()
 
     def _remove_mode(self):
@@ -217,6 +226,8 @@ class Recorder:
             "argv": list(sys.argv),
             "steps": steps_text(self.steps),
         }
+        if self.amp is not None:
+            args.update(self.amp.header_args())
         self._write_raw('{"ph":"M","pid":%d,"tid":0,"name":"npu_doctor","args":%s}'
                         % (self._pid, json.dumps(args, separators=(",", ":"))))
 
@@ -320,7 +331,7 @@ class Recorder:
                     pos += 1
         return parts, seen_ids, seen_storages
 
-    def op_done(self, func, pre, out, t0, t1, frame):
+    def op_done(self, func, pre, out, t0, t1, frame, extra=""):
         parts, seen_ids, seen_storages = pre
         Tensor = self._torch.Tensor
         outs = []
@@ -343,10 +354,10 @@ class Recorder:
         self._seq += 1
         self._write(
             '{"ph":"X","cat":"aten","name":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f,'
-            '"args":{"seq":%d,"step":%d,"module":%s,"stack":%s,"inputs":[%s],"outputs":[%s]}}'
+            '"args":{"seq":%d,"step":%d,"module":%s,"stack":%s,"inputs":[%s],"outputs":[%s]%s}}'
             % (name, self._pid, threading.get_native_id(), (t0 - self._origin) / 1000.0, (t1 - t0) / 1000.0,
                self._seq, self.step, self._modules.current_json, _frames.user_stack_json(frame),
-               ",".join(parts), ",".join(outs)))
+               ",".join(parts), ",".join(outs), ("," + extra) if extra else ""))
 
     def record_python_event(self, cat, name, reason, tensor, t0, t1, frame):
         try:

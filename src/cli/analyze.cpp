@@ -123,6 +123,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
       "`npu-doctor versions` says where each list comes from";
   for (const Rule* r : rules) report.rules_run.emplace_back(r->id());
   report.findings = run_rules(ctx, rules);
+  if (trace.has_amp()) report.amp = summarize_amp(trace, *version, o.rule_options.top_n);
   report.warnings = trace.warnings;
 
   bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {

@@ -18,5 +18,7 @@ void add_rules_command(CLI::App& app, int& exit_code);
 void add_scan_command(CLI::App& app, int& exit_code);
 void add_diff_command(CLI::App& app, int& exit_code);
 void add_env_command(CLI::App& app, int& exit_code);
+void add_compare_command(CLI::App& app, int& exit_code);
+void add_amp_check_command(CLI::App& app, int& exit_code);
 
 }  // namespace npud

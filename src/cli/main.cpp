@@ -15,9 +15,11 @@ int main(int argc, char** argv) {
   int exit_code = npud::kExitClean;
   npud::add_analyze_command(app, exit_code);
   npud::add_run_command(app, exit_code);
+  npud::add_amp_check_command(app, exit_code);
   npud::add_scan_command(app, exit_code);
   npud::add_diff_command(app, exit_code);
   npud::add_env_command(app, exit_code);
+  npud::add_compare_command(app, exit_code);
   npud::add_rules_command(app, exit_code);
 
   try {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -142,17 +143,30 @@ std::vector<CsvKernel> read_kernel_details(const std::string& path, uint64_t& by
   int device = cols.find({"Device_id", "Device ID", "Device Id"});
   std::vector<CsvKernel> out;
   std::vector<std::string> row;
+  // Ends and the span from the earliest start to the latest end must fit int64 ns: kernels
+  // are rebased on the earliest start and the rules add durations (ingest/limits.hpp).
+  int64_t min_start = std::numeric_limits<int64_t>::max(), max_end = std::numeric_limits<int64_t>::min();
+  auto int32_or_none = [](std::optional<int64_t> v) {
+    return v && *v >= 0 && *v <= std::numeric_limits<int32_t>::max() ? int32_t(*v) : int32_t(-1);
+  };
   while (t.next(row)) {
     CsvKernel k;
     k.name = std::string(trim(row[size_t(name)]));
     k.start_abs_ns = t.time_ns(row, start, "Start Time(us)");
     k.dur_ns = t.time_ns(row, dur, "Duration(us)");
     if (k.dur_ns < 0) t.fail(size_t(dur), fmt::format("Duration(us): negative '{}'", row[size_t(dur)]));
+    int64_t end, span;
+    if (__builtin_add_overflow(k.start_abs_ns, k.dur_ns, &end))
+      t.fail(size_t(dur), "Start Time(us) + Duration(us) is past the int64 nanosecond range (about 292 years)");
+    min_start = std::min(min_start, k.start_abs_ns);
+    max_end = std::max(max_end, end);
+    if (__builtin_sub_overflow(max_end, min_start, &span))
+      t.fail(size_t(start), fmt::format("Start Time(us) '{}' is so far from the other rows' that the kernels would "
+                                        "span more than int64 nanoseconds hold (about 292 years)",
+                                        row[size_t(start)]));
     if (core >= 0) k.core = std::string(trim(row[size_t(core)]));
-    if (stream >= 0)
-      if (auto v = parse_int(row[size_t(stream)])) k.stream = int32_t(*v);
-    if (device >= 0)
-      if (auto v = parse_int(row[size_t(device)])) k.device = int32_t(*v);
+    if (stream >= 0) k.stream = int32_or_none(parse_int(row[size_t(stream)]));
+    if (device >= 0) k.device = int32_or_none(parse_int(row[size_t(device)]));
     if (step >= 0 && !is_na(row[size_t(step)])) {
       auto v = parse_int(row[size_t(step)]);
       if (!v) t.fail(size_t(step), fmt::format("Step Id: not an integer: '{}'", row[size_t(step)]));
@@ -185,7 +199,9 @@ void read_step_trace_time(const std::string& path, Trace& trace) {
   while (t.next(row)) {
     ++steps;
     for (Sum& s : sums)
-      if (s.col >= 0 && !is_na(row[size_t(s.col)])) s.ns += t.time_ns(row, s.col, t.header()[size_t(s.col)]);
+      if (s.col >= 0 && !is_na(row[size_t(s.col)]) &&
+          __builtin_add_overflow(s.ns, t.time_ns(row, s.col, t.header()[size_t(s.col)]), &s.ns))
+        t.fail(size_t(s.col), fmt::format("{}: the total is out of range", t.header()[size_t(s.col)]));
   }
   trace.input_bytes += t.bytes_read();
   trace.set_env("npu_step_trace_steps", std::to_string(steps));
@@ -203,7 +219,9 @@ void read_op_statistic(const std::string& path, Trace& trace) {
   int64_t aicpu_ns = 0;
   std::vector<std::string> row;
   while (t.next(row))
-    if (trim(row[size_t(core)]) == "AI_CPU") aicpu_ns += t.time_ns(row, total, "Total Time(us)");
+    if (trim(row[size_t(core)]) == "AI_CPU" &&
+        __builtin_add_overflow(aicpu_ns, t.time_ns(row, total, "Total Time(us)"), &aicpu_ns))
+      t.fail(size_t(total), "Total Time(us): the AI_CPU total is out of range");
   trace.input_bytes += t.bytes_read();
   trace.set_env("npu_op_statistic_aicpu_us", fmt::format("{}.{:03}", aicpu_ns / 1000, aicpu_ns % 1000));
 }
@@ -297,7 +315,13 @@ void merge_kernel_details(Trace& trace, std::vector<CsvKernel>& rows, bool had_t
     StrId other = trace.strings.find("Other");
     for (size_t i = 0; i < rows.size(); ++i) {
       const CsvKernel& r = rows[i];
-      int64_t s = r.start_abs_ns - trace.time_origin_ns;
+      int64_t s;
+      // A row whose start is nowhere near the trace's (or at the edge of int64) matches nothing.
+      if (__builtin_sub_overflow(r.start_abs_ns, trace.time_origin_ns, &s) || s < -(int64_t(1) << 62) ||
+          s > int64_t(1) << 62) {
+        ++unmatched;
+        continue;
+      }
       StrId name = trace.strings.find(r.name);
       uint32_t best = kNone;
       int64_t best_gap = kMatchToleranceNs + 1;

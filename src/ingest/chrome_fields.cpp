@@ -7,6 +7,7 @@
 
 #include "ingest/decimal_time.hpp"
 #include "ingest/input_error.hpp"
+#include "ingest/limits.hpp"
 
 namespace npud {
 
@@ -36,6 +37,10 @@ void EventFields::reset() {
   has_inputs = has_outputs = false;
   format = torch = python = device_str = torch_npu = steps = {};
   argv.clear();
+  if (has_amp) {
+    for (auto& a : amp) a = {};
+    has_amp = false;
+  }
 }
 
 namespace {
@@ -198,6 +203,28 @@ void read_nested(const Ctx& c, od::value v, NestedInts& out) {
   }
 }
 
+// The raw JSON text of a value (objects and arrays whole), for amp keys read later.
+void raw_amp(const Ctx& c, od::value v, EventFields& ev, AmpKey k) {
+  od::json_type t;
+  c.get(v.type(), t);
+  std::string_view raw;
+  if (t == od::json_type::object) {
+    od::object o;
+    c.get(v.get_object(), o);
+    c.get(o.raw_json(), raw);
+  } else if (t == od::json_type::array) {
+    od::array a;
+    c.get(v.get_array(), a);
+    c.get(a.raw_json(), raw);
+  } else {
+    raw = v.raw_json_token();
+    while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t'))
+      raw.remove_suffix(1);
+  }
+  ev.amp[k] = raw;
+  ev.has_amp = true;
+}
+
 void read_capture_tensors(const Ctx& c, od::value v, EventFields& ev, std::vector<CaptureTensor>& out) {
   od::array arr;
   if (v.get_array().get(arr)) return;
@@ -250,11 +277,14 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
         break;
       case 3:
         if (key == "seq") lenient_int(a, ev.sequence);
+        else if (key == "amp") raw_amp(c, a, ev, kAmpHeader);
         break;
       case 4:
         if (key == "step") lenient_int(a, ev.step);
         else if (key == "name") lenient_string(a, ev.arg_name);
         else if (key == "kind") lenient_string(a, ev.copy_kind);
+        else if (key == "mode") raw_amp(c, a, ev, kAmpMode);
+        else if (key == "zero") raw_amp(c, a, ev, kAmpZero);
         else if (key == "argv") {
           od::array arr;
           if (a.get_array().get(arr)) break;
@@ -278,6 +308,8 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
           if (a.get_array().get(arr) == simdjson::SUCCESS) c.get(arr.raw_json(), ev.stack_raw);
         } else if (key == "torch") lenient_string(a, ev.torch);
         else if (key == "steps") lenient_string(a, ev.steps);
+        else if (key == "scale") raw_amp(c, a, ev, kAmpScale);
+        else if (key == "dtype") raw_amp(c, a, ev, kAmpDtype);
         break;
       case 6:
         if (key == "device") {
@@ -293,20 +325,27 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
         else if (key == "inputs") {
           ev.has_inputs = true;
           read_capture_tensors(c, a, ev, ev.inputs);
-        }
+        } else if (key == "params") raw_amp(c, a, ev, kAmpParams);
+        else if (key == "scaled") raw_amp(c, a, ev, kAmpScaled);
         break;
       case 7:
         if (key == "message") lenient_string(a, ev.message);
         else if (key == "outputs") {
           ev.has_outputs = true;
           read_capture_tensors(c, a, ev, ev.outputs);
-        }
+        } else if (key == "numeric") raw_amp(c, a, ev, kAmpNumeric);
+        break;
+      case 8:
+        if (key == "elements") raw_amp(c, a, ev, kAmpElements);
+        else if (key == "log2_min") raw_amp(c, a, ev, kAmpLog2Min);
         break;
       case 9:
         if (key == "Task Type") lenient_string(a, ev.task_type);
         else if (key == "Stream Id") lenient_int(a, ev.stream);
         else if (key == "Device Id") lenient_int(a, ev.device);
         else if (key == "torch_npu") lenient_string(a, ev.torch_npu);
+        else if (key == "nonfinite") raw_amp(c, a, ev, kAmpNonfinite);
+        else if (key == "log2_hist") raw_amp(c, a, ev, kAmpLog2Hist);
         break;
       case 10:
         if (key == "Input Dims") read_nested(c, a, ev.dims);
@@ -322,6 +361,7 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
             ev.types.push_back(sv);
           }
         } else if (key == "Call stack") lenient_string(a, ev.call_stack);
+        else if (key == "loss_scale") raw_amp(c, a, ev, kAmpLossScale);
         break;
       case 11:
         if (key == "External id") lenient_int(a, ev.external_id);
@@ -329,10 +369,12 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
         break;
       case 13:
         if (key == "Input Strides") read_nested(c, a, ev.strides);
+        else if (key == "overflow_fp16") raw_amp(c, a, ev, kAmpOverflow);
         break;
       case 14:
         if (key == "cuda_sync_kind") lenient_string(a, ev.sync_kind);
         else if (key == "Total Reserved") lenient_int(a, ev.total_reserved);
+        else if (key == "underflow_fp16") raw_amp(c, a, ev, kAmpUnderflow);
         break;
       case 15:
         if (key == "Sequence number") lenient_int(a, ev.sequence);
@@ -345,6 +387,35 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
         break;
     }
   }
+}
+
+// Strings the importer keeps (interns) must stay under limits::kMaxStringBytes: a crafted
+// event could otherwise hold one 60 MiB name, and a file a million of them.
+void check_kept_strings(const Ctx& c, const EventFields& ev) {
+  auto check = [&](std::string_view what, std::string_view s) {
+    if (s.size() > limits::kMaxStringBytes)
+      c.fail_at(s.data(), fmt::format("{} is {} bytes long, over the {} MiB limit for a string", what, s.size(),
+                                      limits::kMaxStringBytes >> 20));
+  };
+  check("\"name\"", ev.name);
+  check("\"cat\"", ev.cat);
+  check("\"pid\"", ev.pid_str);
+  check("\"tid\"", ev.tid_str);
+  check("\"Call stack\"", ev.call_stack);
+  check("\"stack\"", ev.stack_raw);
+  check("\"module\"", ev.module);
+  check("\"reason\"", ev.reason);
+  check("\"message\"", ev.message);
+  check("\"Task Type\"", ev.task_type);
+  check("\"cuda_sync_kind\"", ev.sync_kind);
+  check("\"args.name\"", ev.arg_name);
+  check("\"argv\"", ev.argv);
+  for (std::string_view t : ev.types) check("an \"Input type\"", t);
+  for (const auto* ts : {&ev.inputs, &ev.outputs})
+    for (const CaptureTensor& t : *ts) {
+      check("a tensor \"dtype\"", t.dtype);
+      check("a tensor \"device\"", t.device);
+    }
 }
 
 }  // namespace
@@ -399,6 +470,7 @@ void parse_event(od::parser& parser, const char* data, size_t len, uint64_t offs
         break;
     }
   }
+  check_kept_strings(c, ev);
 }
 
 }  // namespace npud

@@ -42,6 +42,15 @@ struct CaptureTensor {
   bool has_shape = false, has_strides = false;
 };
 
+// amp-check keys (docs/formats/amp.md). Their values are kept as raw JSON text and only
+// interpreted (strictly, by ingest/amp_fields) for capture events of the right kind: other
+// traces may use the same key names for other things.
+enum AmpKey : uint8_t {
+  kAmpNumeric, kAmpHeader /* "amp" */, kAmpMode, kAmpParams, kAmpElements, kAmpZero, kAmpNonfinite,
+  kAmpUnderflow, kAmpOverflow, kAmpLog2Min, kAmpLog2Hist, kAmpScaled, kAmpLossScale, kAmpScale, kAmpDtype,
+  kAmpKeyCount
+};
+
 struct EventFields {
   char ph = 0;
   std::string_view cat, name;
@@ -66,6 +75,8 @@ struct EventFields {
   // capture header ("npu_doctor" metadata event)
   std::string_view format, torch, python, device_str, torch_npu, steps;
   std::string argv;
+  std::string_view amp[kAmpKeyCount];   // raw JSON values, empty when absent
+  bool has_amp = false;
 
   void reset();
 };

@@ -12,10 +12,12 @@
 #include <limits>
 #include <unordered_map>
 
+#include "ingest/amp_fields.hpp"
 #include "ingest/byte_source.hpp"
 #include "ingest/chrome_fields.hpp"
 #include "ingest/input_error.hpp"
 #include "ingest/json_stream.hpp"
+#include "ingest/limits.hpp"
 
 namespace npud {
 
@@ -30,6 +32,7 @@ enum class Cat : uint8_t {
   Kernel, Memcpy, Memset, CudaSync, DeviceOther,
   Runtime,
   Instant,
+  Amp,           // amp-check records: "amp_api" (GradScaler/autocast calls), "amp_grad" (histograms)
   Ignored,       // known and not needed (flows, profiler spans, GPU-side annotations, counters)
   Unknown,
 };
@@ -46,6 +49,7 @@ Cat classify_cat(std::string_view c) {
   if (c == "python_sync") return Cat::PythonSync;
   if (c == "cuda_api" || c == "enqueue" || c == "dequeue") return Cat::HostOther;
   if (c == "cpu_instant_event") return Cat::Instant;
+  if (c == "amp_api" || c == "amp_grad") return Cat::Amp;
   // other accelerators' host runtimes: mtia_runtime, privateuse1_runtime, *_driver
   if (c.ends_with("_runtime") || c.ends_with("_driver")) return Cat::Runtime;
   if (c == "mtia_ccp_events") return Cat::DeviceOther;
@@ -154,7 +158,8 @@ struct Deferred {
 
 class ChromeBuilder {
  public:
-  ChromeBuilder(Trace& t, JsonEventStream& s, const std::string& file) : t_(t), stream_(s), file_(file) {}
+  ChromeBuilder(Trace& t, JsonEventStream& s, const std::string& file)
+      : t_(t), stream_(s), file_(file), amp_(aux_parser_, file) {}
 
   // Reserves for a trace of about `bytes` of JSON. Unused capacity is address space
   // only (pages are touched when filled), so erring high costs no resident memory while
@@ -188,6 +193,7 @@ class ChromeBuilder {
   Ref complete(uint64_t offset);
   void instant();
   void metadata();
+  void amp_record();
   int32_t pid32();
   int32_t tid32();
   void add_kineto_inputs(Op& op);
@@ -200,6 +206,8 @@ class ChromeBuilder {
   TaskKind kernel_kind(StrId name);
   RuntimeKind runtime_kind(StrId name);
   void skip(uint64_t offset);
+  void check_time_range(const JsonEventStream::Item& it);
+  bool shape_ok(const int64_t* dims, size_t rank);
 
   Trace& t_;
   JsonEventStream& stream_;
@@ -207,6 +215,7 @@ class ChromeBuilder {
   od::parser parser_;
   od::parser aux_parser_;
   EventFields ev_;
+  AmpFieldReader amp_;
 
   bool is_capture_ = false;
   bool have_step_numbers_ = false;
@@ -230,6 +239,13 @@ class ChromeBuilder {
   uint64_t skipped_ = 0;
   uint64_t first_skipped_offset_ = 0;
   std::string first_skipped_;
+
+  // Limits of ingest/limits.hpp: what was cut or dropped, warned about once in finish().
+  uint64_t event_offset_ = 0;  // of the event being read
+  uint64_t cut_stacks_ = 0, first_cut_stack_offset_ = 0;
+  uint64_t dropped_shapes_ = 0, first_dropped_shape_offset_ = 0;
+  int64_t min_time_ns_ = std::numeric_limits<int64_t>::max();
+  int64_t max_time_ns_ = std::numeric_limits<int64_t>::min();
 };
 
 void ChromeBuilder::skip(uint64_t offset) {
@@ -238,6 +254,40 @@ void ChromeBuilder::skip(uint64_t offset) {
     first_skipped_ = fmt::format("ph '{}' cat \"{}\" name \"{}\"", ev_.ph ? std::string(1, ev_.ph) : std::string(),
                                  ev_.cat.substr(0, 60), ev_.name.substr(0, 60));
   }
+}
+
+// Every time must stay exact int64 ns after the reader and the rules add durations and
+// subtract the earliest start: an end (ts + dur) or a span that does not fit is refused.
+void ChromeBuilder::check_time_range(const JsonEventStream::Item& it) {
+  int64_t end = ev_.ts_ns;
+  if (ev_.has_dur && ev_.dur_ns > 0 && __builtin_add_overflow(ev_.ts_ns, ev_.dur_ns, &end))
+    throw InputError(file_, it.offset,
+                     fmt::format("event #{}: \"ts\" + \"dur\" is past the int64 nanosecond range (about 292 years)",
+                                 it.index));
+  min_time_ns_ = std::min(min_time_ns_, ev_.ts_ns);
+  max_time_ns_ = std::max(max_time_ns_, end);
+  int64_t span;
+  if (__builtin_sub_overflow(max_time_ns_, min_time_ns_, &span))
+    throw InputError(file_, it.offset,
+                     fmt::format("event #{}: its time is so far from the other events' that the trace would span more "
+                                 "than int64 nanoseconds hold (about 292 years)",
+                                 it.index));
+}
+
+// A shape is kept when its rank and element count are within limits (so that numel() times
+// any element size fits int64); otherwise the tensor keeps no shape and finish() warns.
+bool ChromeBuilder::shape_ok(const int64_t* dims, size_t rank) {
+  bool ok = rank <= limits::kMaxRank;
+  uint64_t elements = 1;
+  for (size_t i = 0; ok && i < rank; ++i) {
+    int64_t d = dims[i];
+    if (d == 0) continue;
+    if (d == std::numeric_limits<int64_t>::min()) ok = false;
+    else if (__builtin_mul_overflow(elements, uint64_t(d < 0 ? -d : d), &elements) || elements > limits::kMaxElements)
+      ok = false;
+  }
+  if (!ok && dropped_shapes_++ == 0) first_dropped_shape_offset_ = event_offset_;
+  return ok;
 }
 
 int32_t ChromeBuilder::pid32() {
@@ -309,6 +359,10 @@ uint32_t ChromeBuilder::legacy_stack(std::string_view text) {
       std::from_chars(num.data(), num.data() + num.size(), line);
       func = seg.substr(close + 3);
     }
+    if (all.size() == limits::kMaxStackFrames) {  // innermost frames first: keep those
+      if (cut_stacks_++ == 0) first_cut_stack_offset_ = event_offset_;
+      break;
+    }
     uint32_t id = frame(file, line, func);
     all.push_back(id);
     if (!is_library_file(file)) user.push_back(id);
@@ -331,6 +385,10 @@ uint32_t ChromeBuilder::capture_stack(std::string_view raw) {
     od::array frames;
     if (doc.get_array().get(frames) == simdjson::SUCCESS) {
       for (auto fr_res : frames) {
+        if (ids.size() == limits::kMaxStackFrames) {  // innermost frames first: keep those
+          if (cut_stacks_++ == 0) first_cut_stack_offset_ = event_offset_;
+          break;
+        }
         od::array fr;
         if (fr_res.get_array().get(fr)) break;
         std::string_view file, func;
@@ -363,7 +421,8 @@ void ChromeBuilder::add_kineto_inputs(Op& op) {
     TensorMeta m;
     m.dtype = t_.intern(dtype);
     m.is_tensor = is_tensor;
-    if (is_tensor && shape && shape->kind == NestedInts::Entry::Ints && shape->count <= 255) {
+    if (is_tensor && shape && shape->kind == NestedInts::Entry::Ints &&
+        shape_ok(d.ints.data() + shape->begin, shape->count)) {
       m.dims_begin = uint32_t(t_.dims.size());
       m.rank = uint8_t(shape->count);
       m.has_shape = true;
@@ -403,7 +462,7 @@ void ChromeBuilder::add_capture_tensors(const std::vector<CaptureTensor>& ts, ui
     m.storage_offset = c.offset;
     m.dtype = t_.intern(c.dtype);
     m.device = t_.intern(c.device);
-    if (c.has_shape && c.shape_count <= 255) {
+    if (c.has_shape && shape_ok(ev_.tensor_ints.data() + c.shape_begin, c.shape_count)) {
       m.has_shape = true;
       m.rank = uint8_t(c.shape_count);
       m.dims_begin = uint32_t(t_.dims.size());
@@ -464,6 +523,12 @@ ChromeBuilder::Ref ChromeBuilder::complete(uint64_t offset) {
       if (is_capture_ && ev_.step >= 0 && ev_.step <= std::numeric_limits<int32_t>::max()) {
         op.step = int32_t(ev_.step);  // a step NUMBER until finish() maps it to an index
         have_step_numbers_ = true;
+      }
+      if (is_capture_ && !ev_.amp[kAmpNumeric].empty()) {
+        OpNumeric n;
+        amp_.numeric(ev_.amp[kAmpNumeric], t_, n);
+        op.numeric = uint32_t(t_.numerics.size());
+        t_.numerics.push_back(n);
       }
       t_.ops.push_back(op);
       return {kOp, uint32_t(t_.ops.size() - 1)};
@@ -526,6 +591,9 @@ ChromeBuilder::Ref ChromeBuilder::complete(uint64_t offset) {
       deferred_.push_back(d);
       return {kDeferred, uint32_t(deferred_.size() - 1)};
     }
+    case Cat::Amp:
+      amp_record();
+      return {};
     case Cat::Ignored:
       return {};
     case Cat::Instant:
@@ -546,6 +614,9 @@ void ChromeBuilder::instant() {
     m.total_reserved = ev_.total_reserved;
     m.device = ev_.device >= -1 && ev_.device < 1 << 20 ? int32_t(ev_.device) : -1;
     t_.memory.push_back(m);
+  } else if (ev_.has_cat && classify_cat(ev_.cat) == Cat::Amp) {
+    if (ev_.has_ts) amp_record();
+    else skip(0);
   } else if (ev_.name == "npu_doctor_error") {
     t_.warnings.push_back({fmt::format("the capture shim stopped recording: {}", ev_.message), 0});
   }
@@ -570,7 +641,27 @@ void ChromeBuilder::metadata() {
     t_.set_env("torch_npu", ev_.torch_npu);
     t_.set_env("argv", ev_.argv);
     if (!ev_.steps.empty()) t_.set_env("steps", ev_.steps);
+    if (ev_.has_amp) amp_.header(ev_, t_);
   }
+}
+
+// amp-check records (docs/formats/amp.md): gradient histograms and GradScaler/autocast calls.
+void ChromeBuilder::amp_record() {
+  if (ev_.cat == "amp_grad") {
+    if (ev_.name != "grad_histogram") return;
+    GradHistogram g;
+    amp_.grad_histogram(ev_, t_, g);
+    t_.grad_histograms.push_back(g);
+    return;
+  }
+  AmpCall c;
+  c.name = t_.intern(ev_.name);
+  c.kind = classify_amp_call(ev_.name);
+  c.ts_ns = ev_.ts_ns;
+  c.step = ev_.step;
+  if (!ev_.stack_raw.empty()) c.stack = capture_stack(ev_.stack_raw);
+  amp_.amp_call(ev_, t_, c);
+  t_.amp_calls.push_back(c);
 }
 
 int64_t* ChromeBuilder::start_of(Ref r) {
@@ -597,6 +688,9 @@ int64_t* ChromeBuilder::dur_of(Ref r) {
 
 void ChromeBuilder::on_event(const JsonEventStream::Item& it) {
   parse_event(parser_, it.data, it.len, it.offset, it.index, file_, ev_);
+  event_offset_ = it.offset;
+  if (ev_.has_ts) check_time_range(it);
+  if (ev_.has_amp) amp_.set_event(it.data, it.offset, it.index);
   switch (ev_.ph) {
     case 'X':
       complete(it.offset);
@@ -752,6 +846,15 @@ void ChromeBuilder::finish() {
     t_.warnings.push_back(
         {fmt::format("skipped {} events of a kind npu-doctor does not read (first: {})", skipped_, first_skipped_),
          first_skipped_offset_});
+  if (cut_stacks_)
+    t_.warnings.push_back({fmt::format("{} call stacks are deeper than {} frames: kept their innermost {}", cut_stacks_,
+                                       limits::kMaxStackFrames, limits::kMaxStackFrames),
+                           first_cut_stack_offset_});
+  if (dropped_shapes_)
+    t_.warnings.push_back({fmt::format("{} tensor shapes dropped: rank over {} or more than 2^59 elements "
+                                       "(the tensors are kept without a shape)",
+                                       dropped_shapes_, limits::kMaxRank),
+                           first_dropped_shape_offset_});
 
   // Capture: steps cut off by a kill have no ProfilerStep event; make one from their ops.
   if (have_step_numbers_) {
@@ -775,12 +878,16 @@ void ChromeBuilder::finish() {
   for (const RuntimeCall& r : t_.runtime) lo = std::min(lo, r.start_ns);
   for (const Step& s : t_.steps) lo = std::min(lo, s.start_ns);
   for (const MemoryEvent& m : t_.memory) lo = std::min(lo, m.ts_ns);
+  for (const GradHistogram& g : t_.grad_histograms) lo = std::min(lo, g.ts_ns);
+  for (const AmpCall& c : t_.amp_calls) lo = std::min(lo, c.ts_ns);
   if (lo == std::numeric_limits<int64_t>::max()) lo = 0;
   for (Op& o : t_.ops) o.start_ns -= lo;
   for (Kernel& k : t_.kernels) k.start_ns -= lo;
   for (RuntimeCall& r : t_.runtime) r.start_ns -= lo;
   for (Step& s : t_.steps) s.start_ns -= lo;
   for (MemoryEvent& m : t_.memory) m.ts_ns -= lo;
+  for (GradHistogram& g : t_.grad_histograms) g.ts_ns -= lo;
+  for (AmpCall& c : t_.amp_calls) c.ts_ns -= lo;
   t_.time_origin_ns = lo;
   int64_t absolute;
   if (have_base_ && !__builtin_add_overflow(lo, base_ns_, &absolute)) t_.time_origin_ns = absolute;
@@ -813,7 +920,11 @@ Trace read_source(ByteSource& src, const std::string& name, const ReadOptions& o
   Trace trace;
   trace.source = name;
   trace.format = InputFormat::KinetoJson;
-  JsonEventStream stream(src, name, wanted_top_key);
+  // A small input gets a buffer of its size, not the 16 MiB chunk: many small reads (tests,
+  // fuzzing, a directory of small traces) would otherwise each allocate and clear 16 MiB.
+  size_t chunk = 16u << 20;
+  if (!src.compressed() && src.size_hint > 0 && src.size_hint < chunk) chunk = size_t(src.size_hint) + 1;
+  JsonEventStream stream(src, name, wanted_top_key, chunk);
   stream.set_allow_truncated(opts.allow_truncated);
   if (opts.progress) stream.set_on_chunk([&] { opts.progress(src.consumed(), src.total()); });
   ChromeBuilder builder(trace, stream, name);

@@ -1,6 +1,9 @@
 #include "ingest/csv.hpp"
 
+#include <fmt/format.h>
+
 #include "ingest/input_error.hpp"
+#include "ingest/limits.hpp"
 
 namespace npud {
 
@@ -56,7 +59,16 @@ bool CsvReader::next(std::vector<std::string>& fields) {
   }
   record_line_ = line_;
   std::string field;
+  // Bounded like the JSON readers (ingest/limits.hpp): a file with no line breaks or no
+  // closing quote must not grow one field or one record without end.
+  auto too_long = [&] {
+    throw InputError(name_, field_offsets_.back(),
+                     fmt::format("line {}: a field longer than {} MiB", record_line_, limits::kMaxCsvFieldBytes >> 20));
+  };
   for (;;) {
+    if (fields.size() == limits::kMaxCsvFields)
+      throw InputError(name_, field_offsets_.front(),
+                       fmt::format("line {}: more than {} fields in one record", record_line_, limits::kMaxCsvFields));
     field_offsets_.push_back(offset_);
     field.clear();
     int c = peek();
@@ -73,6 +85,7 @@ bool CsvReader::next(std::vector<std::string>& fields) {
         } else if (c == '\n') {
           ++line_;
         }
+        if (field.size() == limits::kMaxCsvFieldBytes) too_long();
         field.push_back(char(c));
       }
       c = peek();
@@ -81,7 +94,10 @@ bool CsvReader::next(std::vector<std::string>& fields) {
                          "unexpected character after a closing quote (a quote inside a quoted field must be doubled)");
     } else {
       // Unquoted: up to the next comma or line end. A stray quote here is kept as text.
-      while ((c = peek()) >= 0 && c != ',' && c != '\n' && c != '\r') field.push_back(char(get()));
+      while ((c = peek()) >= 0 && c != ',' && c != '\n' && c != '\r') {
+        if (field.size() == limits::kMaxCsvFieldBytes) too_long();
+        field.push_back(char(get()));
+      }
     }
     fields.push_back(field);
     if (c == ',') {

@@ -16,15 +16,19 @@
 #include <string_view>
 
 #include "ingest/byte_source.hpp"
+#include "ingest/limits.hpp"
 
 namespace npud {
 
 class JsonEventStream {
  public:
   static constexpr size_t kPadding = 64;                 // >= SIMDJSON_PADDING
-  static constexpr size_t kMaxEventBytes = 64u << 20;    // a single event larger than this is not a trace
-  static constexpr size_t kMaxKeptValueBytes = 1u << 20; // larger top-level values are skipped unread
-  static constexpr int kMaxDepth = 64;
+  // ingest/limits.hpp: a single event larger than this is not a trace; larger top-level
+  // values are skipped unread; nesting (one bit per level in ScanState::kinds).
+  static constexpr size_t kMaxEventBytes = limits::kMaxEventBytes;
+  static constexpr size_t kMaxKeptValueBytes = limits::kMaxTopLevelValueBytes;
+  static constexpr int kMaxDepth = limits::kMaxJsonDepth;
+  static_assert(kMaxDepth <= 64);
 
   enum class Form { Unknown, Object, Array };
 

@@ -93,6 +93,11 @@ void Trace::finalize() {
                    [](const RuntimeCall& a, const RuntimeCall& b) { return a.start_ns < b.start_ns; });
   std::stable_sort(memory.begin(), memory.end(),
                    [](const MemoryEvent& a, const MemoryEvent& b) { return a.ts_ns < b.ts_ns; });
+  std::stable_sort(amp_calls.begin(), amp_calls.end(), [](const AmpCall& a, const AmpCall& b) { return a.ts_ns < b.ts_ns; });
+  std::stable_sort(grad_histograms.begin(), grad_histograms.end(),
+                   [](const GradHistogram& a, const GradHistogram& b) { return a.ts_ns < b.ts_ns; });
+  for (uint32_t i = 0; i < ops.size(); ++i)   // ops moved: numerics point back at their op
+    if (ops[i].numeric < numerics.size()) numerics[ops[i].numeric].op = i;
 
   // Nesting: a stack of open ranges per thread.
   std::vector<uint32_t> open;
@@ -117,6 +122,20 @@ void Trace::finalize() {
     if (k.step < 0) k.step = step_at(k.start_ns);
   for (RuntimeCall& r : runtime)
     if (r.step < 0) r.step = step_at(r.start_ns);
+}
+
+AmpApi classify_amp_call(std::string_view n) {
+  // "GradScaler.scale", "torch.cuda.amp.GradScaler.unscale_", "torch.autocast", "torch.npu.amp.autocast"
+  auto last = n.substr(n.rfind('.') == n.npos ? 0 : n.rfind('.') + 1);
+  if (n.find("GradScaler") != n.npos) {
+    if (last == "scale") return AmpApi::Scale;
+    if (last == "unscale_") return AmpApi::Unscale;
+    if (last == "step") return AmpApi::Step;
+    if (last == "update") return AmpApi::Update;
+    return AmpApi::Other;
+  }
+  if (n.find("autocast") != n.npos) return AmpApi::Autocast;
+  return AmpApi::Other;
 }
 
 int64_t numel(std::span<const int64_t> shape) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/string_pool.hpp"
+#include "model/tensor_metrics.hpp"
 
 namespace npud {
 
@@ -47,6 +48,7 @@ struct Op {
   int64_t start_ns = 0;      // relative to Trace::time_origin_ns
   int64_t dur_ns = 0;
   int32_t step = -1;         // index into Trace::steps, -1 = outside any step
+  uint32_t numeric = kNone;  // amp-check: index into Trace::numerics (fills padding: no size cost)
   int64_t external_id = kUnset;   // Kineto "External id": links to runtime calls and kernels
   int64_t sequence = kUnset;      // autograd sequence number / capture sequence
   uint32_t inputs_begin = 0;      // [begin, begin+count) into Trace::tensor_refs
@@ -145,6 +147,44 @@ struct MemoryEvent {
   int32_t device = -1;
 };
 
+// --- amp-check records (docs/formats/amp.md) ---------------------------------------------
+
+// args.numeric of one aten op.
+struct OpNumeric {
+  uint32_t op = kNone;        // index into Trace::ops (kept right by finalize())
+  StrId dtype = 0;            // precision the op ran in: "float16", "bfloat16", "float32"
+  int32_t out_arg = 0;        // which output was measured
+  bool lowp = false;          // ran in low precision
+  bool has_local = false, has_drift = false;
+  TensorMetrics local;       // error this op adds on its own (fed exact inputs)
+  TensorMetrics drift;       // accumulated error up to and including this op
+};
+
+// One "grad_histogram" event: gradient magnitudes at an optimizer.step().
+struct GradHistogram {
+  int64_t ts_ns = 0;
+  int64_t step = -1;          // step NUMBER as recorded
+  int64_t params = 0, elements = 0, zero = 0, nonfinite = 0, underflow_fp16 = 0, overflow_fp16 = 0;
+  int32_t log2_min = -40;     // bucket k counts floor(log2|g|) == log2_min + k
+  uint32_t bins_begin = 0, bins_count = 0;   // into Trace::grad_bins
+  bool scaled = false;        // gradients were divided by loss_scale before counting
+  double loss_scale = std::numeric_limits<double>::quiet_NaN();
+};
+
+enum class AmpApi : uint8_t { Scale, Unscale, Step, Update, Autocast, Other };
+
+// A recorded GradScaler / autocast call ("amp_api" events).
+struct AmpCall {
+  StrId name = 0;             // "GradScaler.scale", "torch.autocast", ...
+  AmpApi kind = AmpApi::Other;
+  int64_t ts_ns = 0;
+  int64_t step = -1;          // step NUMBER as recorded
+  uint32_t stack = kNone;     // index into Trace::stacks
+  double scale = std::numeric_limits<double>::quiet_NaN();
+  StrId dtype = 0;            // autocast: the dtype argument when recorded
+};
+AmpApi classify_amp_call(std::string_view name);
+
 // A non-fatal problem an importer met (skipped event, unknown unit...).
 struct Warning {
   std::string message;
@@ -167,6 +207,12 @@ class Trace {
   std::vector<Frame> frames;
   std::vector<uint32_t> stack_frames;  // Stack entries point here; entries index frames
   std::vector<Stack> stacks;
+
+  // amp-check (docs/formats/amp.md); empty for every other trace.
+  std::vector<OpNumeric> numerics;      // Op::numeric points here
+  std::vector<GradHistogram> grad_histograms;
+  std::vector<int64_t> grad_bins;       // GradHistogram bins
+  std::vector<AmpCall> amp_calls;       // sorted by time by finalize()
 
   // Facts about where the trace came from: "torch", "torch_npu", "python", "device",
   // "rank", "world_size", "device_name", "base_time_ns"... in insertion order.
@@ -207,6 +253,10 @@ class Trace {
   // The first frame of an op's stack (the user's file:line), or nullptr.
   const Frame* user_frame(const Op& op) const;
   std::string_view env_value(std::string_view key) const;
+  // amp-check records of any kind (numerics, gradient histograms, GradScaler/autocast calls).
+  bool has_amp() const { return !numerics.empty() || !grad_histograms.empty() || !amp_calls.empty(); }
+  const OpNumeric* numeric_of(const Op& op) const { return op.numeric < numerics.size() ? &numerics[op.numeric] : nullptr; }
+  std::span<const int64_t> bins(const GradHistogram& g) const { return {grad_bins.data() + g.bins_begin, g.bins_count}; }
 
   // Which step (index into steps) contains this timestamp, or -1.
   int32_t step_at(int64_t ts_ns) const;

@@ -408,6 +408,7 @@ void render_html(std::ostream& os, const Report& r, const Trace& trace, const Ht
      << html_escape(s.torch_npu) << ". " << html_escape(s.knowledge_note) << "</p>\n";
 
   op_breakdown(os, trace, o);
+  if (r.amp) render_amp_html(os, *r.amp);
   timeline(os, trace, o, 50'000);
 
   os << "<h2>Findings by rule</h2>\n";

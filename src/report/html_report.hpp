@@ -25,6 +25,9 @@ struct HtmlOptions {
 };
 
 void render_html(std::ostream& os, const Report& report, const Trace& trace, const HtmlOptions& opts = {});
+// The amp-check section (drift start, drift-per-op and per-module charts, keep-in-fp32,
+// loss scale); render_html adds it when Report::amp is set. src/report/amp_html.cpp.
+void render_amp_html(std::ostream& os, const AmpSummary& amp);
 void render_diff_html(std::ostream& os, const TraceDiff& diff, const Trace& before, const Trace& after,
                       const HtmlOptions& opts = {});
 

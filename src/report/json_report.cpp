@@ -99,6 +99,9 @@ void render_json(std::ostream& os, const Report& report) {
     w.end_object();
   }
   w.end_array();
+  w.key("amp");
+  if (report.amp) write_amp_json(w, *report.amp);
+  else w.null();
   w.end_object();
 }
 

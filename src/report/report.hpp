@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "analysis/amp.hpp"
 #include "model/trace.hpp"
 #include "rules/finding.hpp"
 
@@ -29,6 +31,7 @@ struct Report {
   std::vector<Finding> findings; // sorted worst first
   std::vector<Warning> warnings; // from importers
   std::vector<std::string> rules_run;  // ids of the rules that ran (empty = not recorded)
+  std::optional<AmpSummary> amp; // amp-check captures: drift, keep-in-fp32, loss scale (docs/amp-check.md)
 };
 
 ReportSummary summarize(const Trace& trace);
@@ -41,6 +44,12 @@ void render_text(std::ostream& os, const Report& report, const TextOptions& opts
 // One JSON object; schema in docs/json-schema.md (kJsonSchemaVersion).
 void render_json(std::ostream& os, const Report& report);
 inline constexpr int kJsonSchemaVersion = 1;
+
+// The amp-check sections (src/report/amp_report.cpp): drift start and tables, keep-in-fp32
+// list, loss-scale advice. The text and JSON reports call them when Report::amp is set.
+void render_amp_text(std::ostream& os, const AmpSummary& amp, bool color);
+class JsonWriter;
+void write_amp_json(JsonWriter& w, const AmpSummary& amp);
 
 // "N findings (E errors, W warnings, I info) in <source>"
 std::string summary_line(const Report& report);

@@ -104,6 +104,7 @@ std::string summary_line(const Report& report) {
 
 void render_text(std::ostream& os, const Report& report, const TextOptions& opts) {
   Style st{opts.color};
+  if (report.amp) render_amp_text(os, *report.amp, opts.color);
   // Rules in order of their worst finding (findings arrive sorted worst first).
   std::vector<std::string> order;
   std::map<std::string, std::vector<const Finding*>> by_rule;

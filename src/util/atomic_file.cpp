@@ -1,6 +1,7 @@
 #include "util/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -32,6 +33,10 @@ void AtomicFile::commit() {
     ::fsync(fd);
     ::close(fd);
   }
+  // The new file takes the old one's permissions (--fix on an executable script keeps it
+  // executable), before it becomes visible under the name.
+  struct stat st;
+  if (::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::chmod(tmp_.c_str(), st.st_mode & 07777);
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
     throw std::runtime_error("cannot rename " + tmp_ + " to " + path_ + ": " + std::strerror(errno));
   committed_ = true;

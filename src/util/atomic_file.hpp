@@ -16,7 +16,8 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   std::ostream& stream() { return out_; }
-  // Flushes, fsyncs and renames into place. Throws std::runtime_error on failure.
+  // Flushes, fsyncs, gives the file the permissions of the one it replaces (if any) and
+  // renames it into place. Throws std::runtime_error on failure (the old file stays).
   void commit();
 
  private:

@@ -1,0 +1,498 @@
+"""amp-check: one run in low precision with every aten op mirrored on fp32 shadow tensors
+(docs/formats/amp.md, docs/amp-check.md "Shadow execution (the shim side)").
+
+Per op, in the recorder's dispatch mode:
+  1. plan: the op's precision (autocast lists, level, the inputs' precision), its inputs'
+     shadows, and whether the fast path applies (every input's shadow is the real tensor
+     and the op runs exactly in fp32: the result is its own shadow, nothing to mirror);
+  2. the real op: emulated low precision on CPU (round in, fp32 compute, round out), or as
+     the device's real autocast ran it;
+  3. the shadow op on the fp32 shadows (dtype arguments made fp32), and for low-precision
+     ops the local run (the op in low precision on the shadows' exact inputs); random ops
+     replay the real op's draws and leave the program's RNG where the real op left it;
+  4. the record: `local` and `drift` metrics on the first floating output.
+Shadow and local ops run inside __torch_dispatch__, where the mode is off: they are
+neither recorded nor mirrored. The shadow restarts from the real state at every step
+(the map is cleared at each step end), so drift is the error of one step.
+"""
+
+import json
+import os
+import sys
+import threading
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import _amp_emulate as em
+from . import _frames
+from ._amp_grads import AmpApiPatches, api_event_json, grad_histogram, optimizer_grads
+from ._amp_metrics import differs, identity_metrics, metric_dtype, metrics, metrics_json
+from ._amp_policy import FP32, LOWER, OpInfo, OpLists
+from ._amp_shadow import ShadowMap
+
+DTYPES = {"fp16": torch.float16, "float16": torch.float16, "half": torch.float16,
+          "bf16": torch.bfloat16, "bfloat16": torch.bfloat16}
+F32 = torch.float32
+
+
+class AmpConfig:
+    def __init__(self, dtype="fp16", level="O1", emulate=None, lists=None, lists_name=None):
+        d = DTYPES.get(str(dtype).lower().replace("torch.", ""))
+        if d is None:
+            raise ValueError("amp dtype must be fp16 or bf16, got %r" % (dtype,))
+        level = str(level).upper()
+        if level not in ("O1", "O2"):
+            raise ValueError("amp level must be O1 or O2, got %r" % (level,))
+        self.dtype = d
+        self.dtype_name = str(d).replace("torch.", "")
+        self.level = level
+        self.emulate = emulate          # None: decided from the device when recording starts
+        if lists is None:
+            self.lists = OpLists.builtin()
+        elif isinstance(lists, OpLists):
+            self.lists = lists
+        else:
+            self.lists = OpLists.from_file(lists, lists_name)
+
+    @classmethod
+    def from_env(cls, env=None):
+        env = os.environ if env is None else env
+        emulate = env.get("NPUD_AMP_EMULATE", "").strip()
+        lists = env.get("NPUD_AMP_LISTS") or None
+        return cls(env.get("NPUD_AMP", "fp16"), env.get("NPUD_AMP_LEVEL", "O1") or "O1",
+                   None if emulate == "" else emulate not in ("0", "false", "no"),
+                   lists, env.get("NPUD_AMP_LISTS_NAME") or None)
+
+
+class _Plan:
+    __slots__ = ("func", "args", "kwargs", "info", "lowp", "fast", "mutated", "shadow_args",
+                 "shadow_kwargs", "rng_pre", "gens", "inputs")
+
+
+class AmpSession:
+    def __init__(self, config, collect=False):
+        self.config = config
+        self.rec = None
+        self.shadows = ShadowMap()
+        self.records = [] if collect else None
+        self.own_autocast = False
+        self._infos = {}
+        self._device = "cpu"
+        self._mdtype = torch.float64
+        self._in_optimizer = False
+        self._autocast = None
+        self._api = AmpApiPatches(self)
+        self._scaled = None            # loss scale of this step's GradScaler.scale, or None
+        self._unscaled = set()         # id() of optimizers unscale_d this step
+
+    # --- recorder hooks ----------------------------------------------------------------
+    def attach(self, rec):
+        self.rec = rec
+
+    def header_args(self):
+        self._resolve_device()
+        return {"mode": "amp-check",
+                "amp": {"dtype": self.config.dtype_name, "level": self.config.level,
+                        "emulated": bool(self.config.emulate),
+                        "metric_dtype": str(self._mdtype).replace("torch.", ""),
+                        "lists": self.config.lists.description}}
+
+    def make_mode(self, rec):
+        self.rec = rec
+        return _AmpMode(rec, self)
+
+    def on_begin(self):
+        self._resolve_device()
+        self._api.install()
+        if not self.config.emulate:
+            self.own_autocast = True
+            try:
+                self._autocast = torch.autocast(device_type=self._device, dtype=self.config.dtype)
+                self._autocast.__enter__()
+            finally:
+                self.own_autocast = False
+
+    def on_end(self):
+        self._api.remove()
+        ac, self._autocast = self._autocast, None
+        if ac is not None:
+            try:
+                ac.__exit__(None, None, None)
+            except Exception:
+                pass
+
+    def on_step_end(self):
+        self.shadows.clear()
+        self._in_optimizer = False
+        self._scaled = None
+        self._unscaled = set()
+
+    def before_optimizer_step(self, optimizer):
+        rec = self.rec
+        if rec is None or not rec.recording:
+            return
+        muted = rec.mute_ops
+        rec.mute_ops = True     # the shim's own ops are not the program's
+        try:
+            self.on_optimizer_step(optimizer)
+        finally:
+            rec.mute_ops = muted
+
+    def after_optimizer_step(self):
+        self._in_optimizer = False
+
+    def on_optimizer_step(self, optimizer):
+        """Before the program's optimizer.step() runs: the gradient histogram, and the
+        optimizer's own math runs in fp32 (fp32 master weights, as apex/torch_npu O2 keep)."""
+        rec = self.rec
+        if rec is None or not rec.recording:
+            return
+        self._in_optimizer = True
+        grads = optimizer_grads(optimizer)
+        scale = None
+        if self._scaled and id(optimizer) not in self._unscaled:
+            scale = self._scaled
+        shadow_grads = [self.shadows.shadow(g)[0] for g in grads]
+        h = grad_histogram(shadow_grads, scale)
+        h["step"] = rec.step
+        h["scaled"] = self._scaled is not None
+        h["loss_scale"] = self._scaled
+        h["source"] = "shadow"
+        rec._write('{"ph":"i","s":"t","cat":"amp_grad","name":"grad_histogram","pid":%d,"tid":%d,"ts":%.3f,"args":%s}'
+                   % (rec._pid, threading.get_native_id(), (rec.now() - rec._origin) / 1000.0,
+                      json.dumps(h, separators=(",", ":"))))
+
+    def on_scaler_call(self, method, scaler, args, scale_before):
+        if method == "scale" and scale_before is not None:
+            self._scaled = scale_before
+        elif method == "unscale_" and args:
+            self._unscaled.add(id(args[0]))
+
+    def write_api_event(self, name, t0, frame, args):
+        self.rec._write(api_event_json(self.rec, name, t0, frame, args))
+
+    def _resolve_device(self):
+        rec = self.rec
+        torch_npu = sys.modules.get("torch_npu")
+        device = "cpu"
+        try:
+            if torch_npu is not None and torch.npu.is_available():
+                device = "npu"
+            elif torch.cuda.is_available():
+                device = "cuda"
+        except Exception:
+            pass
+        self._device = device
+        self._mdtype = metric_dtype(device)
+        if self.config.emulate is None:
+            self.config.emulate = device == "cpu"
+        if not self.config.emulate and device == "cpu" and self.config.dtype == torch.float16:
+            if rec is not None:
+                sys.stderr.write("npu-doctor: CPU autocast has no float16; emulating it\n")
+            self.config.emulate = True
+
+    # --- per op ------------------------------------------------------------------------
+    def plan(self, func, args, kwargs):
+        info = self._infos.get(func)
+        if info is None:
+            info = OpInfo(func, self.config.lists)
+            self._infos[func] = info
+        p = _Plan()
+        p.func, p.args, p.kwargs, p.info = func, args, kwargs, info
+        inputs = em.input_tensors(args, kwargs)
+        p.inputs = inputs
+        smap = self.shadows
+        mutated = []
+        for m in info.mutated:
+            t = args[m] if isinstance(m, int) and m < len(args) else kwargs.get(m) if isinstance(m, str) else None
+            if isinstance(t, torch.Tensor):
+                mutated.append(t)
+        p.mutated = mutated
+        p.lowp = self._decide_lowp(info, inputs, mutated)
+        aliased = True
+        for t in inputs:
+            if not smap.shadow(t)[1]:
+                aliased = False
+                break
+        p.fast = aliased and not p.lowp and not em.has_lowp_dtype_arg(args, kwargs)
+        p.rng_pre = None
+        p.gens = None
+        if p.fast:
+            return p
+        for t in mutated:     # copy-on-write before the real op writes
+            smap.separate(t)
+        shadow_of = {}
+        for t in inputs:
+            shadow_of[id(t)] = smap.shadow(t)[0]
+        p.shadow_args, p.shadow_kwargs = em.map_args(args, kwargs, lambda t: shadow_of[id(t)], em.to_fp32_dtype)
+        if info.rng:
+            p.gens = em.explicit_generators(args, kwargs)
+            p.rng_pre = em.rng_save(p.gens)
+        return p
+
+    def _decide_lowp(self, info, inputs, mutated):
+        if not self.config.emulate:
+            return False   # decided by the real run's dtypes
+        if self._in_optimizer or info.is_view:
+            return False
+        smap = self.shadows
+        if mutated:
+            return any(t.is_floating_point() and smap.is_lowp(t) for t in mutated)
+        floats = [t for t in inputs if t.is_floating_point()]
+        if not floats:
+            return False
+        if self.config.level == "O2" or info.policy == LOWER:
+            return True
+        if info.policy == FP32:
+            return False
+        dims = [t for t in floats if t.dim() > 0] or floats   # 0-dim tensors lose type promotion ties
+        return all(smap.is_lowp(t) for t in dims)
+
+    def run_real(self, p):
+        if p.lowp and self.config.emulate:
+            return em.run_lowp(p.func, p.args, p.kwargs, p.mutated, self.config.dtype, self.shadows.is_lowp)
+        return p.func(*p.args, **p.kwargs)
+
+    def mirror(self, p, out, frame):
+        """Registers the outputs' shadows; returns the `,"numeric":{...}` args text."""
+        smap = self.shadows
+        info = p.info
+        outs = em.flat_outputs(out)
+        input_ids = {id(t) for t in p.inputs}
+        if p.fast:
+            first = None
+            for o in outs:
+                if isinstance(o, torch.Tensor):
+                    if id(o) not in input_ids:
+                        smap.set_output(o, None, not info.is_view, False)
+                    if first is None and o.is_floating_point():
+                        first = o
+            if first is None or info.moves_data:
+                return ""
+            m = identity_metrics(first, self._mdtype)
+            index = next(i for i, o in enumerate(outs) if o is first)
+            return self._numeric(p, False, first, m, m, index, frame)
+
+        gens = p.gens or []
+        post = em.rng_save(gens) if p.rng_pre is not None else None
+        try:
+            if post is not None:
+                em.rng_restore(p.rng_pre)
+            shadow_out = p.func(*p.shadow_args, **p.shadow_kwargs)
+            lowp = p.lowp if self.config.emulate else self._real_lowp(outs)
+            local_out = None
+            if lowp:
+                if post is not None:
+                    em.rng_restore(p.rng_pre)
+                local_out = self._run_local(p)
+        finally:
+            if post is not None:
+                em.rng_restore(post)
+        souts = em.flat_outputs(shadow_out)
+        louts = em.flat_outputs(local_out) if local_out is not None else None
+        first = None
+        for i, o in enumerate(outs):
+            if not isinstance(o, torch.Tensor):
+                continue
+            so = souts[i] if i < len(souts) else None
+            if not isinstance(so, torch.Tensor) or so.shape != o.shape:
+                so = None     # shadow lost (data-dependent shape): resync on the real values
+                if id(o) not in input_ids:
+                    smap.set_output(o, None if o.dtype == F32 else em.tensor_to(o.detach(), F32), True, False)
+                continue
+            if id(o) not in input_ids:
+                out_lowp = lowp if self.config.emulate else o.dtype in em.LOWP_DTYPES
+                smap.set_output(o, so, not info.is_view, out_lowp)
+            if first is None and o.is_floating_point():
+                first = (i, o, so)
+        if first is None:
+            return ""
+        i, o, so = first
+        drift = metrics(so, o, self._mdtype)
+        if info.moves_data and not differs(drift):
+            return ""
+        if louts is not None and i < len(louts) and isinstance(louts[i], torch.Tensor) \
+                and louts[i].shape == so.shape:
+            local = metrics(so, louts[i], self._mdtype)
+        else:
+            local = identity_metrics(so, self._mdtype)
+        return self._numeric(p, lowp, o, local, drift, i, frame)
+
+    def _real_lowp(self, outs):
+        for o in outs:
+            if isinstance(o, torch.Tensor) and o.dtype in em.LOWP_DTYPES:
+                return True
+        return False
+
+    def _run_local(self, p):
+        """The op on the shadows' exact inputs, in the precision the real op ran in."""
+        written = {id(t) for t in p.mutated}
+        clones = {}
+
+        def fresh(real, shadow):
+            if id(real) in written:
+                c = shadow.clone()
+                clones[id(real)] = c
+                return c
+            return shadow
+
+        real_inputs = p.inputs
+        shadow_inputs = em.input_tensors(p.shadow_args, p.shadow_kwargs)
+        pairs = {id(r): fresh(r, s) for r, s in zip(real_inputs, shadow_inputs)}
+        if self.config.emulate:
+            args, kwargs = em.map_args(p.args, p.kwargs, lambda t: pairs[id(t)], em.to_fp32_dtype)
+            mutated = [clones[id(t)] for t in p.mutated if id(t) in clones]
+            for c in mutated:
+                if c.dtype == F32:
+                    c.copy_(em.round_to(c, self.config.dtype))
+            return em.run_lowp(p.func, args, kwargs, mutated, self.config.dtype, lambda t: False)
+        # real autocast: each input in the dtype the real op got it in
+        dtypes = {id(r): r.dtype for r in real_inputs}
+        args, kwargs = em.map_args(
+            p.args, p.kwargs,
+            lambda t: em.tensor_to(pairs[id(t)], dtypes[id(t)]) if t.is_floating_point() else pairs[id(t)])
+        return p.func(*args, **kwargs)
+
+    def _numeric(self, p, lowp, out, local, drift, index, frame):
+        dtype = self.config.dtype_name if (lowp and self.config.emulate) else str(out.dtype).replace("torch.", "")
+        text = ('"numeric":{"lowp":%s,"dtype":"%s",%s"local":%s,"drift":%s}'
+                % ("true" if lowp else "false", dtype, ('"out":%d,' % index) if index else "",
+                   metrics_json(local), metrics_json(drift)))
+        if self.records is not None:
+            self.records.append(OpRecord(self.rec.op_name(p.func), self.rec.step, lowp, dtype, local, drift,
+                                         _frames.user_stack_json(frame)))
+        return text
+
+
+class OpRecord:
+    """One op's numeric record (the in-code API's view of an `aten` event)."""
+    __slots__ = ("name", "step", "lowp", "dtype", "local", "drift", "_stack")
+
+    def __init__(self, name, step, lowp, dtype, local, drift, stack_json):
+        self.name, self.step, self.lowp, self.dtype = name, step, lowp, dtype
+        self.local, self.drift, self._stack = local, drift, stack_json
+
+    @property
+    def stack(self):
+        return [tuple(f) for f in json.loads(self._stack)]
+
+    def __repr__(self):
+        return "OpRecord(%s, lowp=%s, local.max_rel=%.3g, drift.max_rel=%.3g, overflow=%d)" % (
+            self.name, self.lowp, self.local["max_rel"], self.drift["max_rel"], self.local["overflow"])
+
+
+class _AmpMode(TorchDispatchMode):
+    def __init__(self, recorder, session):
+        super().__init__()
+        self._rec = recorder
+        self._session = session
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        rec = self._rec
+        if not rec.recording or rec.mute_ops:
+            return func(*args, **kwargs)
+        session = self._session
+        rec._dispatch_depth += 1
+        try:
+            pre = plan = None
+            try:
+                if rec.op_name(func):
+                    pre = rec.op_inputs(args, kwargs)
+                    plan = session.plan(func, args, kwargs)
+            except Exception as e:
+                rec.fail(e)
+                pre = plan = None
+            if plan is None:
+                return func(*args, **kwargs)
+            t0 = rec.now()
+            out = session.run_real(plan)   # the program's own exceptions pass through
+            t1 = rec.now()
+            if rec.recording:
+                frame = sys._getframe(1)
+                try:
+                    extra = session.mirror(plan, out, frame)
+                    rec.op_done(func, pre, out, t0, t1, frame, extra)
+                except Exception as e:
+                    rec.fail(e)
+            return out
+        finally:
+            rec._dispatch_depth -= 1
+
+
+# --- in-code API -----------------------------------------------------------------------------
+
+class AmpResult:
+    """What npu_doctor.amp_check returns: `records` (one OpRecord per recorded op with a
+    floating output, in order), `output` (the low-precision run's result), `shadow_output`
+    (its fp32 shadow), `loss`/`shadow_loss` when a loss_fn ran, and `path`."""
+
+    def __init__(self, records, output, shadow_output, loss, shadow_loss, path, header):
+        self.records = records
+        self.output = output
+        self.shadow_output = shadow_output
+        self.loss = loss
+        self.shadow_loss = shadow_loss
+        self.path = path
+        self.header = header
+
+    def first(self, predicate):
+        for r in self.records:
+            if predicate(r):
+                return r
+        return None
+
+    @property
+    def first_overflow(self):
+        return self.first(lambda r: r.local["overflow"] > 0 or r.drift["overflow"] > 0)
+
+
+def amp_check(model, inputs, dtype="fp16", level="O1", path=None, lists=None, loss_fn=None, emulate=None):
+    from ._recorder import Recorder
+    if isinstance(inputs, torch.Tensor) or not isinstance(inputs, (tuple, list)):
+        inputs = (inputs,)
+    if lists is None and os.environ.get("NPUD_AMP_LISTS"):
+        lists = os.environ["NPUD_AMP_LISTS"]
+    config = AmpConfig(dtype, level, emulate, lists)
+    session = AmpSession(config, collect=True)
+    rec = Recorder(path or os.devnull, None)
+    rec.amp = session
+    session.attach(rec)
+    rec.start()
+    output = loss = shadow_output = shadow_loss = None
+    try:
+        output = model(*inputs)
+        shadow_output = _shadow_of(session, output)
+        if loss_fn is not None:
+            loss = loss_fn(output)
+            shadow_loss = _shadow_of(session, loss)
+            loss.backward()
+    finally:
+        try:
+            rec.finish("stopped")
+        except Exception as e:
+            sys.stderr.write("npu-doctor: amp_check not closed cleanly: %s\n" % e)
+    return AmpResult(session.records, output, shadow_output, loss, shadow_loss, path, session.header_args())
+
+
+def _shadow_of(session, out):
+    rec = session.rec
+    muted = rec.mute_ops
+    rec.mute_ops = True
+
+    def one(t):
+        s, aliased = session.shadows.shadow(t)
+        return s.detach().clone() if not aliased else t.detach().clone()
+
+    try:
+        return em.map_outputs(out, one)
+    except Exception:
+        return None
+    finally:
+        rec.mute_ops = muted
+
+
+def session_from_env(env=None):
+    return AmpSession(AmpConfig.from_env(env))

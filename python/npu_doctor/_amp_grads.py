@@ -1,0 +1,197 @@
+"""Gradient magnitude histograms at optimizer.step(), and the program's GradScaler /
+autocast calls (docs/formats/amp.md, "Gradients" and "Loss scaling").
+"""
+
+import functools
+import json
+import sys
+import threading
+
+import torch
+
+from . import _frames
+from ._amp_metrics import metric_dtype
+
+LOG2_MIN, LOG2_MAX = -40, 16
+FP16_TINY = 2.0 ** -24
+FP16_MAX = 65504.0
+_tolist = torch._C._TensorBase.tolist
+_to = torch._C._TensorBase.to
+_cpu = torch._C._TensorBase.cpu
+_item = torch._C._TensorBase.item
+
+
+def grad_histogram(grads, loss_scale=None):
+    """Counts over all elements of `grads` (each divided by `loss_scale` when given)."""
+    buckets = LOG2_MAX - LOG2_MIN + 1
+    totals = None
+    elements = 0
+    for g in grads:
+        n = g.numel()
+        if n == 0:
+            continue
+        elements += n
+        mdt = metric_dtype(g.device.type)
+        v = _to(g.detach().reshape(-1), mdt)
+        if loss_scale:
+            v = v / loss_scale
+        a = v.abs()
+        fin = torch.isfinite(v)
+        nonzero = fin & (a > 0)
+        e = torch.floor(torch.log2(torch.where(nonzero, a, torch.ones_like(a))))
+        idx = _to(e.clamp(LOG2_MIN, LOG2_MAX) - LOG2_MIN, torch.int64)
+        hist = torch.bincount(idx, weights=_to(nonzero, mdt), minlength=buckets)
+        counts = torch.stack([_to(x, mdt) for x in ((fin & (a == 0)).sum(), (~fin).sum(),
+                                                    (nonzero & (a < FP16_TINY)).sum(), (fin & (a > FP16_MAX)).sum())])
+        part = _to(_cpu(torch.cat([_to(counts, hist.dtype), hist])), torch.float64)
+        totals = part if totals is None else totals + part
+    values = [0.0] * (4 + buckets) if totals is None else _tolist(totals)
+    return {"params": len(grads), "elements": elements, "zero": int(values[0]), "nonfinite": int(values[1]),
+            "underflow_fp16": int(values[2]), "overflow_fp16": int(values[3]), "log2_min": LOG2_MIN,
+            "log2_hist": [int(x) for x in values[4:]]}
+
+
+def optimizer_grads(optimizer):
+    grads = []
+    for group in getattr(optimizer, "param_groups", ()):
+        for p in group.get("params", ()):
+            g = getattr(p, "grad", None)
+            if g is not None and not g.is_sparse:
+                grads.append(g)
+    return grads
+
+
+# --- GradScaler / autocast calls ---------------------------------------------------------
+
+SCALER_METHODS = ("scale", "unscale_", "step", "update")
+
+
+def scaler_classes():
+    classes = []
+    for owner in ("torch.cuda.amp", "torch.amp", "torch.npu.amp", "torch_npu.npu.amp"):
+        mod = _module(owner)
+        cls = getattr(mod, "GradScaler", None) if mod is not None else None
+        if isinstance(cls, type) and cls not in classes:
+            classes.append(cls)
+    return classes
+
+
+def _module(path):
+    obj = sys.modules.get(path.split(".")[0])
+    for part in path.split(".")[1:]:
+        if obj is None:
+            return None
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def scale_value(scaler):
+    """The scaler's current loss scale (no host-sync event: the shim's own read), or None
+    when it is disabled (GradScaler turns itself off without CUDA)."""
+    if not getattr(scaler, "_enabled", True):
+        return None
+    s = getattr(scaler, "_scale", None)
+    if s is None:
+        return float(getattr(scaler, "_init_scale", 0.0) or 0.0)
+    return float(_item(s))
+
+
+class AmpApiPatches:
+    """Wraps GradScaler methods and autocast.__enter__ while recording. Each wrapper calls
+    the original with the same arguments and returns its result unchanged."""
+
+    def __init__(self, session):
+        self._session = session
+        self._saved = []
+
+    def install(self):
+        for cls in scaler_classes():
+            for name in SCALER_METHODS:
+                orig = cls.__dict__.get(name)
+                if orig is None or getattr(orig, "_npud_wrapped", False):
+                    continue
+                self._saved.append((cls, name, orig))
+                setattr(cls, name, self._wrap_scaler(orig, "GradScaler." + name, name))
+        ac = _module("torch.amp.autocast_mode")
+        cls = getattr(ac, "autocast", None) if ac is not None else None
+        if isinstance(cls, type):
+            orig = cls.__dict__.get("__enter__")
+            if orig is not None and not getattr(orig, "_npud_wrapped", False):
+                self._saved.append((cls, "__enter__", orig))
+                setattr(cls, "__enter__", self._wrap_autocast(orig))
+
+    def remove(self):
+        for cls, name, orig in reversed(self._saved):
+            try:
+                setattr(cls, name, orig)
+            except Exception:
+                pass
+        self._saved = []
+
+    def _wrap_scaler(self, orig, event_name, method):
+        session = self._session
+
+        @functools.wraps(orig)
+        def wrapper(scaler, *args, **kwargs):
+            rec = session.rec
+            if not rec.recording:
+                return orig(scaler, *args, **kwargs)
+            caller = sys._getframe(1)
+            before = None
+            try:
+                muted, rec.mute_ops = rec.mute_ops, True   # reading the scale is not the program's op
+                try:
+                    before = scale_value(scaler)
+                finally:
+                    rec.mute_ops = muted
+                # written before the call: GradScaler.step ends the step (and maybe the capture)
+                if _frames.is_user_frame(caller):   # GradScaler.step's own unscale_ is not the user's
+                    session.write_api_event(event_name, rec.now(), caller,
+                                            {"scale": before, "enabled": bool(getattr(scaler, "_enabled", True))})
+            except Exception as e:
+                rec.fail(e)
+            result = orig(scaler, *args, **kwargs)
+            try:
+                session.on_scaler_call(method, scaler, args, before)
+            except Exception as e:
+                rec.fail(e)
+            return result
+
+        wrapper._npud_wrapped = True
+        return wrapper
+
+    def _wrap_autocast(self, orig):
+        session = self._session
+
+        @functools.wraps(orig)
+        def __enter__(ctx):
+            rec = session.rec
+            if not rec.recording or session.own_autocast:
+                return orig(ctx)
+            caller = sys._getframe(1)
+            if not _frames.is_user_frame(caller) and caller.f_code.co_name == "decorate_autocast":
+                caller = caller.f_back   # @autocast() on a function: the call site is the user's
+            t0 = rec.now()
+            result = orig(ctx)
+            try:
+                if _frames.is_user_frame(caller):
+                    dtype = getattr(ctx, "fast_dtype", None)
+                    session.write_api_event("autocast", t0, caller, {
+                        "api": type(ctx).__module__.replace(".autocast_mode", "") + "." + type(ctx).__name__,
+                        "device_type": str(getattr(ctx, "device", "")),
+                        "dtype": str(dtype).replace("torch.", "") if dtype is not None else "",
+                        "enabled": bool(getattr(ctx, "_enabled", True))})
+            except Exception as e:
+                rec.fail(e)
+            return result
+
+        __enter__._npud_wrapped = True
+        return __enter__
+
+
+def api_event_json(rec, name, t0, frame, args):
+    body = json.dumps(args, separators=(",", ":"))
+    return ('{"ph":"i","s":"t","cat":"amp_api","name":"%s","pid":%d,"tid":%d,"ts":%.3f,'
+            '"args":{"step":%d,"module":%s,"stack":%s,%s}'
+            % (name, rec._pid, threading.get_native_id(), (t0 - rec._origin) / 1000.0,
+               rec.step, rec._modules.current_json, _frames.user_stack_json(frame), body[1:]))

@@ -1,0 +1,134 @@
+"""The comparison metrics of docs/metrics.md, computed with torch ops on the tensors' device.
+
+`metrics(ref, target)` returns the dict written as `local` / `drift` in the capture file.
+All reductions are stacked into one tensor and read back with one host copy, so a metric
+costs one device sync. The arithmetic is float64 where the device has it (see
+`metric_dtype`), float32 otherwise.
+"""
+
+import math
+
+import torch
+
+FP16_MAX = 65504.0
+REL_FLOOR = 2.0 ** -24          # fp16's smallest subnormal: the floor of max_rel's divisor
+KEYS = ("n", "finite", "cos", "max_abs", "max_rel", "rmse", "gt_1e3", "gt_5e3",
+        "nan_ref", "nan", "inf_ref", "inf", "overflow", "underflow")
+
+# The unpatched host read: the shim's own reads must not show up as the program's syncs.
+_tolist = torch._C._TensorBase.tolist
+_to = torch._C._TensorBase.to
+_cpu = torch._C._TensorBase.cpu
+
+
+def metric_dtype(device_type):
+    """float64 unless the device lacks it (MPS, and NPUs where float64 falls back)."""
+    return torch.float32 if device_type in ("mps", "npu", "xla") else torch.float64
+
+
+def empty_metrics(n=0):
+    return {"n": n, "finite": 0, "cos": 1.0, "max_abs": 0.0, "max_rel": 0.0, "rmse": 0.0,
+            "gt_1e3": 0.0, "gt_5e3": 0.0, "nan_ref": 0, "nan": 0, "inf_ref": 0, "inf": 0,
+            "overflow": 0, "underflow": 0}
+
+
+def metrics(ref, target, mdtype=None):
+    """docs/metrics.md between `ref` (fp32 / trusted) and `target` (low precision)."""
+    n = ref.numel()
+    if n != target.numel():
+        raise ValueError("metrics: %d reference elements vs %d target elements" % (n, target.numel()))
+    if n == 0:
+        return empty_metrics(0)
+    if mdtype is None:
+        mdtype = metric_dtype(ref.device.type)
+    r = _to(ref.detach().reshape(-1), mdtype)
+    t = _to(target.detach().reshape(-1), device=r.device, dtype=mdtype)
+    fin_r, fin_t = torch.isfinite(r), torch.isfinite(t)
+    nfin_r, nfin_t = (int(x) for x in _tolist(_cpu(torch.stack([fin_r.sum(), fin_t.sum()]))))
+    if nfin_r == n and nfin_t == n:
+        # the usual case: every pair finite, no masking needed
+        counts = torch.zeros(4, dtype=mdtype, device=r.device)     # nan_ref, nan, inf_ref, inf
+        fin_count = torch.full((1,), float(n), dtype=mdtype, device=r.device)
+        rf, tf = r, t
+        overflow = (t.abs() > FP16_MAX).sum()
+    else:
+        nan_r, nan_t = torch.isnan(r), torch.isnan(t)
+        fin = fin_r & fin_t
+        counts = torch.stack([_to(x.sum(), mdtype) for x in (nan_r, nan_t, torch.isinf(r), torch.isinf(t))])
+        fin_count = _to(fin.sum(), mdtype).reshape(1)
+        zero = torch.zeros((), dtype=mdtype, device=r.device)
+        rf = torch.where(fin, r, zero)
+        tf = torch.where(fin, t, zero)
+        overflow = ((~fin_t | (t.abs() > FP16_MAX)) & fin_r & ~torch.isnan(t)).sum()
+    underflow = ((t == 0) & (r != 0)).sum()
+    d = (tf - rf).abs_()
+    rel = rf.abs().clamp_min_(REL_FLOOR)
+    torch.div(d, rel, out=rel)
+    parts = torch.cat([fin_count, torch.stack([_to(x, mdtype) for x in (
+        torch.dot(rf, tf), torch.dot(rf, rf), torch.dot(tf, tf), d.max(), rel.max(), torch.dot(d, d),
+        (rel > 1e-3).sum(), (rel > 5e-3).sum())]), counts,
+        torch.stack([_to(overflow, mdtype), _to(underflow, mdtype)])])
+    (finite, dot, rr, tt, max_abs, max_rel, dd, gt1, gt5,
+     nan_ref, nan, inf_ref, inf, over, under) = _tolist(_cpu(parts))
+    finite = int(finite)
+    return {
+        "n": n, "finite": finite, "cos": _cosine(finite, dot, rr, tt),
+        "max_abs": max_abs if finite else 0.0, "max_rel": max_rel if finite else 0.0,
+        "rmse": math.sqrt(dd / finite) if finite else 0.0,
+        "gt_1e3": gt1 / finite if finite else 0.0, "gt_5e3": gt5 / finite if finite else 0.0,
+        "nan_ref": int(nan_ref), "nan": int(nan), "inf_ref": int(inf_ref), "inf": int(inf),
+        "overflow": int(over), "underflow": int(under)}
+
+
+def identity_metrics(x, mdtype=None):
+    """metrics(x, x) with four reductions instead of fifteen: the op's low-precision and
+    fp32 results are the same tensor (nothing ran in low precision on this path)."""
+    n = x.numel()
+    if n == 0:
+        return empty_metrics(0)
+    if not (x.is_floating_point() or x.is_complex()):
+        m = empty_metrics(n)
+        m["finite"] = n
+        return m
+    if mdtype is None:
+        mdtype = metric_dtype(x.device.type)
+    v = x.detach().reshape(-1)
+    nan_v, inf_v = torch.isnan(v), torch.isinf(v)
+    fin = ~(nan_v | inf_v)
+    parts = torch.stack([fin.sum(), nan_v.sum(), inf_v.sum(), (fin & (v.abs() > FP16_MAX)).sum()])
+    finite, nan, inf, over = (int(a) for a in _tolist(_cpu(parts)))
+    m = empty_metrics(n)
+    m.update({"finite": finite, "cos": 1.0 if finite else None, "nan_ref": nan, "nan": nan,
+              "inf_ref": inf, "inf": inf, "overflow": over})
+    return m
+
+
+def _cosine(finite, dot, rr, tt):
+    if finite == 0:
+        return None
+    if rr == 0.0 and tt == 0.0:
+        return 1.0
+    if rr == 0.0 or tt == 0.0:
+        return 0.0
+    c = dot / (math.sqrt(rr) * math.sqrt(tt))
+    return max(-1.0, min(1.0, c))   # rounding can put |c| a hair above 1
+
+
+def differs(m):
+    """The target's values are not the reference's (for ops that only move data)."""
+    return (m["max_abs"] > 0.0 or m["nan"] != m["nan_ref"] or m["inf"] != m["inf_ref"]
+            or m["underflow"] > 0)
+
+
+def metrics_json(m):
+    parts = []
+    for k in KEYS:
+        v = m[k]
+        if v is None or (isinstance(v, float) and not math.isfinite(v)):
+            text = "null"
+        elif isinstance(v, float):
+            text = repr(v)
+        else:
+            text = str(int(v))
+        parts.append('"%s":%s' % (k, text))
+    return "{" + ",".join(parts) + "}"

@@ -1,0 +1,246 @@
+"""Tensor dumps for `npu-doctor compare` (docs/formats/dump.md).
+
+DIR/index.jsonl gets one JSON line per dumped tensor, each written with one os.write() on an
+O_APPEND descriptor (a killed program leaves complete lines), and DIR/tensors/NNNNNN.npy the
+tensor itself via numpy's np.save of `t.detach().cpu()`. bfloat16 tensors are saved as
+float32 (numpy has no bfloat16; the widening is exact) and the index keeps "bfloat16".
+
+What is dumped (`SELECT`, a comma list with `*` globs): module paths ("model.layers.*.mlp")
+dump those modules' forward outputs, aten op names ("aten::softmax", "aten::add.Tensor",
+"aten::*") dump those ops' outputs; empty or "all" = every module's output. Dumping only
+reads tensors (copies to host); it never changes them, and any error inside it turns the
+dump off with one line on stderr, never an exception in the program.
+"""
+
+import fnmatch
+import json
+import os
+import sys
+import threading
+
+from . import _frames
+from ._modules import ModuleTracker
+
+FORMAT_VERSION = 1
+MAX_DEPTH = 4   # nesting of tuples/lists/dicts searched for output tensors
+
+
+class Selection:
+    def __init__(self, text):
+        parts = [p.strip() for p in (text or "").split(",") if p.strip()]
+        if not parts or parts in (["all"], ["1"], ["modules"]):
+            parts = ["*"]
+        self.text = ",".join(parts)
+        self.ops = [p for p in parts if p.startswith("aten::")]
+        self.modules = [p for p in parts if not p.startswith("aten::")]
+
+    def module(self, path):
+        for p in self.modules:
+            if fnmatch.fnmatchcase(path, p):
+                return True
+        return False
+
+    def op(self, name):
+        base = name.split(".", 1)[0]
+        for p in self.ops:
+            if fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(base, p):
+                return True
+        return False
+
+
+class _DumpTracker(ModuleTracker):
+    """The recorder's module paths, plus a look at each selected module's output."""
+
+    def __init__(self, dumper):
+        super().__init__(dumper.fail)
+        self._dumper = dumper
+
+    def _post(self, module, inputs, output):
+        try:
+            for i in range(len(self._stack) - 1, -1, -1):
+                if self._stack[i][0] is module:
+                    self._dumper.on_module_output(self._stack[i][1], output)
+                    break
+        except Exception as e:
+            self._dumper.fail(e)
+        return super()._post(module, inputs, output)
+
+
+class Dumper:
+    def __init__(self, directory, select, recorder):
+        import torch
+        import numpy   # noqa: F401  (fail early, before any hook, when numpy is missing)
+        self._torch = torch
+        self.dir = os.path.abspath(directory)
+        self.selection = Selection(select)
+        self._rec = recorder
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._calls = {}
+        self._seq = 0
+        self._busy = False
+        self.failed = False
+        os.makedirs(os.path.join(self.dir, "tensors"), exist_ok=True)
+        self._fd = os.open(os.path.join(self.dir, "index.jsonl"),
+                           os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+        header = {"format": "npu-doctor-dump", "version": FORMAT_VERSION,
+                  "torch": getattr(torch, "__version__", ""), "device": "", "argv": list(sys.argv),
+                  "select": self.selection.text}
+        self._write_line(json.dumps(header, separators=(",", ":")))
+        self._tracker = _DumpTracker(self) if self.selection.modules else None
+        self._mode = None
+
+    def start(self):
+        if self._tracker is not None:
+            self._tracker.install()
+        if self.selection.ops:
+            self._mode = _make_mode(self)
+            self._mode.__enter__()
+
+    def close(self):
+        if self._tracker is not None:
+            self._tracker.remove()
+            self._tracker = None
+        if self._mode is not None:
+            try:
+                from torch.utils._python_dispatch import _get_current_dispatch_mode
+                if _get_current_dispatch_mode() is self._mode:
+                    self._mode.__exit__(None, None, None)
+            except Exception:
+                pass
+            self._mode = None
+        if self._fd >= 0:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = -1
+
+    def fail(self, exc):
+        if self.failed:
+            return
+        self.failed = True
+        try:
+            sys.stderr.write("npu-doctor: tensor dump stopped after an internal error: %s: %s\n"
+                             % (type(exc).__name__, exc))
+        except Exception:
+            pass
+
+    # --- when to dump ------------------------------------------------------------------
+    def active(self):
+        if self.failed or self._busy or os.getpid() != self._pid or self._fd < 0:
+            return False
+        rec = self._rec
+        return rec is None or (rec.recording and not rec.finished)
+
+    def on_module_output(self, path, output):
+        if not self.active() or not self.selection.module(path):
+            return
+        self._dump_outputs("module", path, path + ".forward", output)
+
+    def on_op_output(self, name, output):
+        if not self.active() or not name or not self.selection.op(name):
+            return
+        self._dump_outputs("op", name, name, output)
+
+    # --- writing -----------------------------------------------------------------------
+    def _dump_outputs(self, kind, name, key_base, output):
+        rec = self._rec
+        muted = rec.mute_ops if rec is not None else False
+        self._busy = True
+        if rec is not None:
+            rec.mute_ops = True   # our copies to host are not the program's ops
+        try:
+            with self._lock:
+                call = self._calls.get(key_base, 0)
+                self._calls[key_base] = call + 1
+                tensors = []
+                _collect(output, self._torch.Tensor, tensors, 0)
+                stack = _frames.user_stack_json(sys._getframe(2))
+                for arg, t in enumerate(tensors):
+                    self._dump_one(kind, name, "%s.%d.output.%d" % (key_base, call, arg), arg, call, t, stack)
+        except Exception as e:
+            self.fail(e)
+        finally:
+            if rec is not None:
+                rec.mute_ops = muted
+            self._busy = False
+
+    def _dump_one(self, kind, name, key, arg, call, t, stack):
+        torch = self._torch
+        if t.is_complex() or t.layout != torch.strided or t.device.type == "meta":
+            return
+        dtype = str(t.dtype).replace("torch.", "")
+        with torch.no_grad():
+            host = t.detach().cpu()
+            if host.dtype == torch.bfloat16:
+                host = host.float()
+            if hasattr(host, "resolve_neg"):
+                host = host.resolve_neg()
+            array = host.numpy()
+        import numpy as np
+        self._seq += 1
+        rel = "tensors/%06d.npy" % self._seq
+        with open(os.path.join(self.dir, rel), "wb") as f:
+            np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+        step = self._rec.step if self._rec is not None else 0
+        line = ('{"seq":%d,"key":%s,"kind":"%s","name":%s,"io":"output","arg":%d,"call":%d,"step":%d,'
+                '"dtype":"%s","shape":%s,"file":"%s","stack":%s}'
+                % (self._seq, json.dumps(key), kind, json.dumps(name), arg, call, step, dtype,
+                   json.dumps(list(t.shape)), rel, stack))
+        self._write_line(line)
+
+    def _write_line(self, text):
+        data = (text + "\n").encode("utf-8", "backslashreplace")
+        view = memoryview(data)
+        while view:
+            n = os.write(self._fd, view)
+            view = view[n:]
+
+
+def _collect(value, tensor_type, out, depth):
+    if isinstance(value, tensor_type):
+        out.append(value)
+    elif depth < MAX_DEPTH:
+        if isinstance(value, (list, tuple)):
+            for v in value:
+                _collect(v, tensor_type, out, depth + 1)
+        elif isinstance(value, dict):
+            for v in value.values():
+                _collect(v, tensor_type, out, depth + 1)
+
+
+def _make_mode(dumper):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _DumpMode(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self._names = {}
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))   # the program's own exceptions pass through
+            try:
+                if dumper.active():
+                    name = self._names.get(func)
+                    if name is None:
+                        overload = func._overloadname
+                        name = func._schema.name if overload == "default" else func._schema.name + "." + overload
+                        self._names[func] = name
+                    dumper.on_op_output(name, out)
+            except Exception as e:
+                dumper.fail(e)
+            return out
+
+    return _DumpMode()
+
+
+def start_dump(recorder, select, directory):
+    """Starts dumping beside a started recorder; returns the Dumper, or None (said on stderr)."""
+    try:
+        d = Dumper(directory, select, recorder)
+        d.start()
+        return d
+    except Exception as e:   # never raise into the program
+        sys.stderr.write("npu-doctor: tensor dump not started: %s: %s\n" % (type(e).__name__, e))
+        return None

@@ -1,0 +1,219 @@
+// See launch.hpp. The child runs unchanged: its stdin/stdout/stderr pass through, and
+// SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to npu-doctor are forwarded to it.
+#include "cli/launch.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+
+namespace npud {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kBootstrap = "npu_doctor/_bootstrap/sitecustomize.py";
+
+}  // namespace
+
+bool valid_steps(const std::string& s) {
+  if (s == "all") return true;
+  auto parse = [](std::string_view v, long& out) {
+    if (v.empty()) return false;
+    auto r = std::from_chars(v.data(), v.data() + v.size(), out);
+    return r.ec == std::errc() && r.ptr == v.data() + v.size() && out >= 0;
+  };
+  auto colon = s.find(':');
+  long a = 0, b = 0;
+  if (colon == std::string::npos) return parse(s, a);
+  std::string_view first(s.data(), colon), last(s.data() + colon + 1, s.size() - colon - 1);
+  if (!parse(first, a)) return false;
+  if (last.empty()) return true;
+  return parse(last, b) && b >= a;
+}
+
+namespace {
+
+bool has_shim(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / kBootstrap, ec);
+}
+
+// The directory holding the `npu_doctor` package: $NPUD_PYTHON_DIR, else an installed copy
+// next to the binary (<prefix>/share/npu-doctor/python), else the source tree's python/.
+std::string find_python_dir(std::string& tried) {
+  if (const char* env = std::getenv("NPUD_PYTHON_DIR"); env && *env) {
+    tried = env;
+    return has_shim(env) ? fs::absolute(env).string() : std::string();
+  }
+  std::vector<fs::path> candidates;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "share" / "npu-doctor" / "python");
+  candidates.emplace_back(NPUD_PYTHON_DIR);
+  for (const auto& c : candidates) {
+    tried += (tried.empty() ? "" : ", ") + c.string();
+    if (has_shim(c)) return fs::absolute(c).string();
+  }
+  return {};
+}
+
+// --- the child ---------------------------------------------------------------------------
+
+volatile sig_atomic_t g_child = 0;
+
+// Forwards SIGTERM/SIGHUP/SIGQUIT, and SIGINT when someone sent it to us alone: a Ctrl-C
+// from the terminal already reaches the child through its process group (SI_KERNEL).
+void forward_signal(int sig, siginfo_t* info, void*) {
+  pid_t child = g_child;
+  if (child <= 0) return;
+  if (sig == SIGINT && info && info->si_code != SI_USER && info->si_code != SI_QUEUE) return;
+  kill(child, sig);
+}
+
+struct SignalForwarding {
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  struct sigaction saved[4];
+
+  SignalForwarding() {
+    for (int i = 0; i < 4; ++i) {
+      struct sigaction sa {};
+      sa.sa_sigaction = forward_signal;
+      sa.sa_flags = SA_SIGINFO | SA_RESTART;
+      sigemptyset(&sa.sa_mask);
+      sigaction(kSignals[i], &sa, &saved[i]);
+    }
+  }
+  ~SignalForwarding() {
+    for (int i = 0; i < 4; ++i) sigaction(kSignals[i], &saved[i], nullptr);
+  }
+};
+
+struct ChildResult {
+  bool started = false;
+  int exit_code = 0;     // exit status, or 128 + signal
+  int signal = 0;
+};
+
+ChildResult run_child(const std::vector<std::string>& command, const std::vector<std::string>& env_overrides) {
+  ChildResult r;
+  std::vector<char*> argv;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  SignalForwarding forwarding;
+  std::cout.flush();
+  std::cerr.flush();
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::cerr << fmt::format("npu-doctor: error: cannot start {}: {}\n", command[0], std::strerror(errno));
+    return r;
+  }
+  if (pid == 0) {
+    // Child: default signal handling, the shim's environment, then the program itself.
+    for (int s : SignalForwarding::kSignals) signal(s, SIG_DFL);
+    for (const auto& kv : env_overrides) {
+      auto eq = kv.find('=');
+      setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
+    }
+    execvp(argv[0], argv.data());
+    int err = errno;
+    std::string msg = fmt::format("npu-doctor: error: cannot run {}: {}\n", command[0], std::strerror(err));
+    ssize_t ignored = write(STDERR_FILENO, msg.data(), msg.size());
+    (void)ignored;
+    _exit(err == ENOENT ? 127 : 126);
+  }
+  g_child = pid;
+  r.started = true;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      status = 0;
+      break;
+    }
+  }
+  g_child = 0;
+  if (WIFEXITED(status)) {
+    r.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    r.signal = WTERMSIG(status);
+    r.exit_code = 128 + r.signal;
+  }
+  return r;
+}
+
+}  // namespace
+
+int launch_with_shim(const LaunchRequest& ro, Launched& out) {
+  if (ro.program.empty()) {
+    std::cerr << fmt::format("npu-doctor: error: {0}: no program given (usage: npu-doctor {0} [OPTIONS] -- python "
+                             "train.py ...)\n", ro.command_name);
+    return kExitBadInput;
+  }
+  if (!valid_steps(ro.steps)) {
+    std::cerr << fmt::format("npu-doctor: error: --steps '{}': expected A:B with 0 <= A <= B (e.g. 1:3)\n", ro.steps);
+    return kExitBadInput;
+  }
+  std::string tried;
+  std::string python_dir = find_python_dir(tried);
+  if (python_dir.empty()) {
+    std::cerr << fmt::format("npu-doctor: error: cannot find the capture shim ({}) in: {} (set NPUD_PYTHON_DIR to "
+                             "the directory that holds the npu_doctor package)\n", kBootstrap, tried);
+    return kExitBadInput;
+  }
+
+  std::error_code ec;
+  fs::create_directories(ro.out_dir, ec);
+  if (ec) {
+    std::cerr << fmt::format("npu-doctor: error: cannot create {}: {}\n", ro.out_dir, ec.message());
+    return kExitBadInput;
+  }
+  fs::path capture = fs::absolute(fs::path(ro.out_dir) / kCaptureName);
+  fs::remove(capture, ec);   // a stale capture must not pass for this run's
+
+  std::string pythonpath = (fs::path(python_dir) / "npu_doctor" / "_bootstrap").string() + ":" + python_dir;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;
+  std::vector<std::string> env = {"PYTHONPATH=" + pythonpath, "NPUD_CAPTURE=" + capture.string(),
+                                  "NPUD_STEPS=" + ro.steps};
+  env.insert(env.end(), ro.extra_env.begin(), ro.extra_env.end());
+
+  ChildResult child = run_child(ro.program, env);
+  if (!child.started) return kExitBadInput;
+  if (!ro.quiet) {
+    if (child.signal)
+      std::cerr << fmt::format("npu-doctor: the program was killed by signal {} ({})\n", child.signal,
+                               strsignal(child.signal));
+    else if (child.exit_code)
+      std::cerr << fmt::format("npu-doctor: the program exited with status {}\n", child.exit_code);
+  }
+
+  auto size = fs::file_size(capture, ec);
+  if (ec || size == 0) {
+    std::cerr << fmt::format(
+        "npu-doctor: error: no capture at {}: the program {} before the capture began (it starts when the program "
+        "imports torch, and records steps {}; a step ends at each optimizer.step() or npu_doctor.step())\n",
+        capture.string(), child.exit_code ? "stopped" : "finished", ro.steps);
+    return child.exit_code ? child.exit_code : kExitBadInput;
+  }
+  if (!ro.quiet) std::cerr << fmt::format("npu-doctor: capture written to {}\n", capture.string());
+
+  out.capture = capture.string();
+  out.exit_code = child.exit_code;
+  return -1;
+}
+
+}  // namespace npud

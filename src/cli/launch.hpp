@@ -1,0 +1,35 @@
+// Starting the user's program with the capture shim injected, shared by `run` and
+// `amp-check`: PYTHONPATH bootstrap + NPUD_CAPTURE/NPUD_STEPS (plus the command's own NPUD_*
+// variables), signal forwarding, exit-status reporting and the "no capture" check.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace npud {
+
+inline constexpr const char* kCaptureName = "capture.npud.json";
+
+// "A:B" with 0 <= A <= B, "N" (= N:N), "A:" (from A on) or "all".
+bool valid_steps(const std::string& steps);
+
+struct LaunchRequest {
+  std::string command_name;               // "run", "amp-check": for messages
+  std::vector<std::string> program;       // argv of the program
+  std::string steps = "1:3";
+  std::string out_dir = "npu-doctor-out";
+  std::vector<std::string> extra_env;     // "NAME=value", on top of the shim's variables
+  bool quiet = false;
+};
+
+struct Launched {
+  std::string capture;                    // absolute path of the capture file
+  int exit_code = 0;                      // the program's status (128 + N when killed by signal N)
+};
+
+// Checks the request, creates out_dir, runs the program to its end and checks that it left
+// a capture. Returns -1 when there is a capture to analyse (out filled), otherwise the exit
+// code the command should end with (the message is already on stderr).
+int launch_with_shim(const LaunchRequest& req, Launched& out);
+
+}  // namespace npud

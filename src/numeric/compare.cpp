@@ -1,0 +1,183 @@
+#include "numeric/compare.hpp"
+
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ingest/input_error.hpp"
+#include "numeric/npy.hpp"
+
+namespace npud {
+
+std::string_view status_name(PairResult::Status s) {
+  switch (s) {
+    case PairResult::Status::Compared: return "compared";
+    case PairResult::Status::StatsCompared: return "statistics";
+    case PairResult::Status::ShapeMismatch: return "shape_mismatch";
+    case PairResult::Status::NotComparable: return "not_comparable";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+
+// Pairs by key; the k-th occurrence of a key on one side goes with the k-th on the other.
+std::vector<std::pair<size_t, size_t>> match_by_key(const Dump& ref, const Dump& target) {
+  std::unordered_map<std::string, std::deque<size_t>> by_key;
+  for (size_t i = 0; i < target.entries.size(); ++i) by_key[target.entries[i].key].push_back(i);
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t i = 0; i < ref.entries.size(); ++i) {
+    auto it = by_key.find(ref.entries[i].key);
+    if (it == by_key.end() || it->second.empty()) continue;
+    out.emplace_back(i, it->second.front());
+    it->second.pop_front();
+  }
+  return out;
+}
+
+// Pairs the k-th entry of each (group, shape) on one side with the k-th on the other.
+std::vector<std::pair<size_t, size_t>> match_by_order(const Dump& ref, const Dump& target) {
+  std::map<std::string, std::deque<size_t>> queues;
+  auto group_key = [](const DumpEntry& e) { return e.group + "|" + shape_text(e.shape); };
+  for (size_t i = 0; i < target.entries.size(); ++i) queues[group_key(target.entries[i])].push_back(i);
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t i = 0; i < ref.entries.size(); ++i) {
+    auto it = queues.find(group_key(ref.entries[i]));
+    if (it == queues.end() || it->second.empty()) continue;
+    out.emplace_back(i, it->second.front());
+    it->second.pop_front();
+  }
+  return out;
+}
+
+void compare_stats(const TensorStats& r, const TensorStats& t, const Thresholds& th, PairResult& out) {
+  out.status = PairResult::Status::StatsCompared;
+  struct One { const char* name; const std::optional<double>& r; const std::optional<double>& t; bool decides; };
+  // Mean is reported but does not decide: it cancels to near zero for centred data.
+  const One all[] = {{"Max", r.max, t.max, true}, {"Min", r.min, t.min, true},
+                     {"Mean", r.mean, t.mean, false}, {"Norm", r.norm, t.norm, true}};
+  for (const One& o : all) {
+    if (!o.r || !o.t) continue;
+    StatDiff d;
+    d.name = o.name;
+    d.ref = *o.r;
+    d.target = *o.t;
+    bool rf = std::isfinite(d.ref), tf = std::isfinite(d.target);
+    if (rf && tf) {
+      d.abs = std::fabs(d.target - d.ref);
+      d.rel = d.abs / std::max(std::fabs(d.ref), 0x1p-24);
+      if (o.decides && d.rel > th.max_stat_rel && !out.diverges) {
+        out.diverges = true;
+        out.reason = fmt::format("{} differs by {:.3g} relative ({} vs {})", o.name, d.rel, d.ref, d.target);
+      }
+    } else if (rf && !tf && !out.diverges) {
+      out.diverges = true;
+      out.reason = fmt::format("{} is {} in the target only", o.name, d.target);
+    }
+    out.stats.push_back(d);
+  }
+  if (out.stats.empty()) {
+    out.status = PairResult::Status::NotComparable;
+    out.reason = "no statistic present on both sides";
+  }
+}
+
+std::string metrics_reason(const TensorMetrics& m, const Thresholds& th) {
+  if (m.nan + m.inf > m.nan_ref + m.inf_ref)
+    return fmt::format("gained NaN/Inf ({} NaN, {} Inf; reference {} NaN, {} Inf)", m.nan, m.inf, m.nan_ref, m.inf_ref);
+  return fmt::format("cosine similarity {:.6f} < {}", m.cos, th.min_cos);
+}
+
+uint64_t file_bytes(const std::string& f) {
+  std::error_code ec;
+  auto n = std::filesystem::file_size(f, ec);
+  return ec ? 0 : uint64_t(n);
+}
+
+}  // namespace
+
+CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOptions& opts) {
+  CompareResult res;
+  auto pairs = match_by_key(ref, target);
+  size_t smaller = std::min(ref.entries.size(), target.entries.size());
+  // Keys differ wholesale (two frameworks, renamed modules): fewer than half match.
+  if (smaller > 0 && pairs.size() * 2 < smaller) {
+    pairs = match_by_order(ref, target);
+    res.by_order = true;
+  }
+  std::vector<bool> ref_used(ref.entries.size()), target_used(target.entries.size());
+  uint64_t total = 0;
+  for (auto [ri, ti] : pairs) {
+    ref_used[ri] = target_used[ti] = true;
+    const DumpEntry &r = ref.entries[ri], &t = target.entries[ti];
+    if (!r.file.empty() && !t.file.empty() && r.shape == t.shape) total += file_bytes(r.file) + file_bytes(t.file);
+  }
+  for (size_t i = 0; i < ref_used.size(); ++i)
+    if (!ref_used[i]) res.only_ref.push_back(i);
+  for (size_t i = 0; i < target_used.size(); ++i)
+    if (!target_used[i]) res.only_target.push_back(i);
+
+  uint64_t done = 0;
+  for (auto [ri, ti] : pairs) {
+    const DumpEntry &r = ref.entries[ri], &t = target.entries[ti];
+    PairResult p;
+    p.ref = ri;
+    p.target = ti;
+    if (r.shape != t.shape) {
+      p.status = PairResult::Status::ShapeMismatch;
+      p.diverges = true;
+      p.reason = fmt::format("shape {} in the reference, {} in the target", shape_text(r.shape), shape_text(t.shape));
+    } else if (!r.file.empty() && !t.file.empty()) {
+      MappedNpy a(r.file), b(t.file);
+      for (const auto* side : {&a, &b}) {
+        const DumpEntry& e = side == &a ? r : t;
+        if (side->header().shape != e.shape)
+          throw InputError(side->path(), side->header().data_offset,
+                           fmt::format("the file's shape {} is not the index's {} (for {})",
+                                       shape_text(side->header().shape), shape_text(e.shape), e.key));
+      }
+      if (a.header().fortran_order != b.header().fortran_order) {
+        size_t non_unit = 0;
+        for (int64_t dim : r.shape) non_unit += dim > 1;
+        if (non_unit > 1)
+          throw InputError(a.header().fortran_order ? a.path() : b.path(), 0,
+                           fmt::format("fortran_order differs from {} (one side is column-major): re-save both in "
+                                       "C order", a.header().fortran_order ? b.path() : a.path()),
+                           false);
+      }
+      MetricsOptions mo;
+      mo.threads = opts.threads;
+      uint64_t pair_bytes = file_bytes(r.file) + file_bytes(t.file);
+      uint64_t n = a.header().count;
+      if (opts.on_progress && n > 0)
+        mo.on_progress = [&](uint64_t elems) { opts.on_progress(done + pair_bytes * std::min(elems, n) / n, total); };
+      p.metrics = compute_metrics(a.view(), b.view(), mo);
+      done += pair_bytes;
+      res.tensor_bytes += pair_bytes;
+      p.status = PairResult::Status::Compared;
+      p.diverges = diverges(p.metrics, opts.thresholds);
+      if (p.diverges) p.reason = metrics_reason(p.metrics, opts.thresholds);
+    } else if (r.stats && t.stats) {
+      compare_stats(*r.stats, *t.stats, opts.thresholds, p);
+    } else {
+      p.status = PairResult::Status::NotComparable;
+      p.reason = "no tensor data or statistics on both sides";
+    }
+    if (p.diverges) {
+      ++res.diverging;
+      if (!res.first_divergence) res.first_divergence = res.pairs.size();
+    }
+    res.pairs.push_back(std::move(p));
+  }
+  if (opts.on_progress) opts.on_progress(total, total);
+  return res;
+}
+
+}  // namespace npud

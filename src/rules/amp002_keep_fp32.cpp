@@ -1,0 +1,87 @@
+// AMP002 amp-keep-fp32: ops that overflow, underflow or lose accuracy on their own when run
+// in low precision (local metrics), one finding per op name, saying whether the NPU
+// autocast list of the chosen torch_npu already keeps them in fp32. See docs/rules/AMP002.md.
+#include <fmt/format.h>
+
+#include "analysis/amp.hpp"
+#include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
+#include "knowledge/knowledge.hpp"
+#include "rules/amp_rules.hpp"
+#include "rules/amp_support.hpp"
+#include "rules/rule_support.hpp"
+
+namespace npud {
+namespace {
+
+std::string policy_note(const KeepFp32& k, const AmpHeader& h, std::string_view version) {
+  const std::string& p = k.policy;
+  if (p.starts_with("fp32"))
+    return fmt::format("the torch_npu {} autocast list already runs {} in fp32 ({}) under autocast; it ran in {} "
+                       "here because {}", version, k.op, p, short_dtype(h.dtype),
+                       h.level == "O2" ? "O2 casts every float op" : "its inputs were cast by hand (.half()) or "
+                                                                      "autocast was not in force");
+  if (p == "lower_precision_fp")
+    return fmt::format("the torch_npu {} autocast list runs {} in {} (lower_precision_fp): autocast will not keep "
+                       "it in fp32 for you", version, k.op, short_dtype(h.dtype));
+  if (p == "promote")
+    return fmt::format("the torch_npu {} autocast list promotes {} to its widest input dtype: one fp32 input keeps "
+                       "it in fp32", version, k.op);
+  return fmt::format("{} is not on the torch_npu {} autocast lists: it runs in its inputs' dtype, so it follows "
+                     "the {} output of the op before it", k.op, version, short_dtype(h.dtype));
+}
+
+class KeepFp32Rule final : public Rule {
+ public:
+  std::string_view id() const override { return "AMP002"; }
+  std::string_view name() const override { return "amp-keep-fp32"; }
+  std::string_view summary() const override {
+    return "ops that overflow, underflow or lose accuracy in low precision: keep them in fp32 (amp-check captures)";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    if (t.numerics.empty()) return;
+    AmpHeader h = amp_header(t);
+    for (const KeepFp32& k : keep_in_fp32(t, ctx.npu)) {
+      Finding f;
+      f.rule = "AMP002";
+      f.severity = k.reason == "overflow" ? Severity::Error : Severity::Warning;
+      f.location = location_of(ctx.index(), k.first_op);
+      if (f.location.module.empty()) f.location.module = amp_place(t, k.first_op).module;
+      std::string what = k.reason == "overflow"    ? fmt::format("overflows ({} elements beyond 65504 or new Inf/NaN)", k.overflow)
+                         : k.reason == "underflow" ? fmt::format("underflows ({} nonzero elements become 0)", k.underflow)
+                                                   : fmt::format("loses accuracy (cos down to {}, up to {:.1f}% of "
+                                                                 "elements beyond 5e-3)", cos_text(k.worst_cos),
+                                                                 100 * k.worst_gt_5e3);
+      f.message = fmt::format("{} {} in {} in {} of {} low-precision calls (first at {}): keep it in fp32", k.op, what,
+                              short_dtype(h.dtype), k.bad_calls, k.calls, where(f.location));
+      f.metrics = {{"calls", double(k.calls)},         {"bad_calls", double(k.bad_calls)},
+                   {"overflow", double(k.overflow)},   {"underflow", double(k.underflow)},
+                   {"worst_cos", k.worst_cos},         {"worst_gt_5e3", k.worst_gt_5e3},
+                   {"npu_autocast_fp32", k.policy.starts_with("fp32") ? 1.0 : 0.0}};
+      f.fix = fmt::format(
+          "with torch.autocast(device_type=\"npu\", enabled=False):\n"
+          "    y = torch.{}(x.float(), ...)   # at {}\n"
+          "(or cast the input with .float() before the call; one fp32 input is enough for promote ops)",
+          aten_base(k.op), where(f.location));
+      if (ctx.npu.autocast.empty())
+        f.notes.push_back(fmt::format("the knowledge base has no autocast list for torch_npu {} (lists start with "
+                                      "2.1.0): pass --torch-npu 2.1 or newer to see {}'s policy", ctx.npu.version, k.op));
+      else
+        f.notes.push_back(policy_note(k, h, ctx.npu.version));
+      if (k.reason == "overflow") f.notes.emplace_back(kOverflowModeNote);
+      if (std::string m = measurement_note(h); !m.empty()) f.notes.push_back(m);
+      out.push_back(std::move(f));
+    }
+  }
+};
+
+}  // namespace
+
+const Rule& amp002_rule() {
+  static const KeepFp32Rule rule;
+  return rule;
+}
+
+}  // namespace npud

@@ -1,0 +1,81 @@
+// AMP003 amp-loss-scale: loss-scale advice from the gradient magnitude histograms of an fp16
+// amp-check run: how many gradient elements fp16 flushes to zero (below 2^-24) or overflows
+// (above 65504) at the scale in use, and the initial scale (a power of two) that keeps the
+// largest gradient in range. bf16 needs no loss scaling. See docs/rules/AMP003.md.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "analysis/amp.hpp"
+#include "rules/amp_rules.hpp"
+#include "rules/amp_support.hpp"
+
+namespace npud {
+namespace {
+
+class LossScaleRule final : public Rule {
+ public:
+  std::string_view id() const override { return "AMP003"; }
+  std::string_view name() const override { return "amp-loss-scale"; }
+  std::string_view summary() const override {
+    return "fp16 gradient underflow/overflow and the initial loss scale to use (amp-check captures)";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    if (t.grad_histograms.empty()) return;
+    AmpHeader h = amp_header(t);
+    if (!h.fp16()) return;   // bf16 has fp32's exponent range: no loss scaling needed
+    GradAdvice g = grad_advice(t);
+    if (g.nonzero == 0) return;
+    double suggested = std::ldexp(1.0, g.suggested_log2);
+    bool bad = g.underflow_share_used >= kGradUnderflowShareBad || (!g.scaled && g.overflow > 0);
+    Finding f;
+    f.rule = "AMP003";
+    f.severity = bad ? Severity::Warning : Severity::Info;
+    f.location.op = "optimizer.step";
+    std::string now = g.scaled ? fmt::format("at the loss scale in use ({})", g.loss_scale) : "without loss scaling";
+    f.message = fmt::format("{:.2f}% of nonzero gradient elements fall below fp16's 2^-24 and become 0 {}{}; "
+                            "largest gradients ~2^{}: start the loss scale at 2^{} = {}",
+                            100 * g.underflow_share_used, now,
+                            g.overflow > 0 ? fmt::format(", {} exceed 65504 even unscaled", g.overflow) : "",
+                            g.max_log2, g.suggested_log2, suggested);
+    f.metrics = {{"underflow_share", g.underflow_share},
+                 {"underflow_share_in_use", g.underflow_share_used},
+                 {"overflow_share", g.overflow_share},
+                 {"max_log2", double(g.max_log2)},
+                 {"suggested_scale", suggested},
+                 {"underflow_share_at_suggested", g.underflow_share_suggested},
+                 {"steps", double(g.histograms)}};
+    if (g.scaled) f.metrics.push_back({"loss_scale", g.loss_scale});
+    f.fix = fmt::format("scaler = torch.npu.amp.GradScaler(init_scale={})   # 2**{}; torch.cuda.amp on GPU\n"
+                        "with torch.autocast(device_type=\"npu\", dtype=torch.float16):\n"
+                        "    loss = model(x)\n"
+                        "scaler.scale(loss).backward()\n"
+                        "scaler.step(optimizer)\n"
+                        "scaler.update()",
+                        suggested, g.suggested_log2);
+    f.notes.push_back(fmt::format("2^{} keeps the largest gradient bucket [2^{}, 2^{}) below 2^15 (one bit of "
+                                  "headroom under 65504); GradScaler then halves the scale on overflow and doubles it "
+                                  "after growth_interval (2000) clean steps",
+                                  g.suggested_log2, g.max_log2, g.max_log2 + 1));
+    if (g.underflow_share_suggested >= kGradUnderflowShareBad)
+      f.notes.push_back(fmt::format("even at 2^{}, {:.2f}% of gradient elements underflow: the gradients span more "
+                                    "than fp16's range; bf16 (910B-class NPUs and newer) avoids loss scaling",
+                                    g.suggested_log2, 100 * g.underflow_share_suggested));
+    if (g.overflow > 0)
+      f.notes.push_back("gradients above 65504 overflow fp16 at any scale >= 1: clip them "
+                        "(torch.nn.utils.clip_grad_norm_ after scaler.unscale_) or use bf16");
+    f.notes.emplace_back(kScalerSyncNote);
+    out.push_back(std::move(f));
+  }
+};
+
+}  // namespace
+
+const Rule& amp003_rule() {
+  static const LossScaleRule rule;
+  return rule;
+}
+
+}  // namespace npud

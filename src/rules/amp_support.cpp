@@ -1,0 +1,37 @@
+#include "rules/amp_support.hpp"
+
+#include <fmt/format.h>
+
+namespace npud {
+
+std::string measurement_note(const AmpHeader& h) {
+  std::string level = h.level.empty() ? "" : " " + h.level;
+  if (h.emulated == 1)
+    return fmt::format("measured by {}{} emulation on CPU: inputs and outputs rounded to {}, compute in fp32 "
+                       "(device kernels may accumulate differently)", short_dtype(h.dtype), level, h.dtype);
+  if (h.emulated == 0) return fmt::format("measured with {}{} autocast on the device", short_dtype(h.dtype), level);
+  return {};
+}
+
+std::string short_dtype(std::string_view d) {
+  if (d == "float16" || d == "half") return "fp16";
+  if (d == "bfloat16") return "bf16";
+  if (d == "float32") return "fp32";
+  return std::string(d);
+}
+
+std::string cos_text(double cos) { return cos == cos ? fmt::format("{:.4g}", cos) : "null"; }
+
+Location call_location(const Trace& t, const AmpCall& c) {
+  Location loc;
+  loc.op = std::string(t.str(c.name));
+  auto frames = t.frames_of(c.stack);
+  if (!frames.empty()) {
+    const Frame& f = t.frames[frames.front()];
+    loc.file = std::string(t.str(f.file));
+    loc.line = f.line;
+  }
+  return loc;
+}
+
+}  // namespace npud

@@ -1,0 +1,182 @@
+"""End to end: `npu-doctor amp-check` on small programs with planted precision problems,
+real torch on CPU (fp16/bf16 emulated by the shim, docs/amp-check.md).
+
+Needs /usr/bin/python3 with torch, the built binary (NPUD_BINARY) and the shim's amp mode
+(python/npu_doctor/_amp*.py).
+"""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(HERE, "amp_programs")
+BINARY = os.environ.get("NPUD_BINARY", "")
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+SHIM = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "npu_doctor")
+
+
+def _torch_available():
+    try:
+        return subprocess.run([PYTHON, "-c", "import torch"], capture_output=True, timeout=120).returncode == 0
+    except Exception:
+        return False
+
+
+HAVE_TORCH = _torch_available()
+HAVE_AMP_SHIM = bool(glob.glob(os.path.join(SHIM, "_amp*.py")))
+
+
+def planted_line(program, marker="# PLANTED"):
+    with open(os.path.join(PROGRAMS, program)) as f:
+        for number, line in enumerate(f, 1):
+            if marker in line:
+                return number
+    raise AssertionError("no %s marker in %s" % (marker, program))
+
+
+class AmpRun:
+    """One `npu-doctor amp-check` of a program: exit code, outputs, JSON report."""
+
+    def __init__(self, program, *npud_args):
+        self.dir = tempfile.mkdtemp(prefix="npud-amp-")
+        self.report_path = os.path.join(self.dir, "report.json")
+        steps = [] if "--steps" in npud_args else ["--steps", "1:2"]
+        cmd = [BINARY, "amp-check", "-q", *steps, "-o", os.path.join(self.dir, "out"), "--format", "json",
+               "--report", self.report_path, "--fail-on", "never", *npud_args, "--",
+               PYTHON, os.path.join(PROGRAMS, program)]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=PROGRAMS)
+        self.code, self.stdout, self.stderr = r.returncode, r.stdout, r.stderr
+        self.report = None
+        if os.path.exists(self.report_path):
+            with open(self.report_path) as f:
+                self.report = json.load(f)
+
+    def findings(self, rule):
+        return [f for f in (self.report or {}).get("findings", []) if f["id"] == rule]
+
+    def dump(self, rule=None):
+        return json.dumps(self.findings(rule) if rule else self.report, indent=1)[:4000] + "\n" + self.stderr[-2000:]
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+@unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s" % PYTHON)
+@unittest.skipUnless(HAVE_AMP_SHIM, "the shim has no amp mode yet (python/npu_doctor/_amp*.py)")
+class AmpCheckEndToEnd(unittest.TestCase):
+    runs = {}
+
+    @classmethod
+    def run_once(cls, program, *args):
+        key = (program,) + args
+        if key not in cls.runs:
+            cls.runs[key] = AmpRun(program, *args)
+        return cls.runs[key]
+
+    def test_overflowing_exp_is_the_first_bad_op_at_its_line(self):
+        # O2: every float op in fp16 (at O1 the NPU autocast list keeps exp in fp32)
+        run = self.run_once("overflow.py", "--level", "O2")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertEqual(run.report["command"], "amp-check")
+        hits = run.findings("AMP001")
+        self.assertEqual(len(hits), 1, run.dump())
+        loc = hits[0]["location"]
+        self.assertEqual(loc["op"], "aten::exp", run.dump("AMP001"))
+        self.assertEqual(loc["file"], os.path.join(PROGRAMS, "overflow.py"))
+        self.assertEqual(loc["line"], planted_line("overflow.py"))
+        self.assertEqual(hits[0]["severity"], "error")
+        self.assertGreater(hits[0]["metrics"]["local_overflow"], 0)
+        keep = [f for f in run.findings("AMP002") if f["location"]["op"] == "aten::exp"]
+        self.assertEqual(len(keep), 1, run.dump("AMP002"))
+        self.assertEqual(keep[0]["metrics"]["npu_autocast_fp32"], 1)   # torch_npu's list: exp in fp32
+        self.assertEqual(run.report["amp"]["drift_start"]["op"], "aten::exp")
+        self.assertEqual(run.report["amp"]["dtype"], "float16")
+        self.assertTrue(run.report["amp"]["emulated"])
+
+    def test_only_amp_rules_run_by_default(self):
+        run = self.run_once("overflow.py", "--level", "O2")
+        self.assertTrue(run.report["summary"]["rules_run"])
+        self.assertTrue(all(r.startswith("AMP") for r in run.report["summary"]["rules_run"]))
+
+    def test_fp16_safe_model_has_no_drift_finding(self):
+        run = self.run_once("safe.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertGreater(run.report["amp"]["measured_ops"], 0, run.dump())
+        self.assertEqual(run.findings("AMP001"), [], run.dump("AMP001"))
+        self.assertEqual(run.findings("AMP002"), [], run.dump("AMP002"))
+
+    def test_zero_mean_linear_layers_are_not_drift(self):
+        # Outputs near zero have large relative errors from fp16 rounding alone (several % of
+        # elements beyond 5e-3); docs/metrics.md judges drift by cos and new NaN/Inf instead.
+        run = self.run_once("safe_zero_mean.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertGreater(run.report["amp"]["measured_ops"], 0, run.dump())
+        self.assertEqual(run.findings("AMP001"), [], run.dump("AMP001"))
+        self.assertEqual(run.findings("AMP002"), [], run.dump("AMP002"))
+
+    def test_fp16_training_without_gradscaler_gets_the_advice(self):
+        run = self.run_once("no_scaler.py", "--dtype", "fp16")
+        self.assertEqual(run.code, 0, run.stderr)
+        hits = run.findings("AMP004")
+        self.assertEqual(len(hits), 1, run.dump())
+        self.assertIn("GradScaler", hits[0]["fix"])
+        scale = run.findings("AMP003")
+        self.assertEqual(len(scale), 1, run.dump("AMP003"))
+        self.assertGreater(scale[0]["metrics"]["underflow_share"], 0.01)
+        suggested = scale[0]["metrics"]["suggested_scale"]
+        self.assertEqual(suggested, 2 ** round(__import__("math").log2(suggested)))   # a power of two
+
+    def test_documented_gradscaler_loop_is_not_reported(self):
+        run = self.run_once("with_scaler.py", "--steps", "1:3")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertGreaterEqual(run.report["amp"]["grad_scaler"]["step"], 2, run.dump())
+        self.assertEqual(run.findings("AMP004"), [], run.dump("AMP004"))
+        self.assertEqual(run.findings("AMP005"), [], run.dump("AMP005"))
+
+    def test_bf16_needs_no_gradscaler(self):
+        run = self.run_once("no_scaler.py", "--dtype", "bf16")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertEqual(run.report["amp"]["dtype"], "bfloat16", run.dump())
+        self.assertEqual(run.findings("AMP004"), [], run.dump("AMP004"))
+        self.assertEqual(run.findings("AMP003"), [], run.dump("AMP003"))
+
+    def test_lists_file_comes_from_the_knowledge_base(self):
+        run = self.run_once("safe.py")
+        lists = os.path.join(run.dir, "out", "amp_lists.tsv")
+        with open(lists) as f:
+            rows = dict(line.rstrip("\n").split("\t") for line in f)
+        self.assertEqual(rows.get("aten::mm"), "lower")
+        self.assertEqual(rows.get("aten::exp"), "fp32")
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+class AmpCheckUsage(unittest.TestCase):
+    """No torch needed: bad usage and bad input."""
+
+    def test_bad_dtype_is_a_usage_error(self):
+        r = subprocess.run([BINARY, "amp-check", "--dtype", "fp8", "--", PYTHON, "-c", "pass"], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+
+    def test_program_without_torch_leaves_no_capture(self):
+        out = tempfile.mkdtemp(prefix="npud-amp-")
+        r = subprocess.run([BINARY, "amp-check", "-q", "-o", out, "--", PYTHON, "-c", "print('hi')"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("no capture", r.stderr)
+        self.assertTrue(os.path.exists(os.path.join(out, "amp_lists.tsv")))
+
+    def test_malformed_amp_capture_names_the_offset(self):
+        bad = os.path.join(HERE, "..", "data", "amp", "bad", "cos_string.npud.json")
+        r = subprocess.run([BINARY, "analyze", bad], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        with open(bad) as f:
+            offset = f.read().index('"abc"')
+        self.assertIn("byte %d" % offset, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,136 @@
+"""End to end: an interrupted run never leaves a half-written file in place of a good one.
+
+`npu-doctor analyze BIG -o report.json` over an existing good report, and `npu-doctor scan
+--fix` over a tree of fixable files, are SIGKILLed at random moments (from the start to
+past the end of an uninterrupted run). Afterwards report.json is always the old report or
+a complete new one (it parses, and equals what an uninterrupted run writes), and each
+Python file is its original or its fully fixed text. A kill can leave a temporary file
+beside the target (nothing can clean up after SIGKILL); the target itself is never touched
+before the rename. The unit side (a writer that throws midway) is tests/unit/test_atomic_file.cpp."""
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+BINARY = os.environ.get("NPUD_BINARY", "")
+KILLS = 12
+
+
+def big_trace(path, ops=150000):
+    """A Kineto-style trace of `ops` aten ops with kernels, enough for analyze to take a while."""
+    with open(path, "w") as f:
+        f.write('{"traceEvents": [\n')
+        ts = 1000
+        for i in range(ops):
+            name = "aten::mm" if i % 3 else "aten::add"
+            f.write('{"ph": "X", "cat": "cpu_op", "name": "%s", "pid": 1, "tid": 1, "ts": %d, "dur": 8, '
+                    '"args": {"External id": %d, "Input Dims": [[64, 64], [64, 64]], '
+                    '"Input type": ["float", "float"]}},\n' % (name, ts, i))
+            f.write('{"ph": "X", "cat": "kernel", "name": "gemm_%d", "pid": 0, "tid": 7, "ts": %d, "dur": 5, '
+                    '"args": {"External id": %d, "correlation": %d, "device": 0, "stream": 7}},\n'
+                    % (i % 17, ts + 2, i, i))
+            if i % 500 == 0:
+                f.write('{"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 1, "tid": 1, '
+                        '"ts": %d, "dur": 1, "args": {"correlation": %d}},\n' % (ts + 9, 10 ** 7 + i))
+            ts += 12
+        f.write('{"ph": "i", "name": "end", "pid": 1, "tid": 1, "ts": %d, "s": "t"}\n]}\n' % ts)
+
+
+def kill_at(cmd, delay, cwd=None):
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    time.sleep(delay)
+    if p.poll() is None:
+        p.send_signal(signal.SIGKILL)
+    p.wait()
+    return p.returncode
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")
+class AtomicOutput(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="npud_atomic_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_analyze_report_killed_at_random_moments(self):
+        trace = os.path.join(self.tmp, "big.json")
+        big_trace(trace)
+        report = os.path.join(self.tmp, "report.json")
+        cmd = [BINARY, "analyze", "-q", "--format", "json", "--fail-on", "never", "-o", report, trace]
+        # The complete new report, and how long a whole run takes.
+        t0 = time.monotonic()
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        whole = time.monotonic() - t0
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(report) as f:
+            new_text = f.read()
+        self.assertGreater(len(json.loads(new_text)["findings"]), 0)
+        old_text = json.dumps({"old": "a good report from an earlier run"}) + "\n"
+        rng = random.Random(8)
+        outcomes = {"old": 0, "new": 0}
+        # Delays over the whole run, a few crowded near its end (when the report is written).
+        delays = [rng.uniform(0, whole * 1.1) for _ in range(KILLS - 4)] + \
+                 [whole * f for f in (0.85, 0.93, 0.97, 1.0)]
+        for delay in delays:
+            with open(report, "w") as f:
+                f.write(old_text)
+            kill_at(cmd, delay)
+            with open(report) as f:
+                text = f.read()
+            json.loads(text)  # never half-written
+            self.assertIn(text, (old_text, new_text), "delay %.3f s" % delay)
+            outcomes["old" if text == old_text else "new"] += 1
+            for name in os.listdir(self.tmp):  # a leftover temp is never the target
+                if name.startswith("report.json.tmp."):
+                    os.remove(os.path.join(self.tmp, name))
+        print("analyze killed %d times over a %.2f s run: %s" % (len(delays), whole, outcomes))
+        self.assertGreater(outcomes["old"], 0)
+
+    def test_scan_fix_killed_at_random_moments(self):
+        src = os.path.join(self.tmp, "proj_src")
+        os.makedirs(src, exist_ok=True)
+        originals = {}
+        for i in range(400):
+            body = "import torch\n\n" + "".join("x%d = torch.ones(%d).cuda()\n" % (k, k + 1) for k in range(40))
+            originals["m%03d.py" % i] = body
+            with open(os.path.join(src, "m%03d.py" % i), "w") as f:
+                f.write(body)
+        # The fixed text of each file, from an uninterrupted run on a copy.
+        ref = os.path.join(self.tmp, "proj_ref")
+        shutil.copytree(src, ref)
+        t0 = time.monotonic()
+        r = subprocess.run([BINARY, "scan", "--fix", ref], capture_output=True, text=True, timeout=600)
+        whole = time.monotonic() - t0
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        fixed = {}
+        for name in originals:
+            with open(os.path.join(ref, name)) as f:
+                fixed[name] = f.read()
+            self.assertNotEqual(fixed[name], originals[name], name)
+            self.assertIn(".npu()", fixed[name])
+        rng = random.Random(9)
+        counts = {"original": 0, "fixed": 0}
+        for k in range(6):
+            work = os.path.join(self.tmp, "proj_%d" % k)
+            shutil.copytree(src, work)
+            kill_at([BINARY, "scan", "--fix", work], rng.uniform(0, whole * 1.1))
+            for name in originals:
+                with open(os.path.join(work, name)) as f:
+                    text = f.read()
+                self.assertIn(text, (originals[name], fixed[name]), "%s after a kill" % name)
+                counts["original" if text == originals[name] else "fixed"] += 1
+            shutil.rmtree(work)
+        print("scan --fix killed 6 times over a %.2f s run: files %s" % (whole, counts))
+
+
+if __name__ == "__main__":
+    unittest.main()

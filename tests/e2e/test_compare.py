@@ -1,0 +1,237 @@
+"""End to end: `npu-doctor compare` on real dumps: two `npu-doctor run --dump` runs of a small
+program (fp32 vs a planted fp16 cast), plain npy trees written by numpy, hand-made msprobe
+directories (tensor task with .npy, and with .pt, refused), and the real msprobe fixtures
+in ../shared (skipped with a message when absent).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(HERE, "compare_programs")
+BINARY = os.environ.get("NPUD_BINARY", "")
+SHARED = os.environ.get("NPUD_SHARED_DIR", os.path.join(HERE, "..", "..", "..", "shared"))
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+MSPROBE = os.path.join(SHARED, "fixtures", "ascend", "msprobe-dump-mix-statistics-pangu", "dump_file")
+
+
+def _python_has(module):
+    try:
+        return subprocess.run([PYTHON, "-c", "import " + module], capture_output=True, timeout=120).returncode == 0
+    except Exception:
+        return False
+
+
+HAVE_TORCH = _python_has("torch")
+HAVE_NUMPY = _python_has("numpy")
+
+
+def planted_line(program, marker="# PLANTED"):
+    with open(os.path.join(PROGRAMS, program)) as f:
+        for number, line in enumerate(f, 1):
+            if marker in line:
+                return number
+    raise AssertionError("no marker in " + program)
+
+
+def compare(*args):
+    r = subprocess.run([BINARY, "compare", "-q", *args], capture_output=True, text=True, timeout=300)
+    return r.returncode, r.stdout, r.stderr
+
+
+def compare_json(ref, target, *args):
+    code, out, err = compare(ref, target, "--format", "json", *args)
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+def numpy_script(text):
+    r = subprocess.run([PYTHON, "-c", text], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise AssertionError(r.stderr)
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+class CompareEndToEnd(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="npud-compare-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    # --- npu-doctor run --dump ---------------------------------------------------------------
+    def run_dump(self, out, plant, select="all"):
+        env = dict(os.environ, NPUD_TEST_PLANT="1" if plant else "0")
+        r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "--steps", "1:2", "-o", out, "--dump", select,
+                            "--report", os.path.join(self.dir, "report.txt"), "--",
+                            PYTHON, os.path.join(PROGRAMS, "mlp.py")],
+                           capture_output=True, text=True, timeout=300, env=env, cwd=PROGRAMS)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    @unittest.skipUnless(HAVE_TORCH and HAVE_NUMPY, "torch and numpy are not importable by %s" % PYTHON)
+    def test_run_dump_names_the_planted_cast(self):
+        ref_out = self.run_dump(self.path("ref"), plant=False)
+        self.run_dump(self.path("tgt"), plant=True)
+        with open(self.path("ref", "dump", "index.jsonl")) as f:
+            lines = [json.loads(line) for line in f]
+        self.assertEqual(lines[0]["format"], "npu-doctor-dump")
+        self.assertTrue(all(os.path.exists(self.path("ref", "dump", e["file"])) for e in lines[1:]))
+        self.assertEqual({e["step"] for e in lines[1:]}, {1, 2})   # the recorded steps only
+
+        # Same program twice: no divergence, exit 0.
+        self.run_dump(self.path("ref2"), plant=False)
+        code, out, err = compare(self.path("ref"), self.path("ref2"))
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("No divergence", out)
+
+        code, out, err = compare(self.path("ref"), self.path("tgt"))
+        self.assertEqual(code, 1, out + err)
+        line = planted_line("mlp.py")
+        self.assertIn("First divergence: model.block.fc2.forward.0.output.0", out)
+        self.assertIn("mlp.py:%d" % line, out)
+        code, doc, err = compare_json(self.path("ref"), self.path("tgt"))
+        first = doc["first_divergence"]
+        self.assertEqual(first["key"], "model.block.fc2.forward.0.output.0")
+        self.assertEqual(first["location"]["line"], line)
+        self.assertTrue(first["location"]["file"].endswith("mlp.py"))
+        self.assertLess(first["metrics"]["cos"], 0.999)
+        self.assertEqual(doc["summary"]["only_ref"], 0)
+
+        # Dumping never changes the program's results.
+        plain = subprocess.run([PYTHON, os.path.join(PROGRAMS, "mlp.py")], capture_output=True, text=True,
+                               timeout=300, env=dict(os.environ, NPUD_TEST_PLANT="0"))
+        self.assertEqual(plain.stdout, ref_out)
+
+    @unittest.skipUnless(HAVE_TORCH and HAVE_NUMPY, "torch and numpy are not importable by %s" % PYTHON)
+    def test_run_dump_of_aten_ops(self):
+        self.run_dump(self.path("ref"), plant=False, select="aten::addmm")
+        self.run_dump(self.path("tgt"), plant=True, select="aten::addmm")
+        with open(self.path("ref", "dump", "index.jsonl")) as f:
+            lines = [json.loads(line) for line in f][1:]
+        self.assertTrue(lines)
+        self.assertTrue(all(e["kind"] == "op" and e["name"] == "aten::addmm" for e in lines))
+        code, doc, err = compare_json(self.path("ref"), self.path("tgt"))
+        self.assertEqual(code, 1, err)
+        self.assertEqual(doc["first_divergence"]["location"]["line"], planted_line("mlp.py"))
+
+    # --- plain npy trees -----------------------------------------------------------------------
+    @unittest.skipUnless(HAVE_NUMPY, "numpy is not importable by %s" % PYTHON)
+    def test_npy_trees(self):
+        numpy_script("""
+import numpy as np, os
+d = %r
+rng = np.random.default_rng(1)
+x = rng.standard_normal((128, 64)).astype(np.float32)
+for side in ("ref", "tgt"):
+    os.makedirs(os.path.join(d, side, "layer1"), exist_ok=True)
+np.save(os.path.join(d, "ref", "layer1", "out.npy"), x)
+np.save(os.path.join(d, "tgt", "layer1", "out.npy"), x.astype(np.float16))           # fine: fp16 rounding
+np.save(os.path.join(d, "ref", "logits.npy"), x)
+y = x.copy(); y[0, 0] = np.inf
+np.save(os.path.join(d, "tgt", "logits.npy"), y.astype(">f4"))                          # gained an Inf
+np.save(os.path.join(d, "ref", "only_ref.npy"), np.arange(3))
+""" % self.dir)
+        code, doc, err = compare_json(self.path("ref"), self.path("tgt"), "--all")
+        self.assertEqual(code, 1, err)
+        self.assertEqual(doc["ref"]["layout"], "npy-tree")
+        self.assertEqual(doc["matching"], "key")
+        pairs = {p["key"]: p for p in doc["pairs"]}
+        self.assertFalse(pairs["layer1/out"]["diverges"])
+        self.assertEqual(pairs["layer1/out"]["dtype"], "float16")
+        self.assertEqual(pairs["logits"]["metrics"]["inf"], 1)
+        self.assertEqual(pairs["logits"]["metrics"]["overflow"], 1)
+        self.assertEqual(doc["first_divergence"]["key"], "logits")
+        self.assertEqual(doc["only_ref"], ["only_ref"])
+        code, out, err = compare(self.path("ref"), self.path("tgt"))
+        self.assertIn("gained NaN/Inf", out)
+
+        # A truncated file: exit 2, the file and the byte offset named.
+        with open(self.path("tgt", "logits.npy"), "r+b") as f:
+            f.truncate(100)
+        code, out, err = compare(self.path("ref"), self.path("tgt"))
+        self.assertEqual(code, 2)
+        self.assertIn("logits.npy: byte", err)
+
+    # --- hand-made msprobe dumps ---------------------------------------------------------------
+    def msprobe_dir(self, name, data_names, values):
+        root = self.path(name, "step0", "rank0")
+        os.makedirs(os.path.join(root, "dump_tensor_data"))
+        data = {}
+        for i, (dn, v) in enumerate(zip(data_names, values)):
+            entry = "Functional.linear.%d.forward" % i
+            data[entry] = {"input_args": [], "input_kwargs": {}, "output": [
+                {"type": "mindspore.Tensor", "dtype": "Float32", "shape": [4], "Max": max(v), "Min": min(v),
+                 "Mean": sum(v) / 4, "Norm": sum(a * a for a in v) ** 0.5, "data_name": dn}]}
+            if dn.endswith(".npy"):
+                numpy_script("import numpy as np; np.save(%r, np.array(%r, dtype=np.float32))"
+                             % (os.path.join(root, "dump_tensor_data", dn), v))
+            else:
+                with open(os.path.join(root, "dump_tensor_data", dn), "wb") as f:
+                    f.write(b"\x80\x02}q\x00.")   # a pickle: must never be loaded
+        with open(os.path.join(root, "dump.json"), "w") as f:
+            json.dump({"task": "tensor", "level": "L1", "framework": "mindspore", "data": data}, f)
+        return self.path(name)
+
+    @unittest.skipUnless(HAVE_NUMPY, "numpy is not importable by %s" % PYTHON)
+    def test_msprobe_tensor_task(self):
+        names = ["Functional.linear.0.forward.output.0.npy", "Functional.linear.1.forward.output.0.npy"]
+        ref = self.msprobe_dir("ref", names, [[1, 2, 3, 4], [1, 1, 1, 1]])
+        tgt = self.msprobe_dir("tgt", names, [[1, 2, 3, 4], [1, -1, 1, -1]])
+        code, doc, err = compare_json(ref, tgt)
+        self.assertEqual(code, 1, err)
+        self.assertEqual(doc["ref"]["layout"], "msprobe")
+        self.assertEqual(doc["first_divergence"]["key"], "Functional.linear.1.forward.output.0")
+        self.assertEqual(doc["first_divergence"]["metrics"]["cos"], 0.0)
+
+        pt = self.msprobe_dir("pt", [n.replace(".npy", ".pt") for n in names], [[1, 2, 3, 4], [1, 1, 1, 1]])
+        code, out, err = compare(ref, pt)
+        self.assertEqual(code, 2)
+        self.assertIn("pickle", err)
+        self.assertIn("docs/security.md", err)
+
+    # --- the real msprobe fixtures -----------------------------------------------------------
+    def test_real_msprobe_fixtures(self):
+        if not os.path.isdir(MSPROBE):
+            self.skipTest("shared fixtures not found at %s (set NPUD_SHARED_DIR)" % MSPROBE)
+        pt, ms = os.path.join(MSPROBE, "pytorch_data"), os.path.join(MSPROBE, "mindspore_data")
+        for d in (pt, ms):
+            code, out, err = compare(d, d)
+            self.assertEqual(code, 0, out + err)
+            self.assertIn("Tensors were not dumped", out)
+            self.assertIn("No divergence", out)
+        code, out, err = compare(pt, ms)
+        self.assertIn(code, (0, 1), err)
+        self.assertIn("by order within kind and shape", out)
+        code, doc, err = compare_json(pt, ms)
+        self.assertEqual(doc["matching"], "order")
+        self.assertTrue(doc["statistics_only"])
+        self.assertEqual(doc["ref"]["framework"], "pytorch")
+        self.assertEqual(doc["target"]["framework"], "mindspore")
+        self.assertGreater(doc["summary"]["matched"], 10)
+        statuses = {p["status"] for p in doc["pairs"]}
+        self.assertIn("statistics", statuses)
+
+    def test_bad_input(self):
+        code, out, err = compare(self.path("nope"), self.path("nope2"))
+        self.assertEqual(code, 2)
+        self.assertIn("nope", err)
+        os.makedirs(self.path("d", "dump"))
+        with open(self.path("d", "dump", "index.jsonl"), "w") as f:
+            f.write('{"format":"npu-doctor-dump","version":1}\n')
+            f.write('{"key":"k","file":"../../../etc/passwd","shape":[1]}\n')
+        code, out, err = compare(self.path("d"), self.path("d"))
+        self.assertEqual(code, 2)
+        self.assertIn("index.jsonl: byte 41", err)
+        self.assertIn("leaves the dump directory", err)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,141 @@
+// Output files (every -o, scan --fix) go through AtomicFile: whatever happens before
+// commit(), the file it replaces stays whole and no temporary file is left behind.
+// tests/e2e/test_atomic_output.py kills real runs (analyze -o, scan --fix) at random moments.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/output.hpp"
+#include "util/atomic_file.hpp"
+
+namespace fs = std::filesystem;
+using namespace npud;
+
+namespace {
+
+// A fresh directory per test, so "nothing else is left" can be checked by listing it.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int n = 0;
+    path = fs::temp_directory_path() / ("npud_atomic_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(path)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+const std::string kOld = "{\"old\": \"a good report\"}\n";
+
+}  // namespace
+
+TEST(AtomicFile, ThrowMidwayKeepsTheOldFileAndLeavesNoTemp) {
+  TempDir d;
+  fs::path target = d.path / "report.json";
+  write(target, kOld);
+  try {
+    AtomicFile f(target.string());
+    f.stream() << "{\"new\": [";
+    for (int i = 0; i < 100000; ++i) f.stream() << i << ",";  // well past any stream buffer
+    f.stream().flush();
+    // the half-written text exists only under the temporary name
+    EXPECT_EQ(slurp(target), kOld);
+    EXPECT_EQ(d.entries().size(), 2u);
+    throw std::runtime_error("renderer failed");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(slurp(target), kOld);
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"report.json"});
+}
+
+TEST(AtomicFile, CommitReplacesWholeAndLeavesNoTemp) {
+  TempDir d;
+  fs::path target = d.path / "report.json";
+  write(target, kOld);
+  {
+    AtomicFile f(target.string());
+    f.stream() << "{\"new\": true}\n";
+    f.commit();
+  }
+  EXPECT_EQ(slurp(target), "{\"new\": true}\n");
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"report.json"});
+  // a new file (nothing to replace) appears only at commit
+  fs::path fresh = d.path / "fresh.txt";
+  {
+    AtomicFile f(fresh.string());
+    f.stream() << "x";
+    EXPECT_FALSE(fs::exists(fresh));
+    f.commit();
+  }
+  EXPECT_EQ(slurp(fresh), "x");
+}
+
+TEST(AtomicFile, FailedRenameKeepsWhatWasThereAndLeavesNoTemp) {
+  TempDir d;
+  fs::path target = d.path / "out";
+  fs::create_directories(target / "inside");  // rename(file, non-empty dir) fails
+  {
+    AtomicFile f(target.string());
+    f.stream() << "report";
+    EXPECT_THROW(f.commit(), std::runtime_error);
+  }
+  EXPECT_TRUE(fs::is_directory(target / "inside"));
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"out"});
+  // a directory that does not exist: the error comes at once, nothing is written
+  EXPECT_THROW(AtomicFile((d.path / "no" / "such" / "dir" / "r.json").string()), std::runtime_error);
+}
+
+TEST(AtomicFile, KeepsThePermissionsOfTheFileItReplaces) {
+  TempDir d;
+  fs::path script = d.path / "train.py";
+  write(script, "x = y.cuda()\n");
+  ::chmod(script.c_str(), 0750);
+  {
+    AtomicFile f(script.string());
+    f.stream() << "x = y.npu()\n";
+    f.commit();
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(script.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0750u);
+  EXPECT_EQ(slurp(script), "x = y.npu()\n");
+}
+
+// The CLI's -o path: a renderer that throws halfway leaves the old report and reports failure.
+TEST(AtomicFile, EmitReportRendererFailure) {
+  TempDir d;
+  fs::path target = d.path / "report.json";
+  write(target, kOld);
+  bool ok = emit_report(target.string(), false, [](std::ostream& os, bool) {
+    os << "{\"findings\": [" << std::string(1 << 20, ' ');
+    throw std::runtime_error("out of memory while rendering");
+  });
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(slurp(target), kOld);
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"report.json"});
+  ok = emit_report(target.string(), false, [](std::ostream& os, bool) { os << "{\"findings\": []}\n"; });
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(slurp(target), "{\"findings\": []}\n");
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"report.json"});
+}

@@ -1,0 +1,245 @@
+// Dump directories (docs/formats/dump.md): our index.jsonl, msprobe dump.json (statistics and
+// tensor tasks), npy trees; matching, first divergence, and every way an index can be unsafe.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ingest/input_error.hpp"
+#include "numeric/compare.hpp"
+#include "numeric/dump.hpp"
+
+namespace fs = std::filesystem;
+using namespace npud;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    static int n = 0;
+    path = fs::temp_directory_path() / ("npud-dump-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  fs::path path;
+};
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+void write_npy(const fs::path& p, const std::vector<float>& v, const std::string& shape) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY\x01";
+  out += '\0';
+  out += char(header.size() & 0xff);
+  out += char(header.size() >> 8);
+  out += header;
+  out.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+  write(p, out);
+}
+
+const char* kHeader = R"({"format":"npu-doctor-dump","version":1,"torch":"1.13.1","device":"cpu","argv":[]})";
+
+std::string entry(int seq, const std::string& key, const std::string& file, const std::string& shape = "[4]") {
+  return "{\"seq\":" + std::to_string(seq) + ",\"key\":\"" + key + "\",\"kind\":\"module\",\"name\":\"" + key +
+         "\",\"io\":\"output\",\"arg\":0,\"call\":0,\"step\":1,\"dtype\":\"float32\",\"shape\":" + shape +
+         ",\"file\":\"" + file + "\",\"stack\":[[\"train.py\"," + std::to_string(40 + seq) + ",\"forward\"]]}";
+}
+
+// An npu-doctor dump under dir/dump with tensors a, b, c; `b_scale` scales b's values.
+void make_ours(const fs::path& dir, float b_scale) {
+  std::vector<float> v = {1, 2, 3, 4};
+  std::vector<float> b = {b_scale, 2 * b_scale, 3, 4};
+  write_npy(dir / "dump/tensors/000001.npy", v, "(4,)");
+  write_npy(dir / "dump/tensors/000002.npy", b, "(4,)");
+  write_npy(dir / "dump/tensors/000003.npy", v, "(2, 2)");
+  write(dir / "dump/index.jsonl", std::string(kHeader) + "\n" + entry(1, "m.a.forward.0.output.0", "tensors/000001.npy") +
+                                      "\n" + entry(2, "m.b.forward.0.output.0", "tensors/000002.npy") + "\n" +
+                                      entry(3, "m.c.forward.0.output.0", "tensors/000003.npy", "[2,2]") + "\n");
+}
+
+std::string error_of_read(const fs::path& p) {
+  try {
+    read_dump(p.string());
+  } catch (const InputError& e) {
+    return e.describe();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(NumericDump, OursFirstDivergenceWithStack) {
+  TempDir ref, tgt;
+  make_ours(ref.path, 1);
+  make_ours(tgt.path, 1.5);
+  Dump r = read_dump(ref.path.string()), t = read_dump((tgt.path / "dump").string());
+  ASSERT_EQ(r.entries.size(), 3u);
+  EXPECT_EQ(r.layout, DumpLayout::Ours);
+  EXPECT_EQ(r.entries[0].stack.at(0).file, "train.py");
+  EXPECT_EQ(r.entries[0].stack.at(0).line, 41);
+  CompareResult res = compare_dumps(r, t);
+  EXPECT_FALSE(res.by_order);
+  ASSERT_EQ(res.pairs.size(), 3u);
+  ASSERT_TRUE(res.first_divergence.has_value());
+  EXPECT_EQ(r.entries[res.pairs[*res.first_divergence].ref].key, "m.b.forward.0.output.0");
+  EXPECT_EQ(res.diverging, 1u);
+  uint64_t bytes = 0;
+  for (const auto* d : {&ref, &tgt})
+    for (const char* f : {"000001.npy", "000002.npy", "000003.npy"}) bytes += fs::file_size(d->path / "dump/tensors" / f);
+  EXPECT_EQ(res.tensor_bytes, bytes);
+}
+
+TEST(NumericDump, ShapeMismatchBetweenSidesIsReportedNotCompared) {
+  TempDir ref, tgt;
+  make_ours(ref.path, 1);
+  make_ours(tgt.path, 1);
+  write_npy(tgt.path / "dump/tensors/000003.npy", {1, 2, 3, 4}, "(4,)");
+  write(tgt.path / "dump/index.jsonl",
+        std::string(kHeader) + "\n" + entry(1, "m.a.forward.0.output.0", "tensors/000001.npy") + "\n" +
+            entry(2, "m.b.forward.0.output.0", "tensors/000002.npy") + "\n" +
+            entry(3, "m.c.forward.0.output.0", "tensors/000003.npy", "[4]") + "\n");
+  CompareResult res = compare_dumps(read_dump(ref.path.string()), read_dump(tgt.path.string()));
+  ASSERT_EQ(res.pairs.size(), 3u);
+  EXPECT_EQ(res.pairs[2].status, PairResult::Status::ShapeMismatch);
+  EXPECT_TRUE(res.pairs[2].diverges);
+  EXPECT_NE(res.pairs[2].reason.find("[2,2]"), std::string::npos);
+}
+
+TEST(NumericDump, IndexShapeThatLiesAboutTheFile) {
+  TempDir ref, tgt;
+  make_ours(ref.path, 1);
+  make_ours(tgt.path, 1);
+  write_npy(tgt.path / "dump/tensors/000003.npy", {1, 2, 3, 4}, "(4,)");  // index still says [2,2]
+  Dump r = read_dump(ref.path.string()), t = read_dump(tgt.path.string());
+  try {
+    compare_dumps(r, t);
+    FAIL() << "compared";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.describe().find("000003.npy"), std::string::npos) << e.describe();
+    EXPECT_NE(e.describe().find("not the index's"), std::string::npos) << e.describe();
+  }
+}
+
+TEST(NumericDump, RefusesPathsLeavingTheDumpDirectory) {
+  TempDir d, outside;
+  write_npy(outside.path / "secret.npy", {1, 2, 3, 4}, "(4,)");
+  write_npy(d.path / "dump/tensors/000001.npy", {1, 2, 3, 4}, "(4,)");
+  fs::create_symlink(outside.path / "secret.npy", d.path / "dump/tensors/link.npy");
+  const std::pair<std::string, std::string> cases[] = {
+      {"../../secret.npy", "leaves the dump directory"},
+      {"tensors/../../x.npy", "leaves the dump directory"},
+      {(outside.path / "secret.npy").string(), "absolute path"},
+      {"tensors/link.npy", "outside the dump directory"},
+      {"tensors/missing.npy", "missing"},
+  };
+  for (const auto& [file, message] : cases) {
+    SCOPED_TRACE(file);
+    write(d.path / "dump/index.jsonl", std::string(kHeader) + "\n" + entry(1, "k", file) + "\n");
+    std::string e = error_of_read(d.path);
+    EXPECT_NE(e.find(message), std::string::npos) << e;
+    EXPECT_NE(e.find("index.jsonl: byte " + std::to_string(std::string(kHeader).size() + 1)), std::string::npos) << e;
+  }
+}
+
+TEST(NumericDump, IndexLinesBadAndCutOff) {
+  TempDir d;
+  write_npy(d.path / "dump/tensors/000001.npy", {1, 2, 3, 4}, "(4,)");
+  std::string good = std::string(kHeader) + "\n" + entry(1, "k", "tensors/000001.npy") + "\n";
+  write(d.path / "dump/index.jsonl", good + "{\"seq\":2,\"key\":\"k2\",\"fi");  // killed mid-line
+  Dump dump = read_dump(d.path.string());
+  EXPECT_EQ(dump.entries.size(), 1u);
+  ASSERT_EQ(dump.notes.size(), 1u);
+  write(d.path / "dump/index.jsonl", good + "not json\n" + entry(3, "k3", "tensors/000001.npy") + "\n");
+  EXPECT_NE(error_of_read(d.path).find("byte " + std::to_string(good.size()) + ": invalid JSON"), std::string::npos);
+  write(d.path / "dump/index.jsonl", entry(1, "k", "tensors/000001.npy") + "\n");
+  EXPECT_NE(error_of_read(d.path).find("not an npu-doctor dump header"), std::string::npos);
+  write(d.path / "dump/index.jsonl", std::string(kHeader) + "\n{\"key\":\"k\",\"file\":\"tensors/000001.npy\"}\n");
+  EXPECT_NE(error_of_read(d.path).find("shape"), std::string::npos);
+}
+
+TEST(NumericDump, MsprobeTensorTaskNpyAndPt) {
+  TempDir ref, tgt;
+  const char* json = R"({"task":"tensor","level":"L1","framework":"mindspore","data":{
+    "Functional.relu.0.forward":{"input_args":[{"type":"mindspore.Tensor","dtype":"Float32","shape":[4],
+      "Max":4,"Min":1,"Mean":2.5,"Norm":5.477,"data_name":"Functional.relu.0.forward.input.0.npy"}],
+      "input_kwargs":{},
+      "output":[{"type":"mindspore.Tensor","dtype":"Float32","shape":[4],
+      "Max":4,"Min":1,"Mean":2.5,"Norm":5.477,"data_name":"Functional.relu.0.forward.output.0.npy"}]}}})";
+  for (const auto* d : {&ref, &tgt}) {
+    write(d->path / "step0/rank0/dump.json", json);
+    write_npy(d->path / "step0/rank0/dump_tensor_data/Functional.relu.0.forward.input.0.npy", {1, 2, 3, 4}, "(4,)");
+  }
+  write_npy(ref.path / "step0/rank0/dump_tensor_data/Functional.relu.0.forward.output.0.npy", {1, 2, 3, 4}, "(4,)");
+  write_npy(tgt.path / "step0/rank0/dump_tensor_data/Functional.relu.0.forward.output.0.npy", {1, 2, 3, 5}, "(4,)");
+  Dump r = read_dump(ref.path.string()), t = read_dump(tgt.path.string());
+  EXPECT_EQ(r.layout, DumpLayout::Msprobe);
+  ASSERT_EQ(r.entries.size(), 2u);
+  EXPECT_EQ(r.entries[1].key, "Functional.relu.0.forward.output.0");
+  CompareResult res = compare_dumps(r, t);
+  ASSERT_TRUE(res.first_divergence.has_value());
+  EXPECT_EQ(res.pairs[*res.first_divergence].status, PairResult::Status::Compared);
+  EXPECT_EQ(*res.first_divergence, 1u);
+
+  std::string pt = json;
+  pt.replace(pt.find("input.0.npy"), 11, "input.0.pt");
+  write(tgt.path / "step0/rank0/dump.json", pt);
+  std::string e = error_of_read(tgt.path);
+  EXPECT_NE(e.find("pickle"), std::string::npos) << e;
+  EXPECT_NE(e.find("docs/security.md"), std::string::npos) << e;
+
+  std::string escape = json;
+  escape.replace(escape.find("Functional.relu.0.forward.input.0.npy"), 37, "../../../../etc/passwd");
+  write(tgt.path / "step0/rank0/dump.json", escape);
+  EXPECT_NE(error_of_read(tgt.path).find("leaves the dump directory"), std::string::npos);
+}
+
+TEST(NumericDump, MsprobeStatisticsAndOrderPairing) {
+  TempDir ref, tgt;
+  write(ref.path / "dump.json", R"({"task":"statistics","framework":"pytorch","data":{
+    "Torch.matmul.0.forward":{"input_args":[{"type":"torch.Tensor","dtype":"torch.float16","shape":[2,2],
+      "Max":1.0,"Min":-1.0,"Mean":0.0,"Norm":2.0},{"type":"int","value":3}],"input_kwargs":{},
+      "output":[{"type":"torch.Tensor","dtype":"torch.float16","shape":[2,2],"Max":2.0,"Min":-2.0,"Mean":0.1,"Norm":4.0}]}}})");
+  write(tgt.path / "dump.json", R"({"task":"statistics","framework":"mindspore","data":{
+    "Mint.matmul.0.forward":{"input_args":[{"type":"mindspore.Tensor","dtype":"Float16","shape":[2,2],
+      "Max":1.0,"Min":-1.0,"Mean":0.0,"Norm":2.0}],"input_kwargs":{},
+      "output":[{"type":"mindspore.Tensor","dtype":"Float16","shape":[2,2],"Max":2.5,"Min":-2.0,"Mean":0.1,"Norm":"inf"}]}}})");
+  Dump r = read_dump(ref.path.string()), t = read_dump(tgt.path.string());
+  EXPECT_TRUE(r.statistics_only());
+  ASSERT_EQ(r.entries.size(), 2u);
+  EXPECT_EQ(r.entries[0].dtype, "float16");
+  EXPECT_EQ(t.entries[0].dtype, "float16");
+  CompareResult res = compare_dumps(r, t);
+  EXPECT_TRUE(res.by_order);
+  ASSERT_EQ(res.pairs.size(), 2u);
+  EXPECT_EQ(res.pairs[0].status, PairResult::Status::StatsCompared);
+  EXPECT_FALSE(res.pairs[0].diverges);
+  EXPECT_TRUE(res.pairs[1].diverges);
+  EXPECT_NE(res.pairs[1].reason.find("Max"), std::string::npos) << res.pairs[1].reason;
+  EXPECT_EQ(res.first_divergence, 1u);
+}
+
+TEST(NumericDump, NpyTreeKeysAndBadFiles) {
+  TempDir d;
+  write_npy(d.path / "b/x.npy", {1, 2, 3, 4}, "(4,)");
+  write_npy(d.path / "a.npy", {1, 2, 3, 4}, "(2, 2)");
+  write(d.path / "notes.txt", "not a tensor");
+  Dump dump = read_dump(d.path.string());
+  ASSERT_EQ(dump.entries.size(), 2u);
+  EXPECT_EQ(dump.entries[0].key, "a");
+  EXPECT_EQ(dump.entries[1].key, "b/x");
+  EXPECT_EQ(dump.entries[0].shape, (std::vector<int64_t>{2, 2}));
+  write(d.path / "c.npy", "\x93NUMPY\x01");
+  EXPECT_NE(error_of_read(d.path).find("c.npy: byte"), std::string::npos);
+  TempDir empty;
+  EXPECT_NE(error_of_read(empty.path).find("no dump here"), std::string::npos);
+  EXPECT_NE(error_of_read(empty.path / "nope").find("no such file"), std::string::npos);
+}
