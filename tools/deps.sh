@@ -3,20 +3,29 @@
 NPUD_APT_PACKAGES="g++ cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libcli11-dev libfmt-dev
   googletest libgtest-dev libbenchmark-dev python3 python3-torch python3-numpy gzip libtree-sitter-dev chromium"
 
-npud_install_deps() {
+# Installs, with apt, those of the given packages that are not installed.
+npud_apt_install_missing() {
   local missing=()
-  for p in $NPUD_APT_PACKAGES; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  for p in "$@"; do
+    if [ "$p" = npm ]; then
+      # npm may come with a non-Debian nodejs (it conflicts with Debian's npm package): only
+      # the command matters.
+      command -v npm >/dev/null 2>&1 || missing+=(npm)
+    else
+      dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    fi
   done
-  # npm may come with a non-Debian nodejs (it conflicts with Debian's npm package): only the
-  # command matters.
-  command -v npm >/dev/null 2>&1 || missing+=(npm)
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "npu-doctor: installing ${missing[*]}" >&2
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+npud_install_deps() {
+  # shellcheck disable=SC2086  # the list splits on whitespace on purpose
+  npud_apt_install_missing $NPUD_APT_PACKAGES npm
 }
 
 npud_build() {
@@ -30,14 +39,6 @@ npud_build() {
 NPUD_CHECK_APT_PACKAGES="clang libclang-rt-14-dev"
 
 npud_install_check_deps() {
-  local missing=()
-  for p in $NPUD_CHECK_APT_PACKAGES; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  echo "npu-doctor: installing ${missing[*]}" >&2
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # shellcheck disable=SC2086
+  npud_apt_install_missing $NPUD_CHECK_APT_PACKAGES
 }

@@ -16,6 +16,7 @@
 #include "ingest/input_error.hpp"
 #include "numeric/compare.hpp"
 #include "report/json_writer.hpp"
+#include "report/report.hpp"
 
 namespace npud {
 namespace {
@@ -199,25 +200,7 @@ void write_pair_json(JsonWriter& w, const Dump& ref, const Dump& target, const P
   else w.field("reason", p.reason);
   w.key("metrics");
   if (p.status == PairResult::Status::Compared) {
-    const TensorMetrics& m = p.metrics;
-    w.begin_object();
-    w.field("n", m.n);
-    w.field("finite", m.finite);
-    w.key("cos");
-    if (m.has_cos()) w.value(m.cos);
-    else w.null();
-    w.field("max_abs", m.max_abs);
-    w.field("max_rel", m.max_rel);
-    w.field("rmse", m.rmse);
-    w.field("gt_1e3", m.gt_1e3);
-    w.field("gt_5e3", m.gt_5e3);
-    w.field("nan_ref", m.nan_ref);
-    w.field("nan", m.nan);
-    w.field("inf_ref", m.inf_ref);
-    w.field("inf", m.inf);
-    w.field("overflow", m.overflow);
-    w.field("underflow", m.underflow);
-    w.end_object();
+    write_metrics_json(w, p.metrics);
   } else {
     w.null();
   }
@@ -345,7 +328,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-stat-rel", o->thresholds.max_stat_rel,
                   "statistics-only dumps: a tensor diverges when Max, Min or Norm differ by more than this, relatively")
       ->capture_default_str();
-  cmd->footer("TensorMetrics: docs/metrics.md. Layouts and matching: docs/formats/dump.md. Exit codes: 0 no divergence, "
+  cmd->footer("Metrics: docs/metrics.md. Layouts and matching: docs/formats/dump.md. Exit codes: 0 no divergence, "
               "1 divergence found, 2 bad input (the message names the file and byte offset) or usage.");
   cmd->callback([o, &exit_code] { exit_code = compare_command(*o); });
 }

@@ -43,7 +43,7 @@ inline T load_raw(const unsigned char* p, uint64_t i) {
 }
 
 template <bool Swap>
-void convert(const TensorView& v, uint64_t start, size_t m, double* out) {
+[[gnu::always_inline]] inline void convert(const TensorView& v, uint64_t start, size_t m, double* out) {
   const auto* p = static_cast<const unsigned char*>(v.data);
   switch (v.dtype) {
     case DType::F16:
@@ -88,7 +88,7 @@ void convert(const TensorView& v, uint64_t start, size_t m, double* out) {
   }
 }
 
-void convert_any(const TensorView& v, uint64_t start, size_t m, double* out) {
+[[gnu::always_inline]] inline void convert_any(const TensorView& v, uint64_t start, size_t m, double* out) {
   if (v.byte_swapped) convert<true>(v, start, m, out);
   else convert<false>(v, start, m, out);
 }
@@ -110,44 +110,75 @@ struct Partial {
 };
 
 // Element i of a chunk goes to lane i % 4, whose sums are kept in order: four independent
-// accumulators (two SSE2 vectors of two) that are combined in lane order at the end, so the
-// result depends on the data alone. Non-finite pairs take part as (0, 0), which adds exact
-// zeros, so no branch is needed.
+// accumulators that are combined in lane order at the end, so the result depends on the data
+// alone. Non-finite pairs take part as (0, 0), which adds exact zeros, so no branch is needed.
+// The lanes live in W-wide vectors: W = 2 (SSE2, every x86-64) or W = 4 (AVX2, chosen at run
+// time). Each lane sees the same IEEE operations in the same order either way (no FMA), so
+// both give bit-identical results.
 constexpr int kLanes = 4;
-using v2d = double __attribute__((vector_size(16)));
-using v2i = int64_t __attribute__((vector_size(16)));
-
-struct Lanes2 {
-  v2d rt{}, rr{}, tt{}, dd{}, max_abs{}, max_rel{};
-  v2i finite{}, gt1{}, gt5{}, nan_r{}, nan_t{}, inf_r{}, inf_t{}, ovf{}, unf{};
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"   // 32-byte vectors only ever live inside AVX2 code
+template <int W> struct Vec;
+template <> struct Vec<2> {
+  using d = double __attribute__((vector_size(16)));
+  using i = int64_t __attribute__((vector_size(16)));
+};
+template <> struct Vec<4> {
+  using d = double __attribute__((vector_size(32)));
+  using i = int64_t __attribute__((vector_size(32)));
 };
 
-[[gnu::always_inline]] inline v2d vabs(v2d x) {
-  const v2i mask = {INT64_MAX, INT64_MAX};
-  return (v2d)((v2i)x & mask);
-}
+template <int W>
+struct Lanes {
+  using vd = typename Vec<W>::d;
+  using vi = typename Vec<W>::i;
+  vd rt{}, rr{}, tt{}, dd{}, max_abs{}, max_rel{};
+  vi finite{}, gt1{}, gt5{}, nan_r{}, nan_t{}, inf_r{}, inf_t{}, ovf{}, unf{};
 
-// Adds two elements (one per lane); comparisons give -1 where true, so counts subtract.
-[[gnu::always_inline]] inline void measure2(Lanes2& L, v2d r, v2d t) {
-  const v2d inf = {INFINITY, INFINITY};
-  const v2d zero{};
-  const v2d fp16_max = {kFp16Max, kFp16Max};
-  const v2d floor = {kRelFloor, kRelFloor};
-  const v2d e3 = {1e-3, 1e-3}, e53 = {5e-3, 5e-3};
-  v2d ar = vabs(r), at = vabs(t);
-  v2i fr = ar < inf, ft = at < inf;  // false for NaN too
+  // Copies sub-lane k of `from` into this one (the ragged tail keeps the lanes it did not touch).
+  void keep_lane(const Lanes& from, int k) {
+    rt[k] = from.rt[k]; rr[k] = from.rr[k]; tt[k] = from.tt[k]; dd[k] = from.dd[k];
+    max_abs[k] = from.max_abs[k]; max_rel[k] = from.max_rel[k]; finite[k] = from.finite[k];
+    gt1[k] = from.gt1[k]; gt5[k] = from.gt5[k]; nan_r[k] = from.nan_r[k]; nan_t[k] = from.nan_t[k];
+    inf_r[k] = from.inf_r[k]; inf_t[k] = from.inf_t[k]; ovf[k] = from.ovf[k]; unf[k] = from.unf[k];
+  }
+  Partial lane(int k) const {
+    Partial p;
+    p.rt = rt[k]; p.rr = rr[k]; p.tt = tt[k]; p.dd = dd[k];
+    p.max_abs = max_abs[k]; p.max_rel = max_rel[k];
+    p.finite = uint64_t(finite[k]); p.gt1 = uint64_t(gt1[k]); p.gt5 = uint64_t(gt5[k]);
+    p.nan_r = uint64_t(nan_r[k]); p.nan_t = uint64_t(nan_t[k]);
+    p.inf_r = uint64_t(inf_r[k]); p.inf_t = uint64_t(inf_t[k]);
+    p.ovf = uint64_t(ovf[k]); p.unf = uint64_t(unf[k]);
+    return p;
+  }
+};
+
+// Adds W elements (one per lane); comparisons give -1 where true, so counts subtract.
+template <int W>
+[[gnu::always_inline]] inline void measure(Lanes<W>& L, typename Vec<W>::d r, typename Vec<W>::d t) {
+  using vd = typename Vec<W>::d;
+  using vi = typename Vec<W>::i;
+  const vi abs_mask = vi{} + INT64_MAX;
+  const vd inf = vd{} + INFINITY;
+  const vd zero{};
+  const vd fp16_max = vd{} + kFp16Max;
+  const vd floor = vd{} + kRelFloor;
+  const vd e3 = vd{} + 1e-3, e53 = vd{} + 5e-3;
+  vd ar = (vd)((vi)r & abs_mask), at = (vd)((vi)t & abs_mask);
+  vi fr = ar < inf, ft = at < inf;  // false for NaN too
   L.nan_r -= r != r;
   L.nan_t -= t != t;
   L.inf_r -= ar == inf;
   L.inf_t -= at == inf;
   L.ovf -= fr & (at > fp16_max);     // |t| > 65504 includes +-Inf, excludes NaN
   L.unf -= (r != zero) & (t == zero);
-  v2i both = fr & ft;
-  v2d r0 = (v2d)((v2i)r & both), t0 = (v2d)((v2i)t & both);
-  v2d d = t0 - r0;
-  v2d ad = vabs(d);
-  v2d ar0 = vabs(r0);
-  v2d rel = ad / (ar0 > floor ? ar0 : floor);
+  vi both = fr & ft;
+  vd r0 = (vd)((vi)r & both), t0 = (vd)((vi)t & both);
+  vd d = t0 - r0;
+  vd ad = (vd)((vi)d & abs_mask);
+  vd ar0 = (vd)((vi)r0 & abs_mask);
+  vd rel = ad / (ar0 > floor ? ar0 : floor);
   L.finite -= both;
   L.rt += r0 * t0;
   L.rr += r0 * r0;
@@ -159,60 +190,63 @@ struct Lanes2 {
   L.gt5 -= rel > e53;
 }
 
-// lo holds lanes 0 and 1, hi lanes 2 and 3.
-void measure_block(const double* r, const double* t, size_t m, Lanes2& lo, Lanes2& hi) {
+// L[j] holds lanes j*W .. j*W+W-1.
+template <int W>
+[[gnu::always_inline]] inline void measure_block(const double* r, const double* t, size_t m, Lanes<W>* L) {
+  using vd = typename Vec<W>::d;
   size_t full = m / kLanes * kLanes;
   for (size_t i = 0; i < full; i += kLanes) {
-    v2d r0, r1, t0, t1;
-    std::memcpy(&r0, r + i, sizeof r0);
-    std::memcpy(&r1, r + i + 2, sizeof r1);
-    std::memcpy(&t0, t + i, sizeof t0);
-    std::memcpy(&t1, t + i + 2, sizeof t1);
-    measure2(lo, r0, t0);
-    measure2(hi, r1, t1);
+    for (int j = 0; j < kLanes / W; ++j) {
+      vd rv, tv;
+      std::memcpy(&rv, r + i + j * W, sizeof rv);
+      std::memcpy(&tv, t + i + j * W, sizeof tv);
+      measure<W>(L[j], rv, tv);
+    }
   }
   // Ragged end of the tensor: each remaining element goes to its own lane, the others stay.
   for (size_t k = 0; full + k < m; ++k) {
-    Lanes2& L = k < 2 ? lo : hi;
-    Lanes2 before = L;
-    v2d rv{}, tv{};
-    rv[k % 2] = r[full + k];
-    tv[k % 2] = t[full + k];
-    measure2(L, rv, tv);
-    size_t other = 1 - k % 2;
-    L.rt[other] = before.rt[other]; L.rr[other] = before.rr[other]; L.tt[other] = before.tt[other];
-    L.dd[other] = before.dd[other]; L.max_abs[other] = before.max_abs[other];
-    L.max_rel[other] = before.max_rel[other]; L.finite[other] = before.finite[other];
-    L.gt1[other] = before.gt1[other]; L.gt5[other] = before.gt5[other]; L.nan_r[other] = before.nan_r[other];
-    L.nan_t[other] = before.nan_t[other]; L.inf_r[other] = before.inf_r[other];
-    L.inf_t[other] = before.inf_t[other]; L.ovf[other] = before.ovf[other]; L.unf[other] = before.unf[other];
+    Lanes<W>& lanes = L[k / W];
+    Lanes<W> before = lanes;
+    vd rv{}, tv{};
+    rv[k % W] = r[full + k];
+    tv[k % W] = t[full + k];
+    measure<W>(lanes, rv, tv);
+    for (int other = 0; other < W; ++other)
+      if (other != int(k % W)) lanes.keep_lane(before, other);
   }
 }
 
-Partial measure_chunk(const TensorView& ref, const TensorView& target, uint64_t begin, uint64_t end) {
-  Lanes2 lanes[2];
+template <int W>
+[[gnu::always_inline]] inline Partial measure_chunk_w(const TensorView& ref, const TensorView& target, uint64_t begin,
+                                                      uint64_t end) {
+  Lanes<W> lanes[kLanes / W];
   alignas(32) double rbuf[kBlock], tbuf[kBlock];
   for (uint64_t at = begin; at < end; at += kBlock) {
     size_t m = size_t(std::min<uint64_t>(kBlock, end - at));
     convert_any(ref, at, m, rbuf);
     convert_any(target, at, m, tbuf);
-    measure_block(rbuf, tbuf, m, lanes[0], lanes[1]);  // kBlock is a multiple of 4: lane = index in chunk % 4
+    measure_block<W>(rbuf, tbuf, m, lanes);  // kBlock is a multiple of 4: lane = index in chunk % 4
   }
-  Partial out;
-  for (int lane = 0; lane < kLanes; ++lane) {
-    const Lanes2& l = lanes[lane / 2];
-    int k = lane % 2;
-    Partial p;
-    p.rt = l.rt[k]; p.rr = l.rr[k]; p.tt = l.tt[k]; p.dd = l.dd[k];
-    p.max_abs = l.max_abs[k]; p.max_rel = l.max_rel[k];
-    p.finite = uint64_t(l.finite[k]); p.gt1 = uint64_t(l.gt1[k]); p.gt5 = uint64_t(l.gt5[k]);
-    p.nan_r = uint64_t(l.nan_r[k]); p.nan_t = uint64_t(l.nan_t[k]);
-    p.inf_r = uint64_t(l.inf_r[k]); p.inf_t = uint64_t(l.inf_t[k]);
-    p.ovf = uint64_t(l.ovf[k]); p.unf = uint64_t(l.unf[k]);
-    if (lane == 0) out = p;
-    else out.add(p);
-  }
+  Partial out = lanes[0].lane(0);
+  for (int lane = 1; lane < kLanes; ++lane) out.add(lanes[lane / W].lane(lane % W));
   return out;
+}
+
+Partial measure_chunk_sse2(const TensorView& ref, const TensorView& target, uint64_t begin, uint64_t end) {
+  return measure_chunk_w<2>(ref, target, begin, end);
+}
+
+[[gnu::target("avx2")]] Partial measure_chunk_avx2(const TensorView& ref, const TensorView& target, uint64_t begin,
+                                                   uint64_t end) {
+  return measure_chunk_w<4>(ref, target, begin, end);
+}
+#pragma GCC diagnostic pop
+
+using ChunkFn = Partial (*)(const TensorView&, const TensorView&, uint64_t, uint64_t);
+
+ChunkFn chunk_function(bool allow_avx2) {
+  static const bool has_avx2 = __builtin_cpu_supports("avx2");
+  return allow_avx2 && has_avx2 ? measure_chunk_avx2 : measure_chunk_sse2;
 }
 
 TensorMetrics finish(const Partial& p, uint64_t n) {
@@ -251,6 +285,7 @@ TensorMetrics compute_metrics(const TensorView& ref, const TensorView& target, c
   unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = unsigned(std::min<uint64_t>(threads, chunks));
   std::vector<Partial> partials(chunks);
+  const ChunkFn measure_chunk = chunk_function(opts.allow_avx2);
   std::atomic<uint64_t> next{0}, done{0};
   auto work = [&] {
     for (uint64_t c; (c = next.fetch_add(1)) < chunks;) {

@@ -16,6 +16,7 @@ struct MetricsOptions {
   unsigned threads = 0;  // 0 = hardware concurrency
   // Called now and then from the calling thread with elements done so far (progress).
   std::function<void(uint64_t done)> on_progress;
+  bool allow_avx2 = true;  // false: the SSE2 kernel even where AVX2 exists (same results; tests)
 };
 
 // ref and target must hold the same number of elements (the caller checks shapes).

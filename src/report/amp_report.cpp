@@ -93,9 +93,7 @@ void render_amp_text(std::ostream& os, const AmpSummary& a, bool color) {
   os << '\n';
 }
 
-namespace {
-
-void metrics_json(JsonWriter& w, const TensorMetrics& m) {
+void write_metrics_json(JsonWriter& w, const TensorMetrics& m) {
   w.begin_object();
   w.field("n", m.n);
   w.field("finite", m.finite);
@@ -113,6 +111,8 @@ void metrics_json(JsonWriter& w, const TensorMetrics& m) {
   w.field("underflow", m.underflow);
   w.end_object();
 }
+
+namespace {
 
 void rows_json(JsonWriter& w, std::string_view key, const std::vector<DriftRow>& rows) {
   w.key(key).begin_array();
@@ -170,9 +170,9 @@ void write_amp_json(JsonWriter& w, const AmpSummary& a) {
     else w.null();
     w.field("gradual", a.start.gradual);
     w.key("local");
-    metrics_json(w, a.start_numeric.local);
+    write_metrics_json(w, a.start_numeric.local);
     w.key("drift");
-    metrics_json(w, a.start_numeric.drift);
+    write_metrics_json(w, a.start_numeric.drift);
     w.end_object();
   }
   rows_json(w, "by_op", a.by_op);

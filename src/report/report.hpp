@@ -50,6 +50,8 @@ inline constexpr int kJsonSchemaVersion = 1;
 void render_amp_text(std::ostream& os, const AmpSummary& amp, bool color);
 class JsonWriter;
 void write_amp_json(JsonWriter& w, const AmpSummary& amp);
+// The metrics of docs/metrics.md as one JSON object (cos null when there is no finite pair).
+void write_metrics_json(JsonWriter& w, const TensorMetrics& m);
 
 // "N findings (E errors, W warnings, I info) in <source>"
 std::string summary_line(const Report& report);

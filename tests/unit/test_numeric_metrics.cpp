@@ -185,3 +185,31 @@ TEST(NumericMetrics, SameResultWhateverTheThreadCount) {
   }
   EXPECT_EQ(base.finite, n - 2);
 }
+
+TEST(NumericMetrics, Avx2AndSse2KernelsAgreeBitForBit) {
+  // Same lanes, same IEEE operations: the run-time choice of kernel must not show in results.
+  const size_t n = 2 * (1 << 16) + 7;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> g(0, 1);
+  std::vector<float> r(n), t(n);
+  for (size_t i = 0; i < n; ++i) {
+    r[i] = g(rng) * std::ldexp(1.0f, int(i % 30) - 15);
+    t[i] = i % 1000 == 3 ? 0.0f : r[i] * (1 + 1e-3f * g(rng));
+  }
+  t[9] = NAN;
+  t[100] = -INFINITY;
+  MetricsOptions simd, plain;
+  simd.threads = plain.threads = 2;
+  plain.allow_avx2 = false;
+  TensorMetrics a = compute_metrics(view(r, DType::F32), view(t, DType::F32), simd);
+  TensorMetrics b = compute_metrics(view(r, DType::F32), view(t, DType::F32), plain);
+  EXPECT_EQ(std::bit_cast<uint64_t>(a.cos), std::bit_cast<uint64_t>(b.cos));
+  EXPECT_EQ(std::bit_cast<uint64_t>(a.rmse), std::bit_cast<uint64_t>(b.rmse));
+  EXPECT_EQ(a.max_abs, b.max_abs);
+  EXPECT_EQ(a.max_rel, b.max_rel);
+  EXPECT_EQ(a.gt_1e3, b.gt_1e3);
+  EXPECT_EQ(a.gt_5e3, b.gt_5e3);
+  EXPECT_EQ(a.finite, b.finite);
+  EXPECT_EQ(a.underflow, b.underflow);
+  EXPECT_EQ(a.nan + a.inf, 2);
+}
