@@ -8,26 +8,18 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import unittest
+
+from e2e_support import PYTHON, python_has
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "affinity_programs")
 DEMO = os.path.join(os.environ.get("NPUD_SOURCE_DIR", os.path.join(HERE, "..", "..")), "examples", "tiny_gpt",
                     "train.py")
 BINARY = os.environ.get("NPUD_BINARY", "")
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
-
-def _torch_available():
-    try:
-        return subprocess.run([PYTHON, "-c", "import torch"], capture_output=True, timeout=120).returncode == 0
-    except Exception:
-        return False
-
-
-HAVE_TORCH = _torch_available()
+HAVE_TORCH = python_has("torch")
 
 
 def markers(path, kind):

@@ -5,38 +5,26 @@ Needs /usr/bin/python3 with torch, the built binary (NPUD_BINARY) and the shim's
 (python/npu_doctor/_amp*.py).
 """
 
+import functools
 import glob
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
+import e2e_support
+from e2e_support import PYTHON, python_has
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "amp_programs")
+planted_line = functools.partial(e2e_support.planted_line, PROGRAMS)
 BINARY = os.environ.get("NPUD_BINARY", "")
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 SHIM = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "npu_doctor")
 
 
-def _torch_available():
-    try:
-        return subprocess.run([PYTHON, "-c", "import torch"], capture_output=True, timeout=120).returncode == 0
-    except Exception:
-        return False
-
-
-HAVE_TORCH = _torch_available()
+HAVE_TORCH = python_has("torch")
 HAVE_AMP_SHIM = bool(glob.glob(os.path.join(SHIM, "_amp*.py")))
-
-
-def planted_line(program, marker="# PLANTED"):
-    with open(os.path.join(PROGRAMS, program)) as f:
-        for number, line in enumerate(f, 1):
-            if marker in line:
-                return number
-    raise AssertionError("no %s marker in %s" % (marker, program))
 
 
 class AmpRun:

@@ -4,36 +4,22 @@ Each program in programs/ marks its planted line with `# PLANTED`; the report mu
 at that file:line. Needs /usr/bin/python3 with torch and the built binary (NPUD_BINARY).
 """
 
+import functools
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
+import e2e_support
+from e2e_support import PYTHON, python_has
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "programs")
+planted_line = functools.partial(e2e_support.planted_line, PROGRAMS)
 BINARY = os.environ.get("NPUD_BINARY", "")
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
-
-def _torch_available():
-    try:
-        r = subprocess.run([PYTHON, "-c", "import torch"], capture_output=True, timeout=120)
-        return r.returncode == 0
-    except Exception:
-        return False
-
-
-HAVE_TORCH = _torch_available()
-
-
-def planted_line(program, marker="# PLANTED"):
-    with open(os.path.join(PROGRAMS, program)) as f:
-        for number, line in enumerate(f, 1):
-            if marker in line:
-                return number
-    raise AssertionError("no %s marker in %s" % (marker, program))
+HAVE_TORCH = python_has("torch")
 
 
 class Run:

@@ -4,39 +4,27 @@ directories (tensor task with .npy, and with .pt, refused), and the real msprobe
 in ../shared (skipped with a message when absent).
 """
 
+import functools
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
+import e2e_support
+from e2e_support import PYTHON, python_has
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "compare_programs")
+planted_line = functools.partial(e2e_support.planted_line, PROGRAMS)
 BINARY = os.environ.get("NPUD_BINARY", "")
 SHARED = os.environ.get("NPUD_SHARED_DIR", os.path.join(HERE, "..", "..", "..", "shared"))
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 MSPROBE = os.path.join(SHARED, "fixtures", "ascend", "msprobe-dump-mix-statistics-pangu", "dump_file")
 
 
-def _python_has(module):
-    try:
-        return subprocess.run([PYTHON, "-c", "import " + module], capture_output=True, timeout=120).returncode == 0
-    except Exception:
-        return False
-
-
-HAVE_TORCH = _python_has("torch")
-HAVE_NUMPY = _python_has("numpy")
-
-
-def planted_line(program, marker="# PLANTED"):
-    with open(os.path.join(PROGRAMS, program)) as f:
-        for number, line in enumerate(f, 1):
-            if marker in line:
-                return number
-    raise AssertionError("no marker in " + program)
+HAVE_TORCH = python_has("torch")
+HAVE_NUMPY = python_has("numpy")
 
 
 def compare(*args):

@@ -4,23 +4,16 @@ examples/tiny_gpt/train.py (as written, and with --fixed) made here with `npu-do
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
+
+from e2e_support import PYTHON, python_has
 
 BINARY = os.environ.get("NPUD_BINARY", "")
 SHARED = os.environ.get("NPUD_SHARED_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
 SOURCE = os.environ.get("NPUD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 PAIR = os.path.join(SHARED, "fixtures", "kineto", "diff-pair")
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 EXAMPLE = os.path.join(SOURCE, "examples", "tiny_gpt", "train.py")
-
-
-def _torch_available():
-    try:
-        return subprocess.run([PYTHON, "-c", "import torch"], capture_output=True, timeout=120).returncode == 0
-    except Exception:
-        return False
 
 
 def diff_json(before, after):
@@ -94,7 +87,7 @@ class DiffPair(unittest.TestCase):
 
 
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
-@unittest.skipUnless(_torch_available(), "torch is not importable by %s" % PYTHON)
+@unittest.skipUnless(python_has("torch"), "torch is not importable by %s" % PYTHON)
 class DiffCaptures(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -5,28 +5,20 @@ Needs /usr/bin/chromium (Debian `chromium`, listed in tools/deps.sh)."""
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
+
+from e2e_support import PYTHON, python_has
 
 BINARY = os.environ.get("NPUD_BINARY", "")
 SHARED = os.environ.get("NPUD_SHARED_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
 SOURCE = os.environ.get("NPUD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 CHROMIUM = "/usr/bin/chromium"
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 FIXTURE = os.path.join(SHARED, "fixtures", "kineto", "diff-pair", "control", "control.json.gz")
 FIXTURE_B = os.path.join(SHARED, "fixtures", "kineto", "diff-pair", "test", "test.json.gz")
 EXAMPLE = os.path.join(SOURCE, "examples", "tiny_gpt", "train.py")
 HOSTILE = "<script>alert(1)</script>"
-
-
-def _torch_available():
-    try:
-        return subprocess.run([PYTHON, "-c", "import torch"], capture_output=True, timeout=120).returncode == 0
-    except Exception:
-        return False
 
 
 def hostile_trace(path):
@@ -119,7 +111,7 @@ class HtmlInChromium(unittest.TestCase):
         dom = self.check_page(out, "diff", ["delta-chart", "timeline"])
         self.assertIn("aten::copy_", dom)
 
-    @unittest.skipUnless(_torch_available(), "torch is not importable by %s" % PYTHON)
+    @unittest.skipUnless(python_has("torch"), "torch is not importable by %s" % PYTHON)
     def test_run_example(self):
         out = os.path.join(self.dir, "run.html")
         r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "-o", os.path.join(self.dir, "cap"),
