@@ -52,9 +52,7 @@ struct AmpCheckOptions {
   std::string dtype = "fp16";
   std::string level = "O1";
   std::string emulate = "auto";
-  std::string steps = "1:3";
-  std::string out_dir = "npu-doctor-out";
-  std::vector<std::string> command;
+  LaunchRequest launch;
 };
 
 const KnowledgeVersion* version_with_lists(const KnowledgeVersion& chosen, bool quiet) {
@@ -75,12 +73,12 @@ int amp_check_command(const AmpCheckOptions& o, AnalyzeOptions ao) {
   const KnowledgeVersion* lists = version_with_lists(*version, ao.quiet);
 
   std::error_code ec;
-  fs::create_directories(o.out_dir, ec);
+  fs::create_directories(o.launch.out_dir, ec);   // the lists file goes there before the launch
   if (ec) {
-    std::cerr << fmt::format("npu-doctor: error: cannot create {}: {}\n", o.out_dir, ec.message());
+    std::cerr << fmt::format("npu-doctor: error: cannot create {}: {}\n", o.launch.out_dir, ec.message());
     return kExitBadInput;
   }
-  std::string lists_path = fs::absolute(fs::path(o.out_dir) / "amp_lists.tsv").string();
+  std::string lists_path = fs::absolute(fs::path(o.launch.out_dir) / "amp_lists.tsv").string();
   try {
     AtomicFile f(lists_path);
     f.stream() << amp_lists_text(*lists);
@@ -90,25 +88,15 @@ int amp_check_command(const AmpCheckOptions& o, AnalyzeOptions ao) {
     return kExitBadInput;
   }
 
-  LaunchRequest req;
+  LaunchRequest req = o.launch;
   req.command_name = "amp-check";
-  req.program = o.command;
-  req.steps = o.steps;
-  req.out_dir = o.out_dir;
-  req.quiet = ao.quiet;
   req.extra_env = {"NPUD_AMP=" + o.dtype, "NPUD_AMP_LEVEL=" + o.level, "NPUD_AMP_LISTS=" + lists_path,
                    // the header's amp.lists: where the lists came from
                    fmt::format("NPUD_AMP_LISTS_NAME=knowledge-base NPU autocast lists (torch_npu {})", lists->version)};
   // auto: left unset, the shim emulates when the program runs on the CPU (docs/amp-check.md)
   if (o.emulate != "auto") req.extra_env.push_back(std::string("NPUD_AMP_EMULATE=") + (o.emulate == "on" ? "1" : "0"));
-  Launched launched;
-  if (int code = launch_with_shim(req, launched); code >= 0) return code;
-
-  ao.allow_truncated = true;
-  ao.command = "amp-check";
   if (ao.select.empty()) ao.select = {"AMP"};   // the other rule families only when asked (--select)
-  int report_code = analyze_trace_file(launched.capture, ao);
-  return launched.exit_code ? launched.exit_code : report_code;
+  return launch_and_analyze(std::move(req), std::move(ao));
 }
 
 }  // namespace
@@ -120,11 +108,7 @@ void add_amp_check_command(CLI::App& app, int& exit_code) {
                    "npu-doctor amp-check [OPTIONS] -- python train.py ARGS...");
   auto o = std::make_shared<AmpCheckOptions>();
   auto ao = std::make_shared<AnalyzeOptions>();
-  add_report_options(*cmd, *ao);
-  if (CLI::Option* report_out = cmd->get_option_no_throw("--output")) cmd->remove_option(report_out);
-  cmd->add_option("--report", ao->output, "write the report to FILE instead of stdout (atomically)");
-  cmd->add_option("-o,--out-dir", o->out_dir, "directory for the capture and the autocast list file")
-      ->capture_default_str();
+  add_launch_options(*cmd, o->launch, *ao, "directory for the capture and the autocast list file");
   cmd->add_option("--dtype", o->dtype, "low-precision dtype")
       ->check(CLI::IsMember({"fp16", "bf16"}))
       ->capture_default_str();
@@ -136,9 +120,6 @@ void add_amp_check_command(CLI::App& app, int& exit_code) {
                   "device; auto: emulate when the program runs on the CPU")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
-  cmd->add_option("--steps", o->steps, "steps to record, inclusive, counted from 0; 'all' records every step")
-      ->capture_default_str();
-  cmd->add_option("PROGRAM", o->command, "the program and its arguments, after `--`")->required();
   cmd->footer(
       "Only the AMP rules run unless --select names others. The program runs unchanged; its output passes through "
       "and signals are forwarded. Exit codes: the program's own status when it failed, otherwise 0 no finding at "

@@ -216,4 +216,26 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
   return -1;
 }
 
+void add_launch_options(CLI::App& cmd, LaunchRequest& req, AnalyzeOptions& ao, const std::string& out_dir_help) {
+  add_report_options(cmd, ao);
+  if (CLI::Option* report_out = cmd.get_option_no_throw("--output")) cmd.remove_option(report_out);
+  cmd.add_option("--report", ao.output, "write the report to FILE instead of stdout (atomically)");
+  cmd.add_option("-o,--out-dir", req.out_dir, out_dir_help)->capture_default_str();
+  cmd.add_option("--steps", req.steps,
+                 "steps to record, inclusive, counted from 0 (a step ends at each optimizer.step() or "
+                 "npu_doctor.step()); 'all' records every step")
+      ->capture_default_str();
+  cmd.add_option("PROGRAM", req.program, "the program and its arguments, after `--`")->required();
+}
+
+int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
+  req.quiet = ao.quiet;
+  Launched launched;
+  if (int code = launch_with_shim(req, launched); code >= 0) return code;
+  ao.allow_truncated = true;
+  ao.command = req.command_name;
+  int report_code = analyze_trace_file(launched.capture, ao);
+  return launched.exit_code ? launched.exit_code : report_code;
+}
+
 }  // namespace npud

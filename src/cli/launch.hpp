@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
+#include "cli/analyze.hpp"
+
 namespace npud {
 
 inline constexpr const char* kCaptureName = "capture.npud.json";
@@ -31,5 +35,15 @@ struct Launched {
 // a capture. Returns -1 when there is a capture to analyse (out filled), otherwise the exit
 // code the command should end with (the message is already on stderr).
 int launch_with_shim(const LaunchRequest& req, Launched& out);
+
+// The options every launching command has, bound into req and ao: --report (the report
+// file: -o names the output directory here, as in `run`'s usage), -o/--out-dir, --steps and
+// the program after `--`. Replaces add_report_options' -o/--output.
+void add_launch_options(CLI::App& cmd, LaunchRequest& req, AnalyzeOptions& ao, const std::string& out_dir_help);
+
+// Launches req, then analyses its capture like `analyze` (a killed program's cut-off last
+// line allowed). A failed program's status wins over the report's, so scripts and CI still
+// see the failure.
+int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao);
 
 }  // namespace npud

@@ -4,7 +4,7 @@
 // itself is shared with amp-check (cli/launch.hpp).
 #include <memory>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include "cli/analyze.hpp"
 #include "cli/commands.hpp"
@@ -14,28 +14,15 @@ namespace npud {
 namespace {
 
 struct RunOptions {
-  std::string steps = "1:3";
-  std::string out_dir = "npu-doctor-out";
+  LaunchRequest launch;
   std::string dump;   // tensor dump selection (docs/formats/dump.md); "" = no dump
-  std::vector<std::string> command;
 };
 
-int run_command(const RunOptions& ro, AnalyzeOptions ao) {
-  LaunchRequest req;
+int run_command(const RunOptions& ro, const AnalyzeOptions& ao) {
+  LaunchRequest req = ro.launch;
   req.command_name = "run";
-  req.program = ro.command;
-  req.steps = ro.steps;
-  req.out_dir = ro.out_dir;
-  req.quiet = ao.quiet;
   if (!ro.dump.empty()) req.extra_env.push_back("NPUD_DUMP=" + ro.dump);   // tensors go to OUT_DIR/dump/
-  Launched launched;
-  if (int code = launch_with_shim(req, launched); code >= 0) return code;
-
-  ao.allow_truncated = true;   // a killed program leaves a cut-off last line
-  ao.command = "run";
-  int report_code = analyze_trace_file(launched.capture, ao);
-  // A failed program's status wins, so scripts and CI still see the failure.
-  return launched.exit_code ? launched.exit_code : report_code;
+  return launch_and_analyze(std::move(req), ao);
 }
 
 }  // namespace
@@ -46,20 +33,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
              "npu-doctor run [OPTIONS] -- python train.py ARGS...");
   auto ro = std::make_shared<RunOptions>();
   auto ao = std::make_shared<AnalyzeOptions>();
-  add_report_options(*cmd, *ao);
-  // `-o` names the capture directory here (as in the usage); the report file is --report.
-  if (CLI::Option* report_out = cmd->get_option_no_throw("--output")) cmd->remove_option(report_out);
-  cmd->add_option("--report", ao->output, "write the report to FILE instead of stdout (atomically)");
-  cmd->add_option("-o,--out-dir", ro->out_dir, "directory for the capture (capture.npud.json)")->capture_default_str();
-  cmd->add_option("--steps", ro->steps,
-                  "steps to record, inclusive, counted from 0 (a step ends at each optimizer.step() or "
-                  "npu_doctor.step()); 'all' records every step")
-      ->capture_default_str();
+  add_launch_options(*cmd, ro->launch, *ao, "directory for the capture (capture.npud.json)");
   cmd->add_option("--dump", ro->dump,
                   "also dump tensors of the recorded steps to OUT_DIR/dump/ for `npu-doctor compare`: a comma list of "
                   "module paths and aten ops with * globs ('model.layers.*.mlp,aten::softmax'), 'all' = every "
                   "module's output");
-  cmd->add_option("PROGRAM", ro->command, "the program and its arguments, after `--`")->required();
   cmd->footer(
       "The program runs unchanged; its stdin/stdout/stderr pass through and SIGINT/SIGTERM are forwarded to it. "
       "The shim starts when the program imports torch and stops after the last recorded step. "
