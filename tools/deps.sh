@@ -1,19 +1,18 @@
-# Sourced by tools/setup.sh and tools/test.sh: installs the Debian 12 packages the build
-# and the tests need, when any is missing. Nothing comes from anywhere but apt.
+# Sourced by tools/setup.sh and tools/test.sh: installs the Debian 12 packages the build and the
+# tests need when any is missing, and makes the Python environments (venvs) they use. C++
+# libraries come from Debian only; Python build tooling (scikit-build-core) and torch from PyPI.
 NPUD_APT_PACKAGES="g++ cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libcli11-dev libfmt-dev
-  googletest libgtest-dev libbenchmark-dev python3 python3-torch python3-numpy gzip libtree-sitter-dev chromium"
+  googletest libgtest-dev libbenchmark-dev python3 python3-venv python3-torch python3-numpy gzip
+  libtree-sitter-dev chromium"
+# The torch the newer e2e run and the demo use: a CPU wheel this kind of machine keeps on disk
+# (pip takes it without a download). Pinned: a plain `torch` would pull a multi-GB CUDA build.
+NPUD_TORCH_PIN="torch==2.13.0"
 
 # Installs, with apt, those of the given packages that are not installed.
 npud_apt_install_missing() {
   local missing=()
   for p in "$@"; do
-    if [ "$p" = npm ]; then
-      # npm may come with a non-Debian nodejs (it conflicts with Debian's npm package): only
-      # the command matters.
-      command -v npm >/dev/null 2>&1 || missing+=(npm)
-    else
-      dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-    fi
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "npu-doctor: installing ${missing[*]}" >&2
@@ -25,13 +24,51 @@ npud_apt_install_missing() {
 
 npud_install_deps() {
   # shellcheck disable=SC2086  # the list splits on whitespace on purpose
-  npud_apt_install_missing $NPUD_APT_PACKAGES npm
+  npud_apt_install_missing $NPUD_APT_PACKAGES
 }
 
-npud_build() {
-  local build_dir=$1; shift
-  cmake -S "$NPUD_ROOT" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-  cmake --build "$build_dir" -j"$(nproc)"
+# The Python that makes venvs: NPUD_PYTHON, else python3 on PATH (with its venv module), else
+# Debian's.
+npud_python() {
+  if [ -n "${NPUD_PYTHON:-}" ]; then echo "$NPUD_PYTHON"; return; fi
+  if command -v python3 >/dev/null 2>&1 && python3 -c "import venv, ensurepip" 2>/dev/null; then
+    command -v python3
+  else
+    echo /usr/bin/python3
+  fi
+}
+
+# npud_venv DIR [PACKAGE...]: makes the venv DIR (once) and installs the packages it lacks.
+npud_venv() {
+  local dir=$1; shift
+  [ -x "$dir/bin/python" ] || "$(npud_python)" -m venv "$dir"
+  local want=()
+  for p in "$@"; do
+    local name=${p%%[=<>]*}
+    "$dir/bin/python" -m pip show -q "$name" >/dev/null 2>&1 || want+=("$p")
+  done
+  [ ${#want[@]} -eq 0 ] && return 0
+  echo "npu-doctor: installing ${want[*]} into $dir" >&2
+  "$dir/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}" 2>&1 | grep -v "^WARNING: Location" >&2 || true
+  for p in "${want[@]}"; do
+    "$dir/bin/python" -m pip show -q "${p%%[=<>]*}" >/dev/null 2>&1 || { echo "npu-doctor: could not install $p into $dir" >&2; return 1; }
+  done
+}
+
+# npud_build_wheel VENV BUILD_DIR [pip wheel -C options...]: builds the npu-doctor wheel into
+# BUILD_DIR/dist with the venv's scikit-build-core and CMake's build folder BUILD_DIR (kept, so
+# later builds recompile only what changed and `cmake --build BUILD_DIR` works), then installs
+# that wheel into the venv the way a user installs it (no index, no compiler).
+npud_build_wheel() {
+  local venv=$1 build=$2; shift 2
+  rm -rf "$build/dist"
+  "$venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps \
+    -w "$build/dist" -C build-dir="$build" "$@" "$NPUD_ROOT" 2>&1 | grep -v "^WARNING: Location" >&2 || true
+  local wheel
+  wheel=$(ls "$build"/dist/npu_doctor-*.whl 2>/dev/null | head -n1)
+  [ -n "$wheel" ] || { echo "npu-doctor: the wheel build failed" >&2; return 1; }
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-index --no-deps --force-reinstall "$wheel"
+  echo "npu-doctor: built and installed $(basename "$wheel")" >&2
 }
 
 # The instrumented check build (tools/test.sh step 2, fuzz/README.md) needs clang and its

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # The whole test suite; CI runs exactly this (.ci/run). Installs what is missing (Debian 12)
 # first. Two builds, one after the other:
-#   1. ./build (g++, RelWithDebInfo): ctest runs every GoogleTest unit and Python e2e suite.
-#      Extra arguments go to this ctest.
+#   1. ./build (g++, RelWithDebInfo) is the CMake build folder of the wheel: `pip wheel .`
+#      (scikit-build-core, in the venv build/test-venv that also holds torch 2.13 CPU) builds
+#      the C++ core, the tests and the wheel in one go, and the wheel is installed into that
+#      venv like a user installs it. ctest then runs every GoogleTest unit and every Python e2e
+#      suite twice: torch1.* with Debian's torch 1.13 and this build's binary, torch2.* with
+#      torch 2.13 and the npu-doctor the wheel installed. Extra arguments go to this ctest.
 #   2. ./build-check (clang, -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON: -O1, line tables,
 #      ASan+UBSan and libFuzzer coverage): ONE instrumented build whose objects make both
 #      npud_tests and the libFuzzer harnesses. npud_tests runs there in two shards, with
 #      leak checks and UBSan fatal, so any sanitizer report fails the run; then fuzz/run.sh
-#      runs every harness (each fuzz/fuzz_*.cpp) 60 s, two at a time; a crash, leak, timeout
-#      or sanitizer report fails the run. The Python e2e suites are not repeated there.
+#      runs every harness (each fuzz/fuzz_*.cpp) NPUD_FUZZ_SECONDS, two at a time; a crash,
+#      leak, timeout or sanitizer report fails the run. The Python e2e suites are not repeated.
 # Tests that need ../shared (real fixtures) skip with a message when it is absent.
 # Env:  NPUD_CHECK=0            skip step 2 (a quick local run; CI keeps the default, 1)
-#       NPUD_FUZZ_SECONDS=N     fuzz smoke length per harness (default 60)
+#       NPUD_FUZZ_SECONDS=N     fuzz smoke length per harness (default 30)
 # Each phase prints its wall time ("npu-doctor test: <phase> <s> s").
 set -euo pipefail
 NPUD_ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,8 +28,13 @@ phase_done() { echo "npu-doctor test: $1 $((SECONDS - phase_start)) s" >&2; phas
 npud_install_deps
 [ "${NPUD_CHECK:-1}" = 0 ] || npud_install_check_deps
 phase_done "deps"
-npud_build "$NPUD_ROOT/build"
-phase_done "build"
+VENV=$NPUD_ROOT/build/test-venv
+npud_venv "$VENV" "scikit-build-core>=0.10" "$NPUD_TORCH_PIN" numpy ||
+  echo "npu-doctor test: WARNING: no $NPUD_TORCH_PIN here: the torch2.* e2e suites will skip" >&2
+phase_done "venv"
+npud_build_wheel "$VENV" "$NPUD_ROOT/build" -C cmake.define.NPUD_TESTS=ON \
+  -C cmake.define.NPUD_TEST_VENV="$VENV"
+phase_done "build (wheel)"
 (cd "$NPUD_ROOT/build" && ctest --output-on-failure -j"$JOBS" "$@")
 phase_done "ctest"
 
@@ -35,11 +44,8 @@ if [ "${NPUD_CHECK:-1}" = 0 ]; then
 fi
 
 CHECK=$NPUD_ROOT/build-check
-# The tree-sitter grammar step 1 fetched (npm pack, sha256-checked) serves here too.
-tgz=$NPUD_ROOT/build/_deps/tree-sitter-python-0.23.6/tree-sitter-python-0.23.6.tgz
-tgz_arg=(); [ -f "$tgz" ] && tgz_arg=(-DNPUD_TREE_SITTER_PYTHON_TGZ="$tgz")
-CC=clang CXX=clang++ cmake -S "$NPUD_ROOT" -B "$CHECK" -G Ninja -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON \
-  "${tgz_arg[@]}" >/dev/null
+# The grammar archives step 1 fetched from PyPI serve here from the download cache.
+CC=clang CXX=clang++ cmake -S "$NPUD_ROOT" -B "$CHECK" -G Ninja -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON >/dev/null
 cmake --build "$CHECK" -j"$JOBS" --target npud_tests fuzz
 phase_done "check build"
 
@@ -64,5 +70,5 @@ grep -h "tests ran\|PASSED\|SKIPPED \[" "$logs"/shard*.log >&2 || true
 [ $fail = 0 ] || exit 1
 phase_done "sanitizer tests"
 
-NPUD_FUZZ_BUILD="$CHECK" NPUD_FUZZ_JOBS="$JOBS" "$NPUD_ROOT/fuzz/run.sh" "${NPUD_FUZZ_SECONDS:-60}"
+NPUD_FUZZ_BUILD="$CHECK" NPUD_FUZZ_JOBS="$JOBS" "$NPUD_ROOT/fuzz/run.sh" "${NPUD_FUZZ_SECONDS:-30}"
 phase_done "fuzz smoke"

@@ -1,4 +1,5 @@
-"""Python-level hooks: optimizer steps, host-sync Tensor methods, torch.cuda.* calls.
+"""Python-level hooks: optimizer steps, host-sync Tensor methods, torch.cuda.* calls, and the
+torch API calls torch_npu implements its own way (F.scaled_dot_product_attention).
 
 Every wrapper calls the original with the same arguments and returns its result (or lets
 its exception through) unchanged; recording happens around it and never raises.
@@ -28,8 +29,11 @@ def _notify_step():
 
 
 def _notify_step_begin(optimizer):
-    """amp-check: gradients are read right before the outermost optimizer.step() runs."""
+    """Records the optimizer's foreach/fused settings (FUSE007 judges its loops by them);
+    amp-check: gradients are read right before the outermost optimizer.step() runs."""
     rec = active
+    if rec is not None and rec.recording:
+        rec.record_optimizer(optimizer, sys._getframe(2))
     amp = getattr(rec, "amp", None) if rec is not None else None
     if amp is not None and rec.recording:
         try:
@@ -104,6 +108,47 @@ def patch_optimizers():
 
     base.__init__ = __init__
     _optimizer_patched[0] = True
+
+
+# --- torch API calls torch_npu implements its own way ------------------------------------
+
+_api_patched = [False]
+
+
+def patch_api_functions():
+    """Wraps F.scaled_dot_product_attention (torch >= 2.0) so each call is recorded with its
+    arguments (FUSE008) and the CPU/CUDA ops it runs here nest inside it as its implementation.
+    Installed when the capture starts, right after `import torch`, so that later
+    `from torch.nn.functional import scaled_dot_product_attention` bindings and torch's own
+    module-level lookups (F.multi_head_attention_forward) see the wrapper; it stays installed,
+    inert without a recording recorder."""
+    if _api_patched[0]:
+        return
+    _api_patched[0] = True
+    import torch.nn.functional as F
+    orig = F.__dict__.get("scaled_dot_product_attention")
+    if orig is None:
+        return
+
+    @functools.wraps(orig)
+    def scaled_dot_product_attention(*args, **kwargs):
+        rec = active
+        if rec is None or not rec.recording:
+            return orig(*args, **kwargs)
+        t0 = rec.now()
+        result = orig(*args, **kwargs)
+        t1 = rec.now()
+        rec.record_sdpa(args, kwargs, result, t0, t1, sys._getframe(1))
+        return result
+
+    try:
+        # TorchScript resolves F.scaled_dot_product_attention by identity: scripted code keeps
+        # compiling to the aten op instead of trying to script this wrapper.
+        from torch.jit._builtins import _register_builtin
+        _register_builtin(scaled_dot_product_attention, "aten::scaled_dot_product_attention")
+    except Exception:
+        pass
+    F.scaled_dot_product_attention = scaled_dot_product_attention
 
 
 # --- host syncs at Python level ----------------------------------------------------------

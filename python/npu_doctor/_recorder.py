@@ -83,6 +83,7 @@ class Recorder:
         _frames.add_library_dir(os.path.dirname(torch.__file__))
         self._writer = EventWriter(self.path, exclusive=self._exclusive)
         _patches.patch_optimizers()
+        _patches.patch_api_functions()
         _patches.active = self
         atexit.register(self._at_exit)
         if hasattr(os, "register_at_fork"):
@@ -359,6 +360,48 @@ class Recorder:
                self._seq, self.step, self._modules.current_json, _frames.user_stack_json(frame),
                ",".join(parts), ",".join(outs), ("," + extra) if extra else ""))
 
+    def record_sdpa(self, args, kwargs, result, t0, t1, frame):
+        """One `python_api` event per F.scaled_dot_product_attention call: inputs q, k, v and
+        the mask when one is passed (docs/formats/capture.md), output, the other arguments as
+        text. The ops it ran are recorded as usual and nest inside it by time."""
+        try:
+            if not self.recording:
+                return
+            call = _sdpa_call(args, kwargs)
+            Tensor = self._torch.Tensor
+            seen_ids, seen_storages = {}, {}
+            tensors = [call.get(k) for k in ("query", "key", "value", "attn_mask")]
+            inputs = [self._tensor_json(x, i, seen_ids, seen_storages, False)
+                      for i, x in enumerate(tensors) if isinstance(x, Tensor)]
+            outputs = [self._tensor_json(result, 0, seen_ids, seen_storages, True)] if isinstance(result, Tensor) else []
+            attrs = " ".join("%s=%s" % (k, call[k]) for k in ("dropout_p", "is_causal", "scale", "enable_gqa")
+                             if k in call)
+            self._write(
+                '{"ph":"X","cat":"python_api","name":"torch.nn.functional.scaled_dot_product_attention","pid":%d,'
+                '"tid":%d,"ts":%.3f,"dur":%.3f,"args":{"step":%d,"module":%s,"stack":%s,"reason":%s,'
+                '"inputs":[%s],"outputs":[%s]}}'
+                % (self._pid, threading.get_native_id(), (t0 - self._origin) / 1000.0, (t1 - t0) / 1000.0,
+                   self.step, self._modules.current_json, _frames.user_stack_json(frame), json.dumps(attrs),
+                   ",".join(inputs), ",".join(outputs)))
+        except Exception as e:
+            self.fail(e)
+
+    def record_optimizer(self, optimizer, frame):
+        """A zero-length `optimizer_config` event at the start of each recorded optimizer.step():
+        the class and its foreach/fused/differentiable settings (None = torch's default)."""
+        try:
+            defaults = getattr(optimizer, "defaults", {}) or {}
+            attrs = " ".join("%s=%s" % (k, defaults[k]) for k in ("foreach", "fused", "differentiable")
+                             if k in defaults)
+            t = (self.now() - self._origin) / 1000.0
+            self._write(
+                '{"ph":"X","cat":"optimizer_config","name":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":0,'
+                '"args":{"step":%d,"stack":%s,"reason":%s}}'
+                % (type(optimizer).__module__ + "." + type(optimizer).__qualname__, self._pid,
+                   threading.get_native_id(), t, self.step, _frames.user_stack_json(frame), json.dumps(attrs)))
+        except Exception as e:
+            self.fail(e)
+
     def record_python_event(self, cat, name, reason, tensor, t0, t1, frame):
         try:
             if not self.recording:
@@ -374,6 +417,16 @@ class Recorder:
                    _frames.user_stack_json(frame), json.dumps(reason), inputs))
         except Exception as e:
             self.fail(e)
+
+
+_SDPA_PARAMS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+
+
+def _sdpa_call(args, kwargs):
+    """F.scaled_dot_product_attention's arguments by name, whichever way they were passed."""
+    call = dict(zip(_SDPA_PARAMS, args))
+    call.update(kwargs)
+    return call
 
 
 def _guess_device(torch, npu):

@@ -53,8 +53,28 @@ bool has_shim(const fs::path& dir) {
   return fs::is_regular_file(dir / kBootstrap, ec);
 }
 
-// The directory holding the `npu_doctor` package: $NPUD_PYTHON_DIR, else an installed copy
-// next to the binary (<prefix>/share/npu-doctor/python), else the source tree's python/.
+// The folders of <prefix>/lib/python3.*/{site,dist}-packages: where pip puts the npu_doctor
+// package of a wheel whose binary it put in <prefix>/bin (a venv, --user, a system prefix).
+std::vector<fs::path> pip_package_dirs(const fs::path& prefix) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const char* lib : {"lib", "lib64"}) {
+    fs::directory_iterator it(prefix / lib, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (name.rfind("python3", 0) != 0) continue;
+      for (const char* sub : {"site-packages", "dist-packages"}) out.push_back(it->path() / sub);
+    }
+    if (!out.empty()) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+// $NPUD_PYTHON_DIR, else the copy installed with the binary: `cmake --install` puts it in
+// <prefix>/share/npu-doctor/python, a wheel in the site-packages of the prefix whose bin/
+// holds the binary; else (a binary run from its build tree) the source tree's python/.
 std::string find_python_dir(std::string& tried) {
   if (const char* env = std::getenv("NPUD_PYTHON_DIR"); env && *env) {
     tried = env;
@@ -63,14 +83,22 @@ std::string find_python_dir(std::string& tried) {
   std::vector<fs::path> candidates;
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "share" / "npu-doctor" / "python");
-  candidates.emplace_back(NPUD_PYTHON_DIR);
+  if (!ec) {
+    fs::path prefix = exe.parent_path().parent_path();
+    candidates.push_back(prefix / "share" / "npu-doctor" / "python");
+    for (auto& dir : pip_package_dirs(prefix)) candidates.push_back(std::move(dir));
+  }
+#ifdef NPUD_SOURCE_PYTHON_DIR
+  candidates.emplace_back(NPUD_SOURCE_PYTHON_DIR);
+#endif
   for (const auto& c : candidates) {
     tried += (tried.empty() ? "" : ", ") + c.string();
     if (has_shim(c)) return fs::absolute(c).string();
   }
   return {};
 }
+
+namespace {
 
 // --- the child ---------------------------------------------------------------------------
 
@@ -185,7 +213,9 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
   fs::path capture = fs::absolute(fs::path(ro.out_dir) / kCaptureName);
   fs::remove(capture, ec);   // a stale capture must not pass for this run's
 
-  std::string pythonpath = (fs::path(python_dir) / "npu_doctor" / "_bootstrap").string() + ":" + python_dir;
+  // Only the bootstrap folder goes on PYTHONPATH: it loads npu_doctor from python_dir by
+  // location, so a wheel's whole site-packages never lands in front of the program's path.
+  std::string pythonpath = (fs::path(python_dir) / "npu_doctor" / "_bootstrap").string();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;
   std::vector<std::string> env = {"PYTHONPATH=" + pythonpath, "NPUD_CAPTURE=" + capture.string(),
                                   "NPUD_STEPS=" + ro.steps};

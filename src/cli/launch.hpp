@@ -14,6 +14,10 @@ namespace npud {
 
 inline constexpr const char* kCaptureName = "capture.npud.json";
 
+// The folder holding the installed `npu_doctor` package the capture injects, or "" (then
+// tried lists the places looked at, comma-separated).
+std::string find_python_dir(std::string& tried);
+
 // "A:B" with 0 <= A <= B, "N" (= N:N), "A:" (from A on) or "all".
 bool valid_steps(const std::string& steps);
 

@@ -170,8 +170,8 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
 
 int run_scan(const ScanArgs& a) {
   if (!scan_available()) {
-    std::cerr << "npu-doctor: error: this build has no Python grammar: configure with libtree-sitter-dev and npm "
-                 "available (cmake/TreeSitterPython.cmake)\n";
+    std::cerr << "npu-doctor: error: this build has no Python grammar: configure with libtree-sitter-dev and PyPI "
+                 "reachable, or the grammar in NPUD_DEPS_CACHE (cmake/TreeSitterPython.cmake)\n";
     return kExitBadInput;
   }
   if (a.format != "text" && a.format != "json" && a.format != "sarif") {

@@ -1,6 +1,7 @@
 #include "graph/affinity.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -224,11 +225,56 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
   }
 }
 
+namespace {
+
+// "foreach=None fused=False ..." (a capture's optimizer_config event) -> the value of key, or "".
+std::string_view setting(std::string_view text, std::string_view key) {
+  for (size_t at = 0; (at = text.find(key, at)) != std::string_view::npos; at += key.size()) {
+    if ((at > 0 && text[at - 1] != ' ') || at + key.size() >= text.size() || text[at + key.size()] != '=') continue;
+    std::string_view v = text.substr(at + key.size() + 1);
+    return v.substr(0, v.find(' '));
+  }
+  return {};
+}
+
+// Whether torch picks the multi-tensor (foreach) path on its own for NPU parameters: from
+// torch 2.1 `_default_to_fused_or_foreach` lists the privateuse1 backend (npu) among the
+// foreach devices; torch 1.x and 2.0 default to the per-parameter loop there.
+bool torch_defaults_to_foreach_on_npu(const Trace& t) {
+  std::string_view v = t.env_value("torch");
+  int major = 0, minor = 0;
+  if (std::sscanf(std::string(v).c_str(), "%d.%d", &major, &minor) != 2) return false;
+  return major > 2 || (major == 2 && minor >= 1);
+}
+
+// The optimizer settings recorded at a user line (file:line of opt.step()), or nullptr: a loop
+// at a line with no optimizer.step() is hand-written.
+const Op* optimizer_at(const Trace& t, const Op& loop_op) {
+  const Frame* lf = t.user_frame(loop_op);
+  if (!lf) return nullptr;
+  for (const Op& op : t.ops) {
+    if (op.kind != OpKind::Other || !op.detail || setting(t.str(op.detail), "foreach").empty()) continue;
+    const Frame* f = t.user_frame(op);
+    if (f && f->file == lf->file && f->line == lf->line) return &op;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& out) {
   const Trace& t = ctx.trace;
   const DataflowGraph& g = ctx.dataflow();
   for (const LoopGroup& lg : find_optimizer_loops(g)) {
     uint32_t op = g.node(lg.first_node).op;
+    const Op* optimizer = optimizer_at(t, t.ops[op]);
+    std::string settings = optimizer ? std::string(t.str(optimizer->detail)) : std::string();
+    std::string_view foreach = setting(settings, "foreach"), fused = setting(settings, "fused");
+    // A torch optimizer left at its defaults runs foreach on NPU from torch 2.1: the loop seen
+    // here is the CPU's single-tensor path, not what the NPU will run.
+    if (optimizer && foreach == "None" && fused != "True" && setting(settings, "differentiable") != "True" &&
+        torch_defaults_to_foreach_on_npu(t))
+      continue;
     Finding f;
     f.rule = "FUSE007";
     f.severity = Severity::Info;
@@ -248,10 +294,19 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
                  {"ops_removed_per_step", removed_ps},
                  {"bytes_saved_per_step", 0}};
     f.cost_ns = int64_t(removed_ps * steps * kLaunchNs);
-    f.fix =
-        "Use the multi-tensor path: torch.optim.AdamW(params, lr=..., foreach=True) (torch >= 1.13; the default "
-        "from torch 2.0 when possible), or fused=True where your torch/torch_npu supports it for the device.\n"
-        "opt = torch.optim.AdamW(model.parameters(), lr=3e-4, foreach=True)";
+    if (!optimizer)
+      f.fix = "This loop is hand-written: replace it with a torch optimizer (torch.optim.SGD/AdamW), which runs "
+              "the multi-tensor path, or update all parameters at once with torch._foreach_add_(params, grads, "
+              "alpha=-lr).\nopt = torch.optim.SGD(model.parameters(), lr=lr)";
+    else if (foreach == "False")
+      f.fix = fmt::format("{} is created with foreach=False: drop it (torch >= 2.1 picks foreach on NPU) or pass "
+                          "foreach=True.\nopt = torch.optim.AdamW(model.parameters(), lr=3e-4, foreach=True)",
+                          t.str(optimizer->name));
+    else
+      f.fix = fmt::format("{} runs the per-parameter path on NPU with this torch ({}): torch picks foreach for NPU "
+                          "only from torch 2.1; pass foreach=True.\nopt = torch.optim.AdamW(model.parameters(), "
+                          "lr=3e-4, foreach=True)",
+                          t.str(optimizer->name), settings);
     f.notes.push_back("the chain is counted per parameter: ops outside modules after backward at the optimizer's "
                       "call line, grouped by dataflow");
     f.notes.push_back(

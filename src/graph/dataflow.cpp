@@ -83,8 +83,9 @@ DataflowGraph::DataflowGraph(const Trace& trace) : t_(trace) {
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     if (op.kind != OpKind::Aten) continue;
-    // Only top-level aten ops: the children of a composite op are its implementation.
-    if (op.parent != kNone && ops[op.parent].kind == OpKind::Aten) continue;
+    // Only top-level aten ops: the children of a composite op (or of an API call torch_npu
+    // implements its own way, OpKind::Api) are its implementation, not the user's code.
+    if (op.parent != kNone && (ops[op.parent].kind == OpKind::Aten || ops[op.parent].kind == OpKind::Api)) continue;
     if (scope < 0 || !same_scope(ops[scope_begin], op)) {
       producer.clear();
       ++scope;

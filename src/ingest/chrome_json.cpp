@@ -28,7 +28,7 @@ static_assert(JsonEventStream::kPadding >= simdjson::SIMDJSON_PADDING, "events m
 
 enum class Cat : uint8_t {
   None,          // no "cat": torch_npu trace_view.json device/CANN events, decided by process
-  Aten, Annotation, Python, PythonSync, HostOther,
+  Aten, Annotation, Python, PythonSync, Api, HostOther,
   Kernel, Memcpy, Memset, CudaSync, DeviceOther,
   Runtime,
   Instant,
@@ -47,7 +47,8 @@ Cat classify_cat(std::string_view c) {
   if (c == "cuda_sync") return Cat::CudaSync;
   if (c == "python_function") return Cat::Python;
   if (c == "python_sync") return Cat::PythonSync;
-  if (c == "cuda_api" || c == "enqueue" || c == "dequeue") return Cat::HostOther;
+  if (c == "python_api") return Cat::Api;
+  if (c == "cuda_api" || c == "optimizer_config" || c == "enqueue" || c == "dequeue") return Cat::HostOther;
   if (c == "cpu_instant_event") return Cat::Instant;
   if (c == "amp_api" || c == "amp_grad") return Cat::Amp;
   // other accelerators' host runtimes: mtia_runtime, privateuse1_runtime, *_driver
@@ -496,6 +497,7 @@ ChromeBuilder::Ref ChromeBuilder::complete(uint64_t offset) {
     case Cat::Annotation:
     case Cat::Python:
     case Cat::PythonSync:
+    case Cat::Api:
     case Cat::HostOther: {
       Op op;
       op.name = t_.intern(ev_.name);
@@ -503,6 +505,7 @@ ChromeBuilder::Ref ChromeBuilder::complete(uint64_t offset) {
                 : cat == Cat::Annotation ? OpKind::Annotation
                 : cat == Cat::Python     ? OpKind::Python
                 : cat == Cat::PythonSync ? OpKind::PythonSync
+                : cat == Cat::Api        ? OpKind::Api
                                          : OpKind::Other;
       op.pid = pid32();
       op.tid = tid32();

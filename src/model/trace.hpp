@@ -37,6 +37,8 @@ enum class OpKind : uint8_t {
   Annotation,      // user_annotation, record_function ranges (not ProfilerStep)
   Python,          // python_function events (with_stack=True)
   PythonSync,      // capture: Tensor.item()/.cpu()/... seen at Python level
+  Api,             // capture: a torch API call whose implementation torch_npu replaces
+                   // (F.scaled_dot_product_attention): the ops inside it are CPU/CUDA's, not NPU's
   Other,
 };
 

@@ -19,6 +19,7 @@ const Rule& fuse004_rule();       // attention (graph/patterns)
 const Rule& fuse005_rule();       // swiglu (graph/patterns)
 const Rule& fuse006_rule();       // gelu (graph/patterns)
 const Rule& fuse007_rule();       // optimizer-loop (graph/patterns)
+const Rule& fuse008_rule();       // sdpa-not-fused (captures)
 
 // The rule with this id among trace_rules(), or nullptr.
 const Rule* find_trace_rule(std::string_view id);

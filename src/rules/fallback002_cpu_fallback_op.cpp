@@ -114,10 +114,11 @@ class CpuFallbackOp final : public Rule {
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
       // Covered: an enclosing op is already reported, or has its own NPU kernel (then
-      // on NPU the ops it called here, e.g. CUDA's cudnn_* implementations, never run).
+      // on NPU the ops it called here, e.g. CUDA's cudnn_* implementations, never run), or
+      // is an API call torch_npu implements itself (F.scaled_dot_product_attention).
       if (op.parent != kNone) {
         const Op& parent = t.ops[op.parent];
-        covered[i] = covered[op.parent] || flagged[op.parent] ||
+        covered[i] = covered[op.parent] || flagged[op.parent] || parent.kind == OpKind::Api ||
                      (parent.kind == OpKind::Aten && is_aten_name(t.str(parent.name)) && listed(parent));
       }
       if (op.kind != OpKind::Aten || covered[i]) continue;

@@ -1,11 +1,16 @@
-"""Shared by the e2e suites: the Python that runs test programs (Debian's, with torch),
-whether it has a module, and where a test program marks its planted problem."""
+"""Shared by the e2e suites: the Python that runs test programs, whether it has a module, its
+torch version, and where a test program marks its planted problem.
+
+ctest runs every suite twice (tests/CMakeLists.txt): with Debian's torch 1.13
+(/usr/bin/python3, the build tree's binary) and with torch 2.13 in the venv tools/test.sh
+makes (its python, and the npu-doctor the wheel installed there). The suite itself runs under
+the Python that runs its programs, so in-process imports see the same torch."""
 
 import os
 import subprocess
 import sys
 
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+PYTHON = os.environ.get("NPUD_TEST_PYTHON") or sys.executable
 
 
 def python_has(module):
@@ -22,3 +27,16 @@ def planted_line(programs_dir, program, marker="# PLANTED"):
             if marker in line:
                 return number
     raise AssertionError("no %s marker in %s" % (marker, program))
+
+
+def torch_version():
+    """(major, minor) of the torch PYTHON imports, or None without torch."""
+    try:
+        r = subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True,
+                           timeout=120)
+    except Exception:
+        return None
+    if r.returncode != 0:
+        return None
+    parts = r.stdout.strip().split("+")[0].split(".")
+    return int(parts[0]), int(parts[1])

@@ -2,7 +2,7 @@
 `npu-doctor run`. Each program in affinity_programs/ writes several independently written
 variants of one pattern, each marked `# VARIANT <name> <calls per step>` on the line the
 finding must point at, and near-misses marked `# NEARMISS <name>` that must not be reported.
-Needs /usr/bin/python3 with torch and the built binary (NPUD_BINARY)."""
+Needs torch in the Python that runs the suite (e2e_support.py) and the built binary (NPUD_BINARY)."""
 
 import json
 import os
@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import unittest
 
-from e2e_support import PYTHON, python_has
+from e2e_support import PYTHON, python_has, torch_version
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "affinity_programs")
@@ -117,7 +117,45 @@ class AffinityEndToEnd(unittest.TestCase):
                 self.assertEqual(found[0]["location"].get("file"), path)
                 self.assertEqual(found[0]["location"].get("line"), step_line)
                 self.assertEqual(metric(found[0], "per_step"), 6)   # one chain per parameter
+                self.assertIn("foreach=False", found[0]["fix"])
         self.assertEqual([f for f in capture("optimizer_loop.py", "foreach") if f["id"] == "FUSE007"], [])
+        # Left at its defaults, AdamW runs foreach on NPU from torch 2.1 (torch lists the
+        # privateuse1 backend as a foreach device); on torch 1.x/2.0 it runs the loop there too.
+        default = [f for f in capture("optimizer_loop.py", "default") if f["id"] == "FUSE007"]
+        if torch_version() >= (2, 1):
+            self.assertEqual(default, [], [f["message"] for f in default])
+        else:
+            self.assertEqual(len(default), 1, [f["message"] for f in default])
+            self.assertIn("foreach=True", default[0]["fix"])
+
+    def test_sdpa(self):
+        """F.scaled_dot_product_attention in four model styles: the calls that miss NPU flash
+        attention (float additive mask, 3-D heads) get FUSE008 at their line; the ones that reach
+        it get nothing; the ops SDPA runs on the CPU are neither hand-written attention
+        (FUSE004) nor fallbacks (FALLBACK002)."""
+        if torch_version() < (2, 0):
+            self.skipTest("F.scaled_dot_product_attention exists from torch 2.0; this torch is %s.%s"
+                          % torch_version())
+        path = os.path.join(PROGRAMS, "sdpa.py")
+        findings = capture("sdpa.py")
+        mine = [f for f in findings if f["location"].get("file") == path]
+        sdpa_lines = {f["location"]["line"]: f for f in mine if f["id"] == "FUSE008"}
+        expected = markers(path, "SDPA_FIND")
+        self.assertEqual(set(sdpa_lines), {line for line, _ in expected.values()},
+                         [f["message"] for f in sdpa_lines.values()])
+        bert = sdpa_lines[expected["bert_float_mask"][0]]
+        self.assertIn("float (additive) mask", bert["message"])
+        self.assertIn("attn_mask=(additive_mask == 0)", bert["fix"])
+        self.assertNotIn("not 4-D", bert["message"])
+        flat = sdpa_lines[expected["flat_heads"][0]]
+        self.assertIn("not 4-D", flat["message"])
+        self.assertIn("transpose(1, 2)", flat["fix"])
+        self.assertEqual(metric(flat, "per_step"), 1)
+        for f in findings:
+            self.assertNotEqual(f["id"], "FUSE004", f["message"])
+            if f["id"] == "FALLBACK002":
+                self.assertNotIn("softmax", f["message"])
+                self.assertNotIn("flash_attention", f["message"])
 
     def test_demo_reports_its_patterns(self):
         if not os.path.exists(DEMO):

@@ -1,7 +1,7 @@
 """End to end: `npu-doctor amp-check` on small programs with planted precision problems,
 real torch on CPU (fp16/bf16 emulated by the shim, docs/amp-check.md).
 
-Needs /usr/bin/python3 with torch, the built binary (NPUD_BINARY) and the shim's amp mode
+Needs torch in the Python that runs the suite (e2e_support.py), the built binary (NPUD_BINARY) and the shim's amp mode
 (python/npu_doctor/_amp*.py).
 """
 

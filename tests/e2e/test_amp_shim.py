@@ -1,7 +1,7 @@
 """The capture shim's amp-check mode (python/npu_doctor/_amp*.py): fp16/bf16 emulation on
 CPU with an fp32 shadow of every op, the per-op metrics, the capture file's amp records.
 
-Needs /usr/bin/python3 with torch (Debian's 1.13 CPU is enough); not the npu-doctor binary.
+Needs torch in the Python that runs the suite (Debian's 1.13 CPU is enough); not the binary.
 In-process tests import npu_doctor from python/ of this checkout; the capture-file tests run
 programs in amp_programs/ the way `npu-doctor amp-check` does (bootstrap on PYTHONPATH and
 NPUD_* variables).
@@ -20,7 +20,7 @@ SOURCE = os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(HE
 PYDIR = os.path.join(SOURCE, "python")
 BOOTSTRAP = os.path.join(PYDIR, "npu_doctor", "_bootstrap")
 PROGRAMS = os.path.join(HERE, "amp_programs")
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+PYTHON = os.environ.get("NPUD_TEST_PYTHON") or sys.executable
 
 if PYDIR not in sys.path:
     sys.path.insert(0, PYDIR)

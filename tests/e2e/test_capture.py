@@ -1,7 +1,7 @@
 """End to end: `npu-doctor run` on small programs with planted problems, real torch on CPU.
 
 Each program in programs/ marks its planted line with `# PLANTED`; the report must point
-at that file:line. Needs /usr/bin/python3 with torch and the built binary (NPUD_BINARY).
+at that file:line. Needs torch in the Python that runs the suite (e2e_support.py) and the built binary (NPUD_BINARY).
 """
 
 import functools
@@ -25,12 +25,12 @@ HAVE_TORCH = python_has("torch")
 class Run:
     """One `npu-doctor run` of a program: exit code, outputs, JSON report."""
 
-    def __init__(self, program, *npud_args, env=None, steps="1:3"):
+    def __init__(self, program, *npud_args, env=None, steps="1:3", program_args=()):
         self.dir = tempfile.mkdtemp(prefix="npud-e2e-")
         self.report_path = os.path.join(self.dir, "report.json")
         cmd = [BINARY, "run", "-q", "--steps", steps, "-o", os.path.join(self.dir, "out"), "--format", "json",
                "--report", self.report_path, "--fail-on", "never", *npud_args, "--",
-               PYTHON, os.path.join(PROGRAMS, program)]
+               PYTHON, os.path.join(PROGRAMS, program), *program_args]
         full_env = dict(os.environ)
         full_env.update(env or {})
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=full_env, cwd=PROGRAMS)
@@ -50,9 +50,9 @@ class Run:
                 if f["location"].get("file") == path and f["location"].get("line") == line]
 
 
-def plain_run(program):
-    r = subprocess.run([PYTHON, os.path.join(PROGRAMS, program)], capture_output=True, text=True, timeout=300,
-                       cwd=PROGRAMS)
+def plain_run(program, *args):
+    r = subprocess.run([PYTHON, os.path.join(PROGRAMS, program), *args], capture_output=True, text=True,
+                       timeout=300, cwd=PROGRAMS)
     return r.returncode, r.stdout
 
 
@@ -145,6 +145,50 @@ class CaptureEndToEnd(unittest.TestCase):
         with open(run.capture) as f:
             events = json.load(f)   # closed cleanly after the error
         self.assertTrue(any(e.get("name") == "npu_doctor_error" for e in events))
+
+    def check_unchanged(self, *program_args):
+        code, plain = plain_run("compiled.py", *program_args)
+        self.assertEqual(code, 0, plain)
+        run = Run("compiled.py", program_args=program_args)
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertEqual(run.stdout, plain)
+        with open(run.capture) as f:
+            names = {e["name"] for e in json.load(f) if e.get("cat") == "aten"}
+        return run, names
+
+    def test_compiled_module_runs_unchanged_under_capture(self):
+        """torch.compile (dynamo + AOT autograd; the aot_eager backend keeps the C++ compiler out
+        of the test): the program's numbers do not change and the model's ops are recorded."""
+        if e2e_support.torch_version() < (2, 0):
+            self.skipTest("torch.compile exists from torch 2.0")
+        run, names = self.check_unchanged("compile", "aot_eager")
+        self.assertTrue({"aten::addmm", "aten::mm"} & names, sorted(names))
+
+    def test_scripted_module_runs_unchanged_under_capture(self):
+        run, names = self.check_unchanged("script")
+        self.assertTrue({"aten::addmm", "aten::linear", "aten::mm"} & names, sorted(names))
+
+    def test_torch2_amp_spellings_run_unchanged_under_capture(self):
+        if e2e_support.torch_version() < (2, 3):
+            self.skipTest("torch.amp.GradScaler('cpu') exists from torch 2.3")
+        run, names = self.check_unchanged("autocast")
+        self.assertIn("aten::gelu", names)
+
+    def test_installed_binary_uses_the_installed_shim(self):
+        """A pip-installed npu-doctor injects the npu_doctor package installed beside it, never a
+        source tree's (the torch2.* suites run the binary the wheel installed in their venv)."""
+        prefix = os.path.dirname(os.path.dirname(os.path.realpath(BINARY)))
+        if not os.path.exists(os.path.join(prefix, "pyvenv.cfg")):
+            self.skipTest("NPUD_BINARY (%s) is not installed in a venv" % BINARY)
+        env = {k: v for k, v in os.environ.items() if k != "NPUD_PYTHON_DIR"}
+        r = subprocess.run([BINARY, "run", "-q", "--steps", "0", "--fail-on", "never", "-o",
+                            tempfile.mkdtemp(prefix="npud-shim-"), "--", PYTHON, "-c",
+                            "import torch, sys, npu_doctor; sys.stderr.write('SHIM ' + npu_doctor.__file__)"],
+                           capture_output=True, text=True, timeout=300, env=env)
+        shim = next((line[5:] for line in r.stderr.splitlines() if line.startswith("SHIM ")), None)
+        self.assertIsNotNone(shim, r.stderr)
+        self.assertTrue(os.path.realpath(shim).startswith(prefix + os.sep), (shim, prefix))
+        self.assertIn("site-packages", shim)
 
 
 @unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s" % PYTHON)

@@ -5,12 +5,28 @@ import os
 import sys
 
 
+def _npu_doctor_load_package(package_dir):
+    # Import this copy of npu_doctor by its location rather than by putting its parent folder
+    # on sys.path: for a pip install that folder is a whole site-packages, which must not be
+    # spliced into the path of whatever interpreter the program runs with.
+    if "npu_doctor" in sys.modules:
+        return
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "npu_doctor", os.path.join(package_dir, "__init__.py"), submodule_search_locations=[package_dir])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["npu_doctor"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules["npu_doctor"]
+        raise
+
+
 def _npu_doctor_arm():
     here = os.path.dirname(os.path.abspath(__file__))
-    package_parent = os.path.dirname(os.path.dirname(here))
     try:
-        if package_parent not in sys.path:
-            sys.path.append(package_parent)
+        _npu_doctor_load_package(os.path.dirname(here))
         from npu_doctor import _autostart
         _autostart.install()
     except Exception as e:
@@ -34,4 +50,4 @@ def _npu_doctor_arm():
 
 
 _npu_doctor_arm()
-del _npu_doctor_arm
+del _npu_doctor_arm, _npu_doctor_load_package

@@ -14,6 +14,8 @@ def make(kind, params):
         return torch.optim.Adam(params, lr=1e-3, foreach=False)  # VARIANT adam
     if kind == "sgd_momentum":
         return torch.optim.SGD(params, lr=1e-3, momentum=0.9, weight_decay=1e-4, foreach=False)  # VARIANT sgd_momentum
+    if kind == "default":
+        return torch.optim.AdamW(params, lr=1e-3)  # defaults: foreach on NPU from torch 2.1
     return torch.optim.AdamW(params, lr=1e-3, foreach=True)  # NEARMISS foreach
 
 

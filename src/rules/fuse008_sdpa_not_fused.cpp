@@ -1,0 +1,103 @@
+// FUSE008 sdpa-not-fused: F.scaled_dot_product_attention calls that torch_npu cannot send to
+// its fused (flash) attention kernel: it takes 4-D (batch, heads, seq, head_dim) inputs and a
+// bool or absent mask (NPU-FACTS). Read from the capture's `python_api` events, which record
+// the call's q, k, v and mask as the program passed them. See docs/rules/FUSE008.md.
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "analysis/trace_index.hpp"
+#include "rules/builtin_rules.hpp"
+#include "rules/rule_support.hpp"
+
+namespace npud {
+namespace {
+
+// Category bits: what keeps the call off the fused kernel.
+constexpr int kNot4d = 1;
+constexpr int kFloatMask = 2;
+
+std::string shape_text(const Trace& t, const TensorMeta& m) {
+  return m.has_shape ? fmt::format("[{}]", fmt::join(t.shape(m), ",")) : "[?]";
+}
+
+class SdpaNotFused final : public Rule {
+ public:
+  std::string_view id() const override { return "FUSE008"; }
+  std::string_view name() const override { return "sdpa-not-fused"; }
+  std::string_view summary() const override {
+    return "F.scaled_dot_product_attention calls that miss NPU flash attention (captures): 4-D BNSD inputs, "
+           "bool or no mask";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    const TraceIndex& index = ctx.index();
+    GroupMap groups;
+    for (uint32_t i = 0; i < t.ops.size(); ++i) {
+      const Op& op = t.ops[i];
+      if (op.kind != OpKind::Api || !t.str(op.name).ends_with("scaled_dot_product_attention")) continue;
+      auto in = t.inputs(op);
+      if (in.size() < 3) continue;
+      const TensorMeta& q = t.tensors[in[0]];
+      const TensorMeta* mask = in.size() > 3 ? &t.tensors[in[3]] : nullptr;
+      int why = 0;
+      if (q.has_shape && q.rank != 4) why |= kNot4d;
+      if (mask && t.str(mask->dtype) != "bool") why |= kFloatMask;
+      if (!why) continue;
+      Location loc = location_of(index, i);
+      bool created = false;
+      EventGroup& g = groups.get(fmt::format("{}:{}:{}", loc.file, loc.line, why), &created);
+      if (created) {
+        g.location = loc;
+        g.category = why;
+        std::string detail = fmt::format("q {} {}", shape_text(t, q), t.str(q.dtype));
+        if (mask) detail += fmt::format(", attn_mask {} {}", shape_text(t, *mask), t.str(mask->dtype));
+        g.context = detail;
+        if (op.detail) g.add_example(t.str(op.detail));
+      }
+      g.add(op.step, op.dur_ns);
+    }
+    int64_t steps = std::max<int64_t>(int64_t(t.steps.size()), 1);
+    for (auto& g : groups.groups()) {
+      Finding f;
+      f.rule = "FUSE008";
+      f.severity = Severity::Warning;
+      f.location = g.location;
+      std::vector<std::string> reasons, fixes;
+      if (g.category & kNot4d) {
+        reasons.push_back("its inputs are not 4-D");
+        fixes.push_back("pass q, k and v as 4-D (batch, heads, seq, head_dim) tensors: q.view(B, S, N, D)"
+                        ".transpose(1, 2) instead of a (B*N, S, D) layout");
+      }
+      if (g.category & kFloatMask) {
+        reasons.push_back("its attn_mask is a float (additive) mask");
+        fixes.push_back("pass a bool mask (True = may attend): attn_mask=(additive_mask == 0); for a plain causal "
+                        "mask pass no mask and is_causal=True");
+      }
+      f.message = fmt::format(
+          "F.scaled_dot_product_attention at {} misses torch_npu's fused attention: {} ({}): {} calls ({}/step)",
+          where(g.location), fmt::join(reasons, " and "), g.context, g.count, (g.in_steps + steps - 1) / steps);
+      f.fix = fmt::format("{}. torch_npu runs SDPA as npu_fusion_attention (flash attention) only for 4-D BNSD "
+                          "inputs with a bool mask or none; otherwise it runs the unfused math path (matmul, "
+                          "softmax, matmul) and keeps the S x S score matrix in memory.",
+                          fmt::join(fixes, "; "));
+      if (!g.examples.empty()) f.notes.push_back("call: " + g.examples.front());
+      f.metrics = {{"count", double(g.count)}, {"per_step", double((g.in_steps + steps - 1) / steps)},
+                   {"time_ns", double(g.time_ns)}};
+      f.cost_ns = g.time_ns;
+      out.push_back(std::move(f));
+    }
+  }
+};
+
+}  // namespace
+
+const Rule& fuse008_rule() {
+  static const SdpaNotFused rule;
+  return rule;
+}
+
+}  // namespace npud
