@@ -20,4 +20,4 @@ fi
 cd "$NPUD_ROOT"
 echo "== $VENV/bin/npu-doctor run -- $PY examples/tiny_gpt/train.py --steps 4" >&2
 # Findings make npu-doctor exit 1; that is the point of the demo, not a failure.
-"$VENV/bin/npu-doctor" run --fail-on never -o "$VENV/example-capture" -- "$PY" examples/tiny_gpt/train.py --steps 4
+"$VENV/bin/npu-doctor" run --fail-on never --capture-dir "$VENV/example-capture" -- "$PY" examples/tiny_gpt/train.py --steps 4

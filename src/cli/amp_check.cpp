@@ -68,6 +68,9 @@ const KnowledgeVersion* version_with_lists(const KnowledgeVersion& chosen, bool 
 }
 
 int amp_check_command(const AmpCheckOptions& o, AnalyzeOptions ao) {
+  LaunchRequest req = o.launch;
+  req.command_name = "amp-check";
+  if (int code = check_launch_outputs(req, ao); code >= 0) return code;
   const KnowledgeVersion* version = torch_npu_version_or_report(ao.torch_npu);
   if (!version) return kExitBadInput;
   const KnowledgeVersion* lists = version_with_lists(*version, ao.quiet);
@@ -88,8 +91,6 @@ int amp_check_command(const AmpCheckOptions& o, AnalyzeOptions ao) {
     return kExitBadInput;
   }
 
-  LaunchRequest req = o.launch;
-  req.command_name = "amp-check";
   req.extra_env = {"NPUD_AMP=" + o.dtype, "NPUD_AMP_LEVEL=" + o.level, "NPUD_AMP_LISTS=" + lists_path,
                    // the header's amp.lists: where the lists came from
                    fmt::format("NPUD_AMP_LISTS_NAME=knowledge-base NPU autocast lists (torch_npu {})", lists->version)};

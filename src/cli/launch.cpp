@@ -20,6 +20,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/inputs.hpp"
+#include "util/atomic_file.hpp"
 
 namespace npud {
 namespace {
@@ -247,10 +249,11 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
 }
 
 void add_launch_options(CLI::App& cmd, LaunchRequest& req, AnalyzeOptions& ao, const std::string& out_dir_help) {
-  add_report_options(cmd, ao);
-  if (CLI::Option* report_out = cmd.get_option_no_throw("--output")) cmd.remove_option(report_out);
-  cmd.add_option("--report", ao.output, "write the report to FILE instead of stdout (atomically)");
-  cmd.add_option("-o,--out-dir", req.out_dir, out_dir_help)->capture_default_str();
+  add_report_options(cmd, ao);   // -o/--output is the report file, as in every command
+  cmd.add_option("--capture-dir", req.out_dir, out_dir_help)->capture_default_str();
+  // The old spellings (before -o meant the report everywhere) get a clear error, not a guess.
+  cmd.add_option("--out-dir", req.old_out_dir)->group("");
+  cmd.add_option("--report", req.old_report)->group("");
   cmd.add_option("--steps", req.steps,
                  "steps to record, inclusive, counted from 0 (a step ends at each optimizer.step() or "
                  "npu_doctor.step()); 'all' records every step")
@@ -258,7 +261,33 @@ void add_launch_options(CLI::App& cmd, LaunchRequest& req, AnalyzeOptions& ao, c
   cmd.add_option("PROGRAM", req.program, "the program and its arguments, after `--`")->required();
 }
 
+int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao) {
+  if (!req.old_out_dir.empty()) {
+    std::cerr << fmt::format("npu-doctor: error: {}: --out-dir is now --capture-dir (-o names the report file, as "
+                             "in every command)\n", req.command_name);
+    return kExitBadInput;
+  }
+  if (!req.old_report.empty()) {
+    std::cerr << fmt::format("npu-doctor: error: {}: --report is now -o/--output, as in every command (the capture "
+                             "directory is --capture-dir)\n", req.command_name);
+    return kExitBadInput;
+  }
+  // Everything that can be refused is refused before the program runs, not after it.
+  if (!ao.output.empty()) {
+    try {
+      AtomicFile probe(ao.output);   // no side effect until commit()
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("npu-doctor: error: -o: {} (-o names the report file; the capture goes to "
+                               "--capture-dir)\n", e.what());
+      return kExitBadInput;
+    }
+  }
+  if (!torch_npu_version_or_report(ao.torch_npu)) return kExitBadInput;
+  return -1;
+}
+
 int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
+  if (int code = check_launch_outputs(req, ao); code >= 0) return code;
   req.quiet = ao.quiet;
   Launched launched;
   if (int code = launch_with_shim(req, launched); code >= 0) return code;

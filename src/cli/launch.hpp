@@ -28,6 +28,7 @@ struct LaunchRequest {
   std::string out_dir = "npu-doctor-out";
   std::vector<std::string> extra_env;     // "NAME=value", on top of the shim's variables
   bool quiet = false;
+  std::string old_out_dir, old_report;    // the retired spellings, refused with a message
 };
 
 struct Launched {
@@ -40,12 +41,16 @@ struct Launched {
 // code the command should end with (the message is already on stderr).
 int launch_with_shim(const LaunchRequest& req, Launched& out);
 
-// The options every launching command has, bound into req and ao: --report (the report
-// file: -o names the output directory here, as in `run`'s usage), -o/--out-dir, --steps and
-// the program after `--`. Replaces add_report_options' -o/--output.
+// The options every launching command has, bound into req and ao: the report options (-o is
+// the report file, as everywhere), --capture-dir, --steps and the program after `--`.
 void add_launch_options(CLI::App& cmd, LaunchRequest& req, AnalyzeOptions& ao, const std::string& out_dir_help);
 
-// Launches req, then analyses its capture like `analyze` (a killed program's cut-off last
+// Refuses, before anything runs, what would fail after the program: the retired spellings
+// --out-dir/--report, a report path that cannot be written (a directory), an unknown
+// --torch-npu. Returns -1 when all is well, else the exit code (message on stderr).
+int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao);
+
+// Launches req (after check_launch_outputs), then analyses its capture like `analyze` (a killed program's cut-off last
 // line allowed). A failed program's status wins over the report's, so scripts and CI still
 // see the failure.
 int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao);

@@ -1,7 +1,48 @@
 // npu-doctor: finds what slows or breaks PyTorch programs on Ascend NPUs.
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli/commands.hpp"
+
+namespace {
+
+// Levenshtein distance, for "did you mean" on a mistyped command.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A first argument that is no option and no command: says so, with the closest command.
+bool unknown_command(const CLI::App& app, std::string_view word) {
+  if (word.empty() || word[0] == '-') return false;
+  std::string best;
+  size_t best_d = 3;   // suggest only close spellings
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == word) return false;
+    size_t d = edit_distance(word, sub->get_name());
+    if (sub->get_name().starts_with(word)) d = 0;
+    if (d < best_d) best_d = d, best = sub->get_name();
+  }
+  std::cerr << "npu-doctor: error: unknown command '" << word << "'"
+            << (best.empty() ? std::string() : "; did you mean '" + best + "'?")
+            << " (`npu-doctor --help` lists the commands)\n";
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -22,6 +63,7 @@ int main(int argc, char** argv) {
   npud::add_compare_command(app, exit_code);
   npud::add_rules_command(app, exit_code);
 
+  if (argc > 1 && unknown_command(app, argv[1])) return npud::kExitBadInput;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

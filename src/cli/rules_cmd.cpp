@@ -16,6 +16,8 @@ void add_rules_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("rules", "List the rules, or show the documentation of one (`rules SYNC001`)");
   auto id = std::make_shared<std::string>();
   cmd->add_option("ID", *id, "rule id");
+  // Their own footers: the top-level one (inherited otherwise) talks about --fail-on.
+  cmd->footer("Exit codes: 0 listed, 2 no such rule.");
   cmd->callback([id, &exit_code] {
     if (id->empty()) {
       std::cout << "Profile and capture rules (analyze, run):\n";
@@ -37,6 +39,7 @@ void add_rules_command(CLI::App& app, int& exit_code) {
   });
 
   auto* versions = app.add_subcommand("versions", "List the torch_npu versions the knowledge base knows");
+  versions->footer("Exit codes: 0 listed.");
   versions->callback([&exit_code] {
     const Knowledge& kb = Knowledge::builtin();
     for (const auto& v : kb.versions())

@@ -21,7 +21,7 @@ struct RunOptions {
 int run_command(const RunOptions& ro, const AnalyzeOptions& ao) {
   LaunchRequest req = ro.launch;
   req.command_name = "run";
-  if (!ro.dump.empty()) req.extra_env.push_back("NPUD_DUMP=" + ro.dump);   // tensors go to OUT_DIR/dump/
+  if (!ro.dump.empty()) req.extra_env.push_back("NPUD_DUMP=" + ro.dump);   // tensors go to CAPTURE_DIR/dump/
   return launch_and_analyze(std::move(req), ao);
 }
 
@@ -35,7 +35,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto ao = std::make_shared<AnalyzeOptions>();
   add_launch_options(*cmd, ro->launch, *ao, "directory for the capture (capture.npud.json)");
   cmd->add_option("--dump", ro->dump,
-                  "also dump tensors of the recorded steps to OUT_DIR/dump/ for `npu-doctor compare`: a comma list of "
+                  "also dump tensors of the recorded steps to CAPTURE_DIR/dump/ for `npu-doctor compare`: a comma list of "
                   "module paths and aten ops with * globs ('model.layers.*.mlp,aten::softmax'), 'all' = every "
                   "module's output");
   cmd->footer(

@@ -145,15 +145,10 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
     fixed += fixable_before > fixable_after ? fixable_before - fixable_after : 0;
     if (write) {
       try {
-        // Write through symlinks (the link stays a link) and keep the file's mode.
-        std::error_code ec;
-        std::filesystem::path target = std::filesystem::canonical(r.path, ec);
-        if (ec) target = r.path;
-        auto perms = std::filesystem::status(target, ec).permissions();
-        AtomicFile out(target.string());
+        // AtomicFile writes through symlinks (the link stays a link) and keeps the file's mode.
+        AtomicFile out(r.path);
         out.stream() << text;
         out.commit();
-        if (!ec) std::filesystem::permissions(target, perms, ec);
       } catch (const std::exception& e) {
         std::cerr << "npu-doctor: error: " << e.what() << '\n';
         io_error = true;

@@ -5,41 +5,100 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 namespace npud {
+namespace {
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
-  tmp_ = path_ + ".tmp." + std::to_string(::getpid());
-  out_.open(tmp_, std::ios::binary | std::ios::trunc);
-  if (!out_) throw std::runtime_error("cannot write " + tmp_ + ": " + std::strerror(errno));
+namespace fs = std::filesystem;
+
+std::runtime_error failure(const std::string& what, const std::string& path, int err) {
+  return std::runtime_error(what + " " + path + ": " + std::strerror(err));
 }
 
-AtomicFile::~AtomicFile() {
-  if (!committed_) {
-    out_.close();
-    std::remove(tmp_.c_str());
+// Writes all of data to fd, retrying short writes and EINTR.
+bool write_all(int fd, const std::string& data) {
+  const char* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    left -= size_t(n);
   }
+  return true;
+}
+
+mode_t current_umask() {
+  mode_t m = ::umask(0);
+  ::umask(m);
+  return m;
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_) {
+  struct stat st;
+  if (::lstat(path_.c_str(), &st) != 0) {
+    if (errno != ENOENT) throw failure("cannot write", path_, errno);
+    // A new file: its folder must exist now, not only at commit().
+    fs::path parent = fs::path(path_).parent_path();
+    if (!parent.empty() && ::stat(parent.c_str(), &st) != 0) throw failure("cannot write", path_, errno);
+    return;
+  }
+  if (S_ISLNK(st.st_mode)) {
+    std::error_code ec;
+    fs::path real = fs::canonical(path_, ec);
+    if (ec) throw std::runtime_error("cannot write " + path_ + ": it is a symbolic link that leads nowhere");
+    target_ = real.string();
+    if (::stat(target_.c_str(), &st) != 0) throw failure("cannot write", path_, errno);
+  }
+  if (S_ISDIR(st.st_mode)) throw std::runtime_error("cannot write " + path_ + ": it is a directory");
+  special_ = !S_ISREG(st.st_mode);
 }
 
 void AtomicFile::commit() {
-  out_.flush();
-  if (!out_) throw std::runtime_error("cannot write " + tmp_ + ": " + std::strerror(errno));
-  out_.close();
-  int fd = ::open(tmp_.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
+  const std::string data = text_.str();
+  if (special_) {
+    int fd = ::open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) throw failure("cannot write", path_, errno);
+    bool ok = write_all(fd, data);
+    int err = errno;
     ::close(fd);
+    if (!ok) throw failure("cannot write", path_, err);
+    return;
   }
+  fs::path target(target_);
+  std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
+  std::string tmp = dir + "/." + target.filename().string() + ".npud-XXXXXX";
+  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) throw failure("cannot create a temporary file in", dir, errno);
   // The new file takes the old one's permissions (--fix on an executable script keeps it
-  // executable), before it becomes visible under the name.
+  // executable); a new file gets what the umask allows, as any created file would.
   struct stat st;
-  if (::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::chmod(tmp_.c_str(), st.st_mode & 07777);
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + tmp_ + " to " + path_ + ": " + std::strerror(errno));
-  committed_ = true;
+  mode_t mode = ::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? (st.st_mode & 07777)
+                                                                           : (0666 & ~current_umask());
+  bool ok = ::fchmod(fd, mode) == 0 && write_all(fd, data) && ::fsync(fd) == 0;
+  int err = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    throw failure("cannot write", path_, err);
+  }
+  if (std::rename(tmp.c_str(), target_.c_str()) != 0) {
+    err = errno;
+    ::unlink(tmp.c_str());
+    throw failure("cannot replace", path_, err);
+  }
 }
 
 }  // namespace npud

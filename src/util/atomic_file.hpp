@@ -1,30 +1,38 @@
-// Writes a file so that readers see either the old content or the whole new one:
-// data goes to a temporary file beside the target, which is renamed over it at commit().
-// A run interrupted before commit() leaves the old report in place.
+// Writes an output file (every -o/--report, scan --fix, amp-check's lists) so that nothing the
+// user had is ever damaged:
+//  - a regular file (or a new name) is replaced whole or not at all: the text is kept in
+//    memory, then written to a fresh temporary file beside the target (mkstemp: a new, unique,
+//    exclusively created name, so nothing planted under a predictable name is followed),
+//    fsynced, given the old file's permissions and renamed over it at commit();
+//  - a symbolic link is followed: its target is what gets written, the link stays a link;
+//  - a character device, FIFO or socket (/dev/null, /dev/stdout, a named pipe) is written to
+//    directly, never replaced;
+//  - a directory, or a link that leads nowhere, is refused.
+// A run interrupted before commit() leaves no trace.
 #pragma once
 
-#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace npud {
 
 class AtomicFile {
  public:
+  // Throws std::runtime_error when path cannot be an output (a directory, a dangling link).
   explicit AtomicFile(std::string path);
-  ~AtomicFile();  // removes the temporary file if commit() was not reached
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  std::ostream& stream() { return out_; }
-  // Flushes, fsyncs, gives the file the permissions of the one it replaces (if any) and
-  // renames it into place. Throws std::runtime_error on failure (the old file stays).
+  std::ostream& stream() { return text_; }
+  // Writes the text as described above. Throws std::runtime_error on failure (the old file
+  // stays, no temporary file is left).
   void commit();
 
  private:
-  std::string path_;
-  std::string tmp_;
-  std::ofstream out_;
-  bool committed_ = false;
+  std::string path_;        // what the user named
+  std::string target_;      // where the bytes go: path_ with symbolic links followed
+  bool special_ = false;    // target_ is a device, FIFO or socket: written in place
+  std::ostringstream text_;
 };
 
 }  // namespace npud

@@ -38,7 +38,7 @@ def capture(program, *args):
     out = tempfile.mkdtemp(prefix="npud-affinity-")
     report = os.path.join(out, "report.json")
     path = program if os.path.isabs(program) else os.path.join(PROGRAMS, program)
-    cmd = [BINARY, "run", "-q", "--steps", "1:3", "-o", os.path.join(out, "out"), "--format", "json", "--report",
+    cmd = [BINARY, "run", "-q", "--steps", "1:3", "--capture-dir", os.path.join(out, "out"), "--format", "json", "-o",
            report, "--fail-on", "never", "--", PYTHON, path, *args]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=os.path.dirname(path))
     if not os.path.exists(report):

@@ -34,8 +34,8 @@ class AmpRun:
         self.dir = tempfile.mkdtemp(prefix="npud-amp-")
         self.report_path = os.path.join(self.dir, "report.json")
         steps = [] if "--steps" in npud_args else ["--steps", "1:2"]
-        cmd = [BINARY, "amp-check", "-q", *steps, "-o", os.path.join(self.dir, "out"), "--format", "json",
-               "--report", self.report_path, "--fail-on", "never", *npud_args, "--",
+        cmd = [BINARY, "amp-check", "-q", *steps, "--capture-dir", os.path.join(self.dir, "out"), "--format", "json",
+               "-o", self.report_path, "--fail-on", "never", *npud_args, "--",
                PYTHON, os.path.join(PROGRAMS, program)]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=PROGRAMS)
         self.code, self.stdout, self.stderr = r.returncode, r.stdout, r.stderr
@@ -151,7 +151,7 @@ class AmpCheckUsage(unittest.TestCase):
 
     def test_program_without_torch_leaves_no_capture(self):
         out = tempfile.mkdtemp(prefix="npud-amp-")
-        r = subprocess.run([BINARY, "amp-check", "-q", "-o", out, "--", PYTHON, "-c", "print('hi')"],
+        r = subprocess.run([BINARY, "amp-check", "-q", "--capture-dir", out, "--", PYTHON, "-c", "print('hi')"],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("no capture", r.stderr)

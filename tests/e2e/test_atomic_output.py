@@ -4,15 +4,16 @@
 --fix` over a tree of fixable files, are SIGKILLed at random moments (from the start to
 past the end of an uninterrupted run). Afterwards report.json is always the old report or
 a complete new one (it parses, and equals what an uninterrupted run writes), and each
-Python file is its original or its fully fixed text. A kill can leave a temporary file
-beside the target (nothing can clean up after SIGKILL); the target itself is never touched
-before the rename. The unit side (a writer that throws midway) is tests/unit/test_atomic_file.cpp."""
+Python file is its original or its fully fixed text. A kill during the final write can leave
+a temporary file (`.NAME.npud-XXXXXX`) beside the target (nothing can clean up after SIGKILL);
+the target itself is never touched before the rename. The unit side (a writer that throws midway) is tests/unit/test_atomic_file.cpp."""
 
 import json
 import os
 import random
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -90,7 +91,7 @@ class AtomicOutput(unittest.TestCase):
             self.assertIn(text, (old_text, new_text), "delay %.3f s" % delay)
             outcomes["old" if text == old_text else "new"] += 1
             for name in os.listdir(self.tmp):  # a leftover temp is never the target
-                if name.startswith("report.json.tmp."):
+                if name.startswith(".report.json.npud-"):
                     os.remove(os.path.join(self.tmp, name))
         print("analyze killed %d times over a %.2f s run: %s" % (len(delays), whole, outcomes))
         self.assertGreater(outcomes["old"], 0)
@@ -130,6 +131,73 @@ class AtomicOutput(unittest.TestCase):
                 counts["original" if text == originals[name] else "fixed"] += 1
             shutil.rmtree(work)
         print("scan --fix killed 6 times over a %.2f s run: files %s" % (whole, counts))
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")
+class OutputTargets(unittest.TestCase):
+    """-o on what is not a plain file: a character device and a FIFO are written in place, a
+    symlink is followed and stays a link; launching commands refuse a bad -o, an unknown
+    --torch-npu and the retired spellings before the program runs."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="npud_targets_")
+        cls.trace = os.path.join(cls.tmp, "t.json")
+        big_trace(cls.trace, ops=200)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def analyze_to(self, target, **kwargs):
+        return subprocess.run([BINARY, "analyze", "-q", "--format", "json", "--fail-on", "never", "-o", target,
+                               self.trace], capture_output=True, text=True, timeout=120, **kwargs)
+
+    def test_dev_null_stays_a_device(self):
+        before = os.stat("/dev/null")
+        r = self.analyze_to("/dev/null")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        after = os.stat("/dev/null")
+        self.assertTrue(stat.S_ISCHR(after.st_mode))
+        self.assertEqual((before.st_ino, before.st_rdev), (after.st_ino, after.st_rdev))
+
+    def test_fifo_is_written_not_replaced(self):
+        fifo = os.path.join(self.tmp, "pipe")
+        os.mkfifo(fifo)
+        p = subprocess.Popen([BINARY, "analyze", "-q", "--format", "json", "--fail-on", "never", "-o", fifo,
+                              self.trace], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(fifo) as f:
+            text = f.read()
+        self.assertEqual(p.wait(timeout=120), 0)
+        self.assertIn("findings", json.loads(text))
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+
+    def test_symlink_is_followed_and_kept(self):
+        real = os.path.join(self.tmp, "real.json")
+        with open(real, "w") as f:
+            f.write("old")
+        link = os.path.join(self.tmp, "latest.json")
+        os.symlink("real.json", link)
+        r = self.analyze_to(link)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.islink(link))
+        with open(real) as f:
+            self.assertIn("findings", json.loads(f.read()))
+
+    def run_refused(self, *args):
+        marker = os.path.join(self.tmp, "ran")
+        r = subprocess.run([BINARY, "run", "-q", *args, "--", "/bin/sh", "-c", "touch " + marker],
+                           capture_output=True, text=True, timeout=120, cwd=self.tmp)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertFalse(os.path.exists(marker), "the program ran before the refusal")
+        return r.stderr
+
+    def test_launch_refuses_before_the_program_runs(self):
+        os.makedirs(os.path.join(self.tmp, "adir"), exist_ok=True)
+        self.assertIn("is a directory", self.run_refused("-o", "adir"))
+        self.assertIn("unknown --torch-npu", self.run_refused("--torch-npu", "9.9"))
+        self.assertIn("--capture-dir", self.run_refused("--out-dir", "x"))
+        self.assertIn("-o/--output", self.run_refused("--report", "r.json"))
 
 
 if __name__ == "__main__":

@@ -28,8 +28,8 @@ class Run:
     def __init__(self, program, *npud_args, env=None, steps="1:3", program_args=()):
         self.dir = tempfile.mkdtemp(prefix="npud-e2e-")
         self.report_path = os.path.join(self.dir, "report.json")
-        cmd = [BINARY, "run", "-q", "--steps", steps, "-o", os.path.join(self.dir, "out"), "--format", "json",
-               "--report", self.report_path, "--fail-on", "never", *npud_args, "--",
+        cmd = [BINARY, "run", "-q", "--steps", steps, "--capture-dir", os.path.join(self.dir, "out"), "--format", "json",
+               "-o", self.report_path, "--fail-on", "never", *npud_args, "--",
                PYTHON, os.path.join(PROGRAMS, program), *program_args]
         full_env = dict(os.environ)
         full_env.update(env or {})
@@ -181,7 +181,7 @@ class CaptureEndToEnd(unittest.TestCase):
         if not os.path.exists(os.path.join(prefix, "pyvenv.cfg")):
             self.skipTest("NPUD_BINARY (%s) is not installed in a venv" % BINARY)
         env = {k: v for k, v in os.environ.items() if k != "NPUD_PYTHON_DIR"}
-        r = subprocess.run([BINARY, "run", "-q", "--steps", "0", "--fail-on", "never", "-o",
+        r = subprocess.run([BINARY, "run", "-q", "--steps", "0", "--fail-on", "never", "--capture-dir",
                             tempfile.mkdtemp(prefix="npud-shim-"), "--", PYTHON, "-c",
                             "import torch, sys, npu_doctor; sys.stderr.write('SHIM ' + npu_doctor.__file__)"],
                            capture_output=True, text=True, timeout=300, env=env)

@@ -57,8 +57,8 @@ class CompareEndToEnd(unittest.TestCase):
     # --- npu-doctor run --dump ---------------------------------------------------------------
     def run_dump(self, out, plant, select="all"):
         env = dict(os.environ, NPUD_TEST_PLANT="1" if plant else "0")
-        r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "--steps", "1:2", "-o", out, "--dump", select,
-                            "--report", os.path.join(self.dir, "report.txt"), "--",
+        r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "--steps", "1:2", "--capture-dir", out, "--dump", select,
+                            "-o", os.path.join(self.dir, "report.txt"), "--",
                             PYTHON, os.path.join(PROGRAMS, "mlp.py")],
                            capture_output=True, text=True, timeout=300, env=env, cwd=PROGRAMS)
         self.assertEqual(r.returncode, 0, r.stderr)

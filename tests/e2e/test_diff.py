@@ -95,8 +95,8 @@ class DiffCaptures(unittest.TestCase):
         cls.captures = {}
         for variant, extra in (("before", []), ("after", ["--fixed"])):
             out = os.path.join(cls.dir, variant)
-            r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "-o", out, "--format", "json",
-                                "--report", os.path.join(cls.dir, variant + ".json"), "--",
+            r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "--capture-dir", out, "--format", "json",
+                                "-o", os.path.join(cls.dir, variant + ".json"), "--",
                                 PYTHON, EXAMPLE, "--steps", "5", *extra],
                                capture_output=True, text=True, timeout=600)
             assert r.returncode == 0, r.stderr

@@ -114,8 +114,8 @@ class HtmlInChromium(unittest.TestCase):
     @unittest.skipUnless(python_has("torch"), "torch is not importable by %s" % PYTHON)
     def test_run_example(self):
         out = os.path.join(self.dir, "run.html")
-        r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "-o", os.path.join(self.dir, "cap"),
-                            "--format", "html", "--report", out, "--", PYTHON, EXAMPLE, "--steps", "5"],
+        r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "--capture-dir", os.path.join(self.dir, "cap"),
+                            "--format", "html", "-o", out, "--", PYTHON, EXAMPLE, "--steps", "5"],
                            capture_output=True, text=True, timeout=600)
         self.assertEqual(r.returncode, 0, r.stderr)
         dom = self.check_page(out, "run", ["op-chart", "timeline"])

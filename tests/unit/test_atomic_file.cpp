@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/output.hpp"
@@ -59,9 +60,9 @@ TEST(AtomicFile, ThrowMidwayKeepsTheOldFileAndLeavesNoTemp) {
     f.stream() << "{\"new\": [";
     for (int i = 0; i < 100000; ++i) f.stream() << i << ",";  // well past any stream buffer
     f.stream().flush();
-    // the half-written text exists only under the temporary name
+    // the half-written text exists only in memory until commit()
     EXPECT_EQ(slurp(target), kOld);
-    EXPECT_EQ(d.entries().size(), 2u);
+    EXPECT_EQ(d.entries(), std::vector<std::string>{"report.json"});
     throw std::runtime_error("renderer failed");
   } catch (const std::runtime_error&) {
   }
@@ -91,15 +92,11 @@ TEST(AtomicFile, CommitReplacesWholeAndLeavesNoTemp) {
   EXPECT_EQ(slurp(fresh), "x");
 }
 
-TEST(AtomicFile, FailedRenameKeepsWhatWasThereAndLeavesNoTemp) {
+TEST(AtomicFile, RefusesADirectoryAndLeavesNoTemp) {
   TempDir d;
   fs::path target = d.path / "out";
-  fs::create_directories(target / "inside");  // rename(file, non-empty dir) fails
-  {
-    AtomicFile f(target.string());
-    f.stream() << "report";
-    EXPECT_THROW(f.commit(), std::runtime_error);
-  }
+  fs::create_directories(target / "inside");
+  EXPECT_THROW(AtomicFile f(target.string()), std::runtime_error);
   EXPECT_TRUE(fs::is_directory(target / "inside"));
   EXPECT_EQ(d.entries(), std::vector<std::string>{"out"});
   // a directory that does not exist: the error comes at once, nothing is written
@@ -138,4 +135,77 @@ TEST(AtomicFile, EmitReportRendererFailure) {
   EXPECT_TRUE(ok);
   EXPECT_EQ(slurp(target), "{\"findings\": []}\n");
   EXPECT_EQ(d.entries(), std::vector<std::string>{"report.json"});
+}
+
+// Issue: `-o /dev/null` used to replace the machine's /dev/null with a regular file.
+TEST(AtomicFile, WritesACharacterDeviceInPlace) {
+  struct stat before {}, after {};
+  ASSERT_EQ(::stat("/dev/null", &before), 0);
+  {
+    AtomicFile f("/dev/null");
+    f.stream() << "report";
+    f.commit();
+  }
+  ASSERT_EQ(::stat("/dev/null", &after), 0);
+  EXPECT_TRUE(S_ISCHR(after.st_mode));
+  EXPECT_EQ(before.st_rdev, after.st_rdev);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+}
+
+TEST(AtomicFile, WritesAFifoInPlace) {
+  TempDir d;
+  fs::path fifo = d.path / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = slurp(fifo); });
+  {
+    AtomicFile f(fifo.string());
+    f.stream() << "through the pipe";
+    f.commit();
+  }
+  reader.join();
+  EXPECT_EQ(got, "through the pipe");
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"pipe"});
+}
+
+TEST(AtomicFile, FollowsASymlinkAndKeepsIt) {
+  TempDir d;
+  fs::create_directories(d.path / "real");
+  fs::path real = d.path / "real" / "report.json";
+  write(real, kOld);
+  fs::path link = d.path / "latest.json";
+  fs::create_symlink(fs::path("real") / "report.json", link);
+  {
+    AtomicFile f(link.string());
+    f.stream() << "new";
+    f.commit();
+  }
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(slurp(real), "new");
+  EXPECT_EQ(d.entries(), (std::vector<std::string>{"latest.json", "real"}));
+  // a link that leads nowhere is refused, and stays as it was
+  fs::path dangling = d.path / "dangling.json";
+  fs::create_symlink(d.path / "missing" / "x.json", dangling);
+  EXPECT_THROW(AtomicFile f(dangling.string()), std::runtime_error);
+  EXPECT_TRUE(fs::is_symlink(dangling));
+}
+
+// Issue: the temporary name was `<target>.tmp.<pid>`, opened with truncate and no O_EXCL: a
+// link planted there had its target overwritten.
+TEST(AtomicFile, APlantedLinkUnderTheOldTemporaryNameIsNotFollowed) {
+  TempDir d;
+  fs::path victim = d.path / "victim";
+  write(victim, "precious");
+  fs::path target = d.path / "report.json";
+  fs::create_symlink(victim, d.path / ("report.json.tmp." + std::to_string(::getpid())));
+  {
+    AtomicFile f(target.string());
+    f.stream() << "report";
+    f.commit();
+  }
+  EXPECT_EQ(slurp(victim), "precious");
+  EXPECT_EQ(slurp(target), "report");
 }

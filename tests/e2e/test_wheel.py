@@ -1,0 +1,65 @@
+"""The built wheel as a user gets it: installed into a fresh venv with pip from the file alone
+(no index, no build: a compiler is never asked for), then used from there: the binary on the
+venv's PATH, `import npu_doctor`, and `npu-doctor run` on the bundled example finding its
+planted problems with the shim installed beside the binary. The venv is made from Debian's
+Python with its system packages, so the example runs with Debian's torch 1.13.
+Needs the wheel tools/test.sh builds (NPUD_WHEEL_DIR); runs in the torch1 pass only."""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+WHEELS = sorted(glob.glob(os.path.join(os.environ.get("NPUD_WHEEL_DIR", "/nonexistent"), "npu_doctor-*.whl")))
+SOURCE = os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEBIAN_PYTHON = "/usr/bin/python3"
+
+
+@unittest.skipUnless(WHEELS, "no wheel in NPUD_WHEEL_DIR (tools/test.sh builds it into build/dist)")
+@unittest.skipUnless(os.path.realpath(sys.executable) == os.path.realpath(DEBIAN_PYTHON),
+                     "runs once, in the torch1 pass (Debian's Python makes the venv)")
+class FreshVenv(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="npud-wheel-")
+        cls.venv = os.path.join(cls.dir, "venv")
+        subprocess.run([DEBIAN_PYTHON, "-m", "venv", "--system-site-packages", cls.venv], check=True, timeout=300)
+        env = dict(os.environ, CC="/bin/false", CXX="/bin/false", PIP_NO_INDEX="1")
+        r = subprocess.run([os.path.join(cls.venv, "bin", "python"), "-m", "pip", "install", "-q", "--no-index",
+                            "--no-deps", "--only-binary", ":all:", WHEELS[-1]],
+                           capture_output=True, text=True, timeout=300, env=env)
+        assert r.returncode == 0, r.stderr
+        cls.binary = os.path.join(cls.venv, "bin", "npu-doctor")
+
+    def test_binary_and_package_are_installed(self):
+        r = subprocess.run([self.binary, "--version"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("npu-doctor", r.stdout)
+        r = subprocess.run([os.path.join(self.venv, "bin", "python"), "-c",
+                            "import npu_doctor, sys; npu_doctor.capture, npu_doctor.step, npu_doctor.amp_check; "
+                            "print(npu_doctor.__file__)"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.strip().startswith(self.venv), r.stdout)
+
+    def test_run_on_the_example_finds_its_planted_problems(self):
+        if subprocess.run([DEBIAN_PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
+            self.skipTest("Debian's python3-torch is not installed")
+        report = os.path.join(self.dir, "report.json")
+        env = {k: v for k, v in os.environ.items() if k not in ("NPUD_PYTHON_DIR", "PYTHONPATH")}
+        r = subprocess.run([self.binary, "run", "-q", "--fail-on", "never", "--format", "json", "-o", report,
+                            "--capture-dir", os.path.join(self.dir, "capture"), "--",
+                            os.path.join(self.venv, "bin", "python"), os.path.join(SOURCE, "examples", "tiny_gpt",
+                                                                                   "train.py"), "--steps", "4"],
+                           capture_output=True, text=True, timeout=600, env=env, cwd=self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(report) as f:
+            ids = {f["id"] for f in json.load(f)["findings"]}
+        for rule in ("SYNC001", "FUSE001", "FUSE004", "FALLBACK002", "CONTIG002"):
+            self.assertIn(rule, ids)
+
+
+if __name__ == "__main__":
+    unittest.main()
