@@ -106,7 +106,7 @@ void add_amp_check_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "amp-check", "Run a PyTorch program once in low precision next to an fp32 shadow and report where precision "
                    "drift starts, which ops to keep in fp32 and how to scale the loss: "
-                   "npu-doctor amp-check [OPTIONS] -- python train.py ARGS...");
+                   "npu-doctor amp-check [OPTIONS] -- python3 train.py ARGS...");
   auto o = std::make_shared<AmpCheckOptions>();
   auto ao = std::make_shared<AnalyzeOptions>();
   add_launch_options(*cmd, o->launch, *ao, "directory for the capture and the autocast list file");

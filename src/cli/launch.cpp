@@ -190,7 +190,7 @@ ChildResult run_child(const std::vector<std::string>& command, const std::vector
 
 int launch_with_shim(const LaunchRequest& ro, Launched& out) {
   if (ro.program.empty()) {
-    std::cerr << fmt::format("npu-doctor: error: {0}: no program given (usage: npu-doctor {0} [OPTIONS] -- python "
+    std::cerr << fmt::format("npu-doctor: error: {0}: no program given (usage: npu-doctor {0} [OPTIONS] -- python3 "
                              "train.py ...)\n", ro.command_name);
     return kExitBadInput;
   }

@@ -30,7 +30,7 @@ int run_command(const RunOptions& ro, const AnalyzeOptions& ao) {
 void add_run_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "run", "Run a PyTorch program with the capture shim, then analyse what it did: "
-             "npu-doctor run [OPTIONS] -- python train.py ARGS...");
+             "npu-doctor run [OPTIONS] -- python3 train.py ARGS...");
   auto ro = std::make_shared<RunOptions>();
   auto ao = std::make_shared<AnalyzeOptions>();
   add_launch_options(*cmd, ro->launch, *ao, "directory for the capture (capture.npud.json)");
