@@ -32,8 +32,11 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
   cmd.add_option("--select", o.select, "only these rule ids or prefixes (comma-separated, e.g. SYNC,IDLE001)")
       ->delimiter(',');
   cmd.add_option("--ignore", o.ignore, "skip these rule ids or prefixes (comma-separated)")->delimiter(',');
-  cmd.add_option("--top", o.rule_options.top_n, "how many hot ops HOT001 lists")->capture_default_str();
+  cmd.add_option("--top", o.rule_options.top_n, "how many hot ops HOT001 lists")
+      ->check(finite_in(0, 1e6))
+      ->capture_default_str();
   cmd.add_option("--min-gap-us", o.rule_options.min_gap_us, "device idle gaps shorter than this are ignored")
+      ->check(finite_in(0, 1e12))
       ->capture_default_str();
   cmd.add_flag("-q,--quiet", o.quiet, "no progress and no reader warnings on stderr");
   cmd.add_flag("-v,--verbose", o.verbose, "every finding and note (default: the worst 5 per rule)");

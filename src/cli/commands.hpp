@@ -1,6 +1,10 @@
 // Each subcommand lives in its own file and adds itself to the app here.
 #pragma once
 
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace npud {
@@ -10,6 +14,20 @@ namespace npud {
 inline constexpr int kExitClean = 0;
 inline constexpr int kExitFindings = 1;
 inline constexpr int kExitBadInput = 2;
+
+// A number option that must be finite and within [lo, hi]. (CLI::Range lets NaN through: every
+// comparison with NaN is false; and a negative --top would wrap around in a size_t.)
+inline CLI::Validator finite_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v < lo || v > hi)
+          return "'" + s + "' is not a number from " + CLI::detail::to_string(lo) + " to " + CLI::detail::to_string(hi);
+        return {};
+      },
+      "NUMBER");
+}
 
 // Each add_* registers one subcommand; its callback stores the exit code in `exit_code`.
 void add_analyze_command(CLI::App& app, int& exit_code);

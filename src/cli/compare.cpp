@@ -322,11 +322,13 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--output", o->output, "write to FILE instead of stdout (atomically)");
   cmd->add_flag("-a,--all,--verbose", o->all, "list every matched tensor, not only the diverging ones");
   cmd->add_flag("-q,--quiet", o->quiet, "no progress on stderr");
-  cmd->add_option("--threads", o->threads, "threads for the metrics (default: all cores)");
+  cmd->add_option("--threads", o->threads, "threads for the metrics (default: all cores)")->check(finite_in(0, 4096));
   cmd->add_option("--min-cos", o->thresholds.min_cos, "a tensor diverges when its cosine similarity is below this")
+      ->check(finite_in(-1, 1))
       ->capture_default_str();
   cmd->add_option("--max-stat-rel", o->thresholds.max_stat_rel,
                   "statistics-only dumps: a tensor diverges when Max, Min or Norm differ by more than this, relatively")
+      ->check(finite_in(0, 1e300))
       ->capture_default_str();
   cmd->footer("Metrics: docs/metrics.md. Layouts and matching: docs/formats/dump.md. Exit codes: 0 no divergence, "
               "1 divergence found, 2 bad input (the message names the file and byte offset) or usage.");

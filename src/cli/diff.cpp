@@ -58,7 +58,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", o->output, "write to FILE instead of stdout (atomically)");
-  cmd->add_option("--top", o->top, "rows per op table in the text output")->capture_default_str();
+  cmd->add_option("--top", o->top, "rows per op table in the text output")->check(finite_in(0, 1e6))->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress on stderr");
   cmd->add_flag("--allow-truncated", o->allow_truncated, "accept traces whose last event is cut off");
   cmd->footer("Exit codes: 0 compared, 2 bad input or usage.");

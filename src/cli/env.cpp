@@ -47,7 +47,10 @@ void render_env_text(std::ostream& os, const EnvReport& r) {
     os << fmt::format("  [{}] {}: {}\n", to_string(c.level), c.component, t(c.message));
     if (!c.advice.empty()) os << fmt::format("      -> {}\n", t(c.advice));
   }
-  os << "\n" << (r.consistent() ? "Consistent: nothing to install.\n" : "Mismatch found: see the advice above.\n");
+  os << "\n"
+     << (!r.python.ran     ? "Not checked: the Python could not be asked (see above); nothing is known to be consistent.\n"
+         : r.consistent() ? "Consistent: nothing to install.\n"
+                          : "Mismatch found: see the advice above.\n");
 }
 
 void install_json(JsonWriter& w, const char* key, const InstallInfo& i) {
@@ -98,6 +101,7 @@ int env_command(const EnvOptions& o) {
     else render_env_text(os, r);
   });
   if (!written) return kExitBadInput;
+  if (!r.python.ran) return kExitBadInput;   // never "consistent" about a Python that did not answer
   return r.consistent() ? kExitClean : kExitFindings;
 }
 
@@ -117,7 +121,8 @@ void add_env_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--timeout", o->timeout_s, "seconds to wait for Python to answer")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
-  cmd->footer("Exit codes: 0 consistent, 1 mismatch found (the output says what to install), 2 usage.");
+  cmd->footer("Exit codes: 0 consistent, 1 mismatch found (the output says what to install), 2 usage, or the "
+              "Python could not be run or did not answer.");
   cmd->callback([o, &exit_code] { exit_code = env_command(*o); });
 }
 

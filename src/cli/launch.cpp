@@ -3,6 +3,7 @@
 #include "cli/launch.hpp"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -76,7 +77,8 @@ std::vector<fs::path> pip_package_dirs(const fs::path& prefix) {
 
 // $NPUD_PYTHON_DIR, else the copy installed with the binary: `cmake --install` puts it in
 // <prefix>/share/npu-doctor/python, a wheel in the site-packages of the prefix whose bin/
-// holds the binary; else (a binary run from its build tree) the source tree's python/.
+// holds the binary; else (a binary run from its build folder) the checkout's python/ next to
+// that folder, or the source tree it was configured from (not compiled into wheels).
 std::string find_python_dir(std::string& tried) {
   if (const char* env = std::getenv("NPUD_PYTHON_DIR"); env && *env) {
     tried = env;
@@ -89,6 +91,9 @@ std::string find_python_dir(std::string& tried) {
     fs::path prefix = exe.parent_path().parent_path();
     candidates.push_back(prefix / "share" / "npu-doctor" / "python");
     for (auto& dir : pip_package_dirs(prefix)) candidates.push_back(std::move(dir));
+    // A binary in a build folder directly under a checkout (build/npu-doctor, also when that
+    // folder is a pip build's): the checkout's python/.
+    candidates.push_back(prefix / "python");
   }
 #ifdef NPUD_SOURCE_PYTHON_DIR
   candidates.emplace_back(NPUD_SOURCE_PYTHON_DIR);
@@ -148,13 +153,17 @@ ChildResult run_child(const std::vector<std::string>& command, const std::vector
   SignalForwarding forwarding;
   std::cout.flush();
   std::cerr.flush();
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     std::cerr << fmt::format("npu-doctor: error: cannot start {}: {}\n", command[0], std::strerror(errno));
     return r;
   }
   if (pid == 0) {
-    // Child: default signal handling, the shim's environment, then the program itself.
+    // Child: dies with npu-doctor (a SIGKILLed `run` must not leave the program running),
+    // default signal handling, the shim's environment, then the program itself.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(128 + SIGKILL);   // the parent died before prctl took effect
     for (int s : SignalForwarding::kSignals) signal(s, SIG_DFL);
     for (const auto& kv : env_overrides) {
       auto eq = kv.find('=');

@@ -107,6 +107,7 @@ PythonProbe probe_python(const std::string& python, int timeout_s) {
     return p;
   }
   if (pid == 0) {
+    setpgid(0, 0);   // its own process group: a time-out kills whatever it started too
     dup2(pipefd[1], STDOUT_FILENO);
     int devnull = open("/dev/null", O_WRONLY);
     if (devnull >= 0) dup2(devnull, STDERR_FILENO);
@@ -136,7 +137,10 @@ PythonProbe probe_python(const std::string& python, int timeout_s) {
     if (output.size() > (1u << 20)) break;  // a probe never prints this much
   }
   close(pipefd[0]);
-  if (timed_out) kill(pid, SIGKILL);
+  if (timed_out) {
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

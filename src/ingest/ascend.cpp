@@ -226,9 +226,16 @@ void read_op_statistic(const std::string& path, Trace& trace) {
   trace.set_env("npu_op_statistic_aicpu_us", fmt::format("{}.{:03}", aicpu_ns / 1000, aicpu_ns % 1000));
 }
 
+// Whether a name is there at all: a dangling symlink counts (reading it then fails with the
+// file named) instead of passing for an absent file and a report of nothing.
+bool present(const fs::path& f) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(f, ec));
+}
+
 bool has_output_files(const fs::path& dir) {
   for (const char* f : {"trace_view.json", "kernel_details.csv", "step_trace_time.csv", "op_statistic.csv"})
-    if (fs::exists(dir / f)) return true;
+    if (present(dir / f)) return true;
   return false;
 }
 
@@ -384,8 +391,13 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
   fs::path dir = locate_output_dir(p, pre);
   fs::path trace_view = dir / "trace_view.json";
   fs::path kernel_details = dir / "kernel_details.csv";
-  bool has_trace_view = fs::exists(trace_view);
-  bool has_kernels_csv = fs::exists(kernel_details);
+  if (!has_output_files(dir))
+    throw InputError(dir.string(), 0,
+                     "empty torch_npu profiler output: none of trace_view.json, kernel_details.csv, "
+                     "step_trace_time.csv, op_statistic.csv is here (the profiler may not have finished writing)",
+                     false);
+  bool has_trace_view = present(trace_view);
+  bool has_kernels_csv = present(kernel_details);
   Trace trace = has_trace_view ? read_chrome_json(trace_view.string(), opts) : Trace{};
   trace.warnings.insert(trace.warnings.begin(), pre.warnings.begin(), pre.warnings.end());
 
@@ -393,8 +405,8 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
     std::vector<CsvKernel> rows = read_kernel_details(kernel_details.string(), trace.input_bytes);
     merge_kernel_details(trace, rows, has_trace_view);
   }
-  if (fs::exists(dir / "step_trace_time.csv")) read_step_trace_time((dir / "step_trace_time.csv").string(), trace);
-  if (fs::exists(dir / "op_statistic.csv")) read_op_statistic((dir / "op_statistic.csv").string(), trace);
+  if (present(dir / "step_trace_time.csv")) read_step_trace_time((dir / "step_trace_time.csv").string(), trace);
+  if (present(dir / "op_statistic.csv")) read_op_statistic((dir / "op_statistic.csv").string(), trace);
   if (!has_trace_view && !has_kernels_csv)
     trace.warnings.push_back({fmt::format("{}: no trace_view.json or kernel_details.csv: no events, only aggregate "
                                           "statistics",

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+
+#include "util/regular_file.hpp"
 #include <unistd.h>
 #include <zlib.h>
 
@@ -187,13 +189,11 @@ bool has_gzip_magic(std::string_view head) {
 }
 
 std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError(path, 0, std::string("cannot open: ") + std::strerror(errno), false);
+  std::string error;
+  int fd = open_regular_file(path, error);   // a FIFO or device is refused, never waited on
+  if (fd < 0) throw InputError(path, 0, error, false);
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw InputError(path, 0, "not a regular file", false);
-  }
+  ::fstat(fd, &st);
 #ifdef POSIX_FADV_SEQUENTIAL
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif

@@ -36,6 +36,7 @@ void EventFields::reset() {
   tensor_ints.clear();
   has_inputs = has_outputs = false;
   format = torch = python = device_str = torch_npu = steps = {};
+  capture_version = -1;
   argv.clear();
   if (has_amp) {
     for (auto& a : amp) a = {};
@@ -330,6 +331,7 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
         break;
       case 7:
         if (key == "message") lenient_string(a, ev.message);
+        else if (key == "version") lenient_int(a, ev.capture_version);
         else if (key == "outputs") {
           ev.has_outputs = true;
           read_capture_tensors(c, a, ev, ev.outputs);

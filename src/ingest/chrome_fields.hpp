@@ -74,6 +74,7 @@ struct EventFields {
   bool has_inputs = false, has_outputs = false;
   // capture header ("npu_doctor" metadata event)
   std::string_view format, torch, python, device_str, torch_npu, steps;
+  int64_t capture_version = -1;
   std::string argv;
   std::string_view amp[kAmpKeyCount];   // raw JSON values, empty when absent
   bool has_amp = false;

@@ -193,7 +193,7 @@ class ChromeBuilder {
 
   Ref complete(uint64_t offset);
   void instant();
-  void metadata();
+  void metadata(uint64_t offset);
   void amp_record();
   int32_t pid32();
   int32_t tid32();
@@ -625,7 +625,10 @@ void ChromeBuilder::instant() {
   }
 }
 
-void ChromeBuilder::metadata() {
+// The newest capture format version this reader knows (docs/formats/capture.md).
+constexpr int64_t kCaptureFormatVersion = 1;
+
+void ChromeBuilder::metadata(uint64_t offset) {
   if (ev_.name == "process_name") {
     Role r = Role::Unknown;
     if (ev_.arg_name == "Python") r = Role::Python;
@@ -635,6 +638,11 @@ void ChromeBuilder::metadata() {
     if (r != Role::Unknown && ev_.pid_str.empty()) roles_[ev_.pid] = r;
     if (r == Role::Cann || r == Role::AscendHardware) t_.set_env("device", "npu");
   } else if (ev_.name == "npu_doctor" && ev_.format == "npu-doctor-capture") {
+    if (ev_.capture_version > kCaptureFormatVersion)
+      throw InputError(file_, offset,
+                       fmt::format("capture format version {} is newer than this npu-doctor reads ({}): update "
+                                   "npu-doctor, or capture with the shim of this one",
+                                   ev_.capture_version, kCaptureFormatVersion));
     is_capture_ = true;
     t_.format = InputFormat::Capture;
     stream_.set_allow_truncated(true);  // a killed program leaves a cut-off last line
@@ -721,7 +729,7 @@ void ChromeBuilder::on_event(const JsonEventStream::Item& it) {
       instant();
       break;
     case 'M':
-      metadata();
+      metadata(it.offset);
       break;
     case 's': case 'f': case 't': case 'C': case 'b': case 'e': case 'n':
     case 'N': case 'O': case 'D': case 'P': case 'R': case 'c':

@@ -446,9 +446,14 @@ bool JsonEventStream::next(Item& out) {
     switch (state_) {
       case State::Start: {
         int c = skip_ws();
-        if (c == 0xEF && end_ - pos_ >= 3 && buf_[pos_ + 1] == '\xBB' && buf_[pos_ + 2] == '\xBF') {
-          pos_ += 3;  // UTF-8 byte order mark
-          c = skip_ws();
+        if (c == 0xEF) {
+          // The first read may hold fewer than 3 bytes (the gzip sniffing peeks 2): fill first.
+          while (end_ - pos_ < 3 && fill(pos_)) {
+          }
+          if (end_ - pos_ >= 3 && buf_[pos_ + 1] == '\xBB' && buf_[pos_ + 2] == '\xBF') {
+            pos_ += 3;  // UTF-8 byte order mark
+            c = skip_ws();
+          }
         }
         if (c < 0) {
           uint64_t end = base_ + end_;

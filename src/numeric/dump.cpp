@@ -1,3 +1,4 @@
+#include "util/regular_file.hpp"
 #include "numeric/dump.hpp"
 
 #include <algorithm>
@@ -61,11 +62,13 @@ std::string_view kind_of_msprobe_entry(std::string_view entry) {
   return entry.substr(0, 7) == "Module." || entry.substr(0, 5) == "Cell." ? "module" : "op";
 }
 
+// Index files (index.jsonl, dump.json, stack.json) are read whole: regular files of at most
+// kMaxDumpIndexBytes only (a link to /dev/zero must not grow until memory runs out).
+constexpr uint64_t kMaxDumpIndexBytes = uint64_t(1) << 30;
+
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "cannot open", false);
-  std::string s((std::istreambuf_iterator<char>(in)), {});
-  if (in.bad()) throw InputError(path, 0, "read error", false);
+  std::string s, error;
+  if (!read_regular_file(path, kMaxDumpIndexBytes, s, error)) throw InputError(path, 0, error, false);
   return s;
 }
 
@@ -441,7 +444,11 @@ Dump read_dump(const std::string& path) {
     if (p.extension() == ".json") return read_msprobe(path, p);
     throw InputError(path, 0, "not a dump: name a dump directory, an index.jsonl or an msprobe dump.json", false);
   }
-  if (!fs::is_directory(p, ec)) throw InputError(path, 0, "no such file or directory", false);
+  if (!fs::is_directory(p, ec))
+    throw InputError(path, 0,
+                     fs::exists(p, ec) ? "not a regular file or directory (a FIFO, device or socket)"
+                                       : "no such file or directory",
+                     false);
   if (fs::is_regular_file(p / "index.jsonl", ec)) return read_ours(path, p / "index.jsonl");
   if (fs::is_regular_file(p / "dump" / "index.jsonl", ec)) return read_ours(path, p / "dump" / "index.jsonl");
   std::vector<fs::path> jsons = find_msprobe_json(p);

@@ -1,3 +1,4 @@
+#include "util/regular_file.hpp"
 #include "numeric/npy.hpp"
 
 #include <fcntl.h>
@@ -247,11 +248,11 @@ struct Fd {
 };
 
 uint64_t open_and_stat(const std::string& path, Fd& f) {
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd < 0) throw InputError(path, 0, fmt::format("cannot open: {}", std::strerror(errno)), false);
+  std::string error;
+  f.fd = open_regular_file(path, error);   // a FIFO or device is refused, never waited on
+  if (f.fd < 0) throw InputError(path, 0, error, false);
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) throw InputError(path, 0, fmt::format("cannot stat: {}", std::strerror(errno)), false);
-  if (!S_ISREG(st.st_mode)) throw InputError(path, 0, "not a regular file", false);
   return uint64_t(st.st_size);
 }
 

@@ -1,3 +1,4 @@
+#include "util/regular_file.hpp"
 #include "source/scanner.hpp"
 
 #include <algorithm>
@@ -373,17 +374,16 @@ std::vector<FileResult> scan_files(const std::vector<std::string>& files, const 
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < files.size(); i = next++) {
-      std::ifstream in(files[i], std::ios::binary);
-      std::ostringstream buf;
-      if (in) buf << in.rdbuf();
-      if (!in || in.bad()) {
+      std::string text, error;
+      // A FIFO or device named as a source is refused, never waited on.
+      if (!read_regular_file(files[i], uint64_t(1) << 40, text, error)) {
         results[i].path = files[i];
         results[i].status = FileStatus::ReadError;
-        results[i].note = "cannot read";
+        results[i].note = error;
         continue;
       }
       try {
-        results[i] = scan_source(files[i], std::move(buf).str(), opts);
+        results[i] = scan_source(files[i], std::move(text), opts);
       } catch (const std::exception& e) {
         results[i] = FileResult{};
         results[i].path = files[i];

@@ -2,7 +2,11 @@
 --help talks about its own options only. Needs the built binary (NPUD_BINARY), not torch."""
 
 import os
+import shutil
+import signal
 import subprocess
+import tempfile
+import time
 import unittest
 
 BINARY = os.environ.get("NPUD_BINARY", "")
@@ -39,6 +43,58 @@ class CommandLine(unittest.TestCase):
                 line = next(l for l in r.stdout.splitlines() if "-o," in l)
                 self.assertIn("report", line)
         self.assertIn("--capture-dir", npud("run", "--help").stdout)
+
+    def test_numbers_out_of_range_are_refused(self):
+        for args in (("analyze", "--top", "-1", "x.json"), ("analyze", "--min-gap-us", "-1", "x.json"),
+                     ("analyze", "--min-gap-us", "nan", "x.json"), ("compare", "--min-cos", "nan", "a", "b"),
+                     ("compare", "--min-cos", "2", "a", "b"), ("diff", "--top", "-3", "a", "b")):
+            with self.subTest(args=args):
+                r = npud(*args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("is not a number from", r.stderr)
+
+    def test_fifo_inputs_are_refused_not_waited_on(self):
+        tmp = tempfile.mkdtemp(prefix="npud-fifo-")
+        try:
+            for name, args in (("trace.json", ("analyze",)), ("train.py", ("scan",)), ("a.npy", ("compare",))):
+                with self.subTest(name=name):
+                    fifo = os.path.join(tmp, name)
+                    os.mkfifo(fifo)
+                    extra = (fifo,) if args != ("compare",) else (fifo, fifo)
+                    r = npud(*args, *extra)   # would block forever on open() before
+                    self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                    self.assertIn("FIFO", r.stderr)
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_program_dies_with_a_killed_run(self):
+        """SIGKILL of `npu-doctor run` used to leave the program running (and capturing)."""
+        tmp = tempfile.mkdtemp(prefix="npud-orphan-")
+        try:
+            pidfile = os.path.join(tmp, "pid")
+            code = "import os, time; open(%r, 'w').write(str(os.getpid())); time.sleep(120)" % pidfile
+            p = subprocess.Popen([BINARY, "run", "-q", "--capture-dir", tmp, "--", "/usr/bin/python3", "-c", code],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(300):
+                if os.path.exists(pidfile) and open(pidfile).read():
+                    break
+                time.sleep(0.05)
+            pid = int(open(pidfile).read())
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            for _ in range(100):
+                try:
+                    with open("/proc/%d/stat" % pid) as f:
+                        if f.read().split()[2] == "Z":
+                            break
+                except FileNotFoundError:
+                    break
+                time.sleep(0.05)
+            else:
+                os.kill(pid, signal.SIGKILL)
+                self.fail("the program outlived the killed npu-doctor run")
+        finally:
+            shutil.rmtree(tmp)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
 
 #include "env/env_probe.hpp"
 #include "knowledge/knowledge.hpp"
@@ -137,6 +140,35 @@ TEST(Env, BrokenOrMissingPythonIsReportedNotFatal) {
   PythonProbe h = probe_python(fake("hangs"), 1);
   EXPECT_FALSE(h.ran);
   EXPECT_NE(h.error.find("did not answer"), std::string::npos) << h.error;
+}
+
+// Issue (hardening): an env time-out left the probe's own children running.
+TEST(Env, TimeOutKillsWhatThePythonStarted) {
+  std::string pidfile = (std::filesystem::temp_directory_path() / ("npud_env_pid_" + std::to_string(::getpid()))).string();
+  ::setenv("NPUD_TEST_PIDFILE", pidfile.c_str(), 1);
+  PythonProbe h = probe_python(fake("spawns-and-hangs"), 1);
+  ::unsetenv("NPUD_TEST_PIDFILE");
+  EXPECT_FALSE(h.ran);
+  std::ifstream in(pidfile);
+  long pid = 0;
+  ASSERT_TRUE(in >> pid) << "the fake Python wrote no pid";
+  std::filesystem::remove(pidfile);
+  // Dead, or a zombie waiting for a reaper: either way no longer running.
+  bool running = true;
+  for (int i = 0; i < 50 && running; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string skip, state;
+    running = bool(stat >> skip >> skip >> state) && state != "Z";
+    if (running) ::usleep(20000);
+  }
+  EXPECT_FALSE(running) << "the probe's child " << pid << " outlived the time-out";
+}
+
+TEST(EnvCli, APythonThatCannotRunIsNeverConsistent) {
+  auto [code, out] = run_binary("env --python /nonexistent/python3 --cann-home " + kData + "/cann-8.0.RC2");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_EQ(out.find("Consistent"), std::string::npos) << out;
+  EXPECT_NE(out.find("Not checked"), std::string::npos) << out;
 }
 
 TEST(EnvCli, ExitCodesAndJson) {

@@ -368,3 +368,42 @@ TEST(HostileInput, CliExitsWithTwo) {
   EXPECT_NE(out.find(f.path), std::string::npos) << out;
   EXPECT_NE(out.find("byte " + std::to_string(json.find("1e400"))), std::string::npos) << out;
 }
+
+// Round two (issue: hardening). A UTF-8 byte order mark was rejected although format detection
+// skipped it: the first read holds only the 2 bytes the gzip sniffing peeked.
+TEST(HostileInput, ByteOrderMarkIsSkipped) {
+  const std::string bom = "\xEF\xBB\xBF";
+  for (const std::string& body : {bom + kSmallValid, bom + "\n[" +
+                                     R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 2}])"}) {
+    TempFile plain(body), packed(gzip_bytes(body), ".json.gz");
+    EXPECT_EQ(read_trace(plain.path).ops.size(), 1u);
+    EXPECT_EQ(read_trace(packed.path).ops.size(), 1u);
+  }
+}
+
+TEST(HostileInput, NewerCaptureVersionIsRefusedWithItsOffset) {
+  std::string head = "[\n";
+  std::string capture = head + R"({"ph":"M","pid":1,"tid":0,"name":"npu_doctor","args":{"format":"npu-doctor-capture","version":99}})" "\n]\n";
+  InputError e = error_of(capture);
+  EXPECT_NE(std::string(e.what()).find("capture format version 99 is newer"), std::string::npos) << e.what();
+  EXPECT_EQ(e.offset(), head.size());
+}
+
+TEST(HostileInput, EmptyOrDanglingProfilerOutputIsAnError) {
+  fs::path root = fs::temp_directory_path() / ("npud_ascend_" + std::to_string(::getpid()));
+  fs::create_directories(root / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT");
+  try {
+    read_trace((root / "rank0_ascend_pt").string());
+    ADD_FAILURE() << "an empty ASCEND_PROFILER_OUTPUT read as a trace";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("empty torch_npu profiler output"), std::string::npos) << e.what();
+  }
+  fs::create_symlink(root / "gone.csv", root / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv");
+  try {
+    read_trace((root / "rank0_ascend_pt").string());
+    ADD_FAILURE() << "a dangling kernel_details.csv read as no kernels";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.file().find("kernel_details.csv"), std::string::npos) << e.file();
+  }
+  fs::remove_all(root);
+}
