@@ -41,6 +41,7 @@ set(NPUD_DEPS_CACHE "${npud_default_cache}" CACHE PATH
 set(NPUD_API_MAP_CPP ${CMAKE_BINARY_DIR}/generated/api_aten_map.cpp)
 npud_embed_files(${NPUD_API_MAP_CPP} embedded_api_aten_map ${CMAKE_SOURCE_DIR}/data/api-aten-map.tsv)
 target_sources(npud_core PRIVATE ${NPUD_API_MAP_CPP})
+set_source_files_properties(${NPUD_API_MAP_CPP} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
 
 # Sets <result_var> to the path of <file> in the cache, fetched from <url> when absent, or to ""
 # (with a warning) when it cannot be had with the expected sha256.
