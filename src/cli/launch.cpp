@@ -73,8 +73,6 @@ std::vector<fs::path> pip_package_dirs(const fs::path& prefix) {
   return out;
 }
 
-}  // namespace
-
 // $NPUD_PYTHON_DIR, else the copy installed with the binary: `cmake --install` puts it in
 // <prefix>/share/npu-doctor/python, a wheel in the site-packages of the prefix whose bin/
 // holds the binary; else (a binary run from its build folder) the checkout's python/ next to
@@ -104,8 +102,6 @@ std::string find_python_dir(std::string& tried) {
   }
   return {};
 }
-
-namespace {
 
 // --- the child ---------------------------------------------------------------------------
 
@@ -296,7 +292,6 @@ int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao) {
 }
 
 int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
-  if (int code = check_launch_outputs(req, ao); code >= 0) return code;
   req.quiet = ao.quiet;
   Launched launched;
   if (int code = launch_with_shim(req, launched); code >= 0) return code;

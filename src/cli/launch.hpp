@@ -14,10 +14,6 @@ namespace npud {
 
 inline constexpr const char* kCaptureName = "capture.npud.json";
 
-// The folder holding the installed `npu_doctor` package the capture injects, or "" (then
-// tried lists the places looked at, comma-separated).
-std::string find_python_dir(std::string& tried);
-
 // "A:B" with 0 <= A <= B, "N" (= N:N), "A:" (from A on) or "all".
 bool valid_steps(const std::string& steps);
 
@@ -50,8 +46,8 @@ void add_launch_options(CLI::App& cmd, LaunchRequest& req, AnalyzeOptions& ao, c
 // --torch-npu. Returns -1 when all is well, else the exit code (message on stderr).
 int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao);
 
-// Launches req (after check_launch_outputs), then analyses its capture like `analyze` (a killed program's cut-off last
-// line allowed). A failed program's status wins over the report's, so scripts and CI still
+// Launches req, then analyses its capture like `analyze` (a killed program's cut-off last
+// line allowed). Each command calls check_launch_outputs first, before any side effect. A failed program's status wins over the report's, so scripts and CI still
 // see the failure.
 int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao);
 

@@ -21,6 +21,7 @@ struct RunOptions {
 int run_command(const RunOptions& ro, const AnalyzeOptions& ao) {
   LaunchRequest req = ro.launch;
   req.command_name = "run";
+  if (int code = check_launch_outputs(req, ao); code >= 0) return code;
   if (!ro.dump.empty()) req.extra_env.push_back("NPUD_DUMP=" + ro.dump);   // tensors go to CAPTURE_DIR/dump/
   return launch_and_analyze(std::move(req), ao);
 }

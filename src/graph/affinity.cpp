@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
 #include "graph/optimizer_loop.hpp"
 #include "knowledge/knowledge.hpp"
 
@@ -74,10 +75,6 @@ Location locate(const Trace& t, uint32_t op_index) {
   }
   loc.module = std::string(t.str(op.module));
   return loc;
-}
-
-double per_step(const Trace& t, size_t in_steps, size_t total) {
-  return t.steps.empty() ? double(total) : double(in_steps) / double(t.steps.size());
 }
 
 }  // namespace
@@ -190,7 +187,7 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
     f.rule = std::string(spec.rule);
     f.severity = Severity::Info;
     f.location = s.location;
-    double ps = per_step(t, s.in_steps, s.count);
+    double ps = ctx.index().per_step(s.in_steps, s.count);
     double scale = s.count ? ps / double(s.count) : 0;
     double ops_ps = double(s.ops) * scale, bytes_ps = double(s.bytes) * scale;
     std::string where = s.location.file.empty() ? s.location.module
@@ -279,7 +276,7 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
     f.rule = "FUSE007";
     f.severity = Severity::Info;
     f.location = locate(t, op);
-    double ps = per_step(t, lg.chains_in_steps, lg.chains);
+    double ps = ctx.index().per_step(lg.chains_in_steps, lg.chains);
     double steps = t.steps.empty() ? 1.0 : double(t.steps.size());
     // foreach runs each op kind once for all parameters: (chains - 1) x ops removed.
     double chains_per_scope = double(lg.chains) / double(std::max<size_t>(lg.scopes, 1));

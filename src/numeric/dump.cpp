@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -444,11 +445,13 @@ Dump read_dump(const std::string& path) {
     if (p.extension() == ".json") return read_msprobe(path, p);
     throw InputError(path, 0, "not a dump: name a dump directory, an index.jsonl or an msprobe dump.json", false);
   }
-  if (!fs::is_directory(p, ec))
-    throw InputError(path, 0,
-                     fs::exists(p, ec) ? "not a regular file or directory (a FIFO, device or socket)"
-                                       : "no such file or directory",
-                     false);
+  if (!fs::is_directory(p, ec)) {
+    // Neither a regular file nor a directory: open_regular_file says what it is (or that it is absent).
+    std::string error;
+    int fd = open_regular_file(path, error);
+    if (fd >= 0) ::close(fd);
+    throw InputError(path, 0, fs::exists(p, ec) ? error : "no such file or directory", false);
+  }
   if (fs::is_regular_file(p / "index.jsonl", ec)) return read_ours(path, p / "index.jsonl");
   if (fs::is_regular_file(p / "dump" / "index.jsonl", ec)) return read_ours(path, p / "dump" / "index.jsonl");
   std::vector<fs::path> jsons = find_msprobe_json(p);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
@@ -60,8 +61,8 @@ class SdpaNotFused final : public Rule {
       }
       g.add(op.step, op.dur_ns);
     }
-    int64_t steps = std::max<int64_t>(int64_t(t.steps.size()), 1);
     for (auto& g : groups.groups()) {
+      double per_step = index.per_step(g.in_steps, g.count);
       Finding f;
       f.rule = "FUSE008";
       f.severity = Severity::Warning;
@@ -79,14 +80,13 @@ class SdpaNotFused final : public Rule {
       }
       f.message = fmt::format(
           "F.scaled_dot_product_attention at {} misses torch_npu's fused attention: {} ({}): {} calls ({}/step)",
-          where(g.location), fmt::join(reasons, " and "), g.context, g.count, (g.in_steps + steps - 1) / steps);
+          where(g.location), fmt::join(reasons, " and "), g.context, g.count, format_number(per_step));
       f.fix = fmt::format("{}. torch_npu runs SDPA as npu_fusion_attention (flash attention) only for 4-D BNSD "
                           "inputs with a bool mask or none; otherwise it runs the unfused math path (matmul, "
                           "softmax, matmul) and keeps the S x S score matrix in memory.",
                           fmt::join(fixes, "; "));
       if (!g.examples.empty()) f.notes.push_back("call: " + g.examples.front());
-      f.metrics = {{"count", double(g.count)}, {"per_step", double((g.in_steps + steps - 1) / steps)},
-                   {"time_ns", double(g.time_ns)}};
+      f.metrics = {{"count", double(g.count)}, {"per_step", per_step}, {"time_ns", double(g.time_ns)}};
       f.cost_ns = g.time_ns;
       out.push_back(std::move(f));
     }
