@@ -138,7 +138,8 @@ def patch_api_functions():
         t0 = rec.now()
         result = orig(*args, **kwargs)
         t1 = rec.now()
-        rec.record_sdpa(args, kwargs, result, t0, t1, sys._getframe(1))
+        caller = sys._getframe(1)
+        rec.record_sdpa(args, kwargs, result, t0, t1, caller, _frames.is_user_frame(caller))
         return result
 
     try:

@@ -360,10 +360,11 @@ class Recorder:
                self._seq, self.step, self._modules.current_json, _frames.user_stack_json(frame),
                ",".join(parts), ",".join(outs), ("," + extra) if extra else ""))
 
-    def record_sdpa(self, args, kwargs, result, t0, t1, frame):
+    def record_sdpa(self, args, kwargs, result, t0, t1, frame, from_user):
         """One `python_api` event per F.scaled_dot_product_attention call: inputs q, k, v and
         the mask when one is passed (docs/formats/capture.md), output, the other arguments as
-        text. The ops it ran are recorded as usual and nest inside it by time."""
+        text, and `caller=library` when torch itself made the call (nn.MultiheadAttention).
+        The ops it ran are recorded as usual and nest inside it by time."""
         try:
             if not self.recording:
                 return
@@ -376,6 +377,8 @@ class Recorder:
             outputs = [self._tensor_json(result, 0, seen_ids, seen_storages, True)] if isinstance(result, Tensor) else []
             attrs = " ".join("%s=%s" % (k, call[k]) for k in ("dropout_p", "is_causal", "scale", "enable_gqa")
                              if k in call)
+            if not from_user:
+                attrs = (attrs + " caller=library").strip()
             self._write(
                 '{"ph":"X","cat":"python_api","name":"torch.nn.functional.scaled_dot_product_attention","pid":%d,'
                 '"tid":%d,"ts":%.3f,"dur":%.3f,"args":{"step":%d,"module":%s,"stack":%s,"reason":%s,'

@@ -64,4 +64,13 @@ std::string format_number(double v) {
   return fmt::format("{:.3g}", v);
 }
 
+std::string_view attribute_value(std::string_view text, std::string_view key) {
+  for (size_t at = 0; (at = text.find(key, at)) != std::string_view::npos; at += key.size()) {
+    if ((at > 0 && text[at - 1] != ' ') || at + key.size() >= text.size() || text[at + key.size()] != '=') continue;
+    std::string_view v = text.substr(at + key.size() + 1);
+    return v.substr(0, v.find(' '));
+  }
+  return {};
+}
+
 }  // namespace npud

@@ -26,4 +26,8 @@ std::string format_share(double share);
 // 3 -> "3", 0.25 -> "0.25", 12.345 -> "12.3".
 std::string format_number(double v);
 
+// The value of `key` in a capture event's attribute text ("foreach=None fused=False", the
+// `reason` of optimizer_config and python_api events), or "" when absent.
+std::string_view attribute_value(std::string_view text, std::string_view key);
+
 }  // namespace npud

@@ -224,16 +224,6 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
 
 namespace {
 
-// "foreach=None fused=False ..." (a capture's optimizer_config event) -> the value of key, or "".
-std::string_view setting(std::string_view text, std::string_view key) {
-  for (size_t at = 0; (at = text.find(key, at)) != std::string_view::npos; at += key.size()) {
-    if ((at > 0 && text[at - 1] != ' ') || at + key.size() >= text.size() || text[at + key.size()] != '=') continue;
-    std::string_view v = text.substr(at + key.size() + 1);
-    return v.substr(0, v.find(' '));
-  }
-  return {};
-}
-
 // Whether torch picks the multi-tensor (foreach) path on its own for NPU parameters: from
 // torch 2.1 `_default_to_fused_or_foreach` lists the privateuse1 backend (npu) among the
 // foreach devices; torch 1.x and 2.0 default to the per-parameter loop there.
@@ -250,7 +240,7 @@ const Op* optimizer_at(const Trace& t, const Op& loop_op) {
   const Frame* lf = t.user_frame(loop_op);
   if (!lf) return nullptr;
   for (const Op& op : t.ops) {
-    if (op.kind != OpKind::Other || !op.detail || setting(t.str(op.detail), "foreach").empty()) continue;
+    if (op.kind != OpKind::Other || !op.detail || attribute_value(t.str(op.detail), "foreach").empty()) continue;
     const Frame* f = t.user_frame(op);
     if (f && f->file == lf->file && f->line == lf->line) return &op;
   }
@@ -266,10 +256,10 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
     uint32_t op = g.node(lg.first_node).op;
     const Op* optimizer = optimizer_at(t, t.ops[op]);
     std::string settings = optimizer ? std::string(t.str(optimizer->detail)) : std::string();
-    std::string_view foreach = setting(settings, "foreach"), fused = setting(settings, "fused");
+    std::string_view foreach = attribute_value(settings, "foreach"), fused = attribute_value(settings, "fused");
     // A torch optimizer left at its defaults runs foreach on NPU from torch 2.1: the loop seen
     // here is the CPU's single-tensor path, not what the NPU will run.
-    if (optimizer && foreach == "None" && fused != "True" && setting(settings, "differentiable") != "True" &&
+    if (optimizer && foreach == "None" && fused != "True" && attribute_value(settings, "differentiable") != "True" &&
         torch_defaults_to_foreach_on_npu(t))
       continue;
     Finding f;

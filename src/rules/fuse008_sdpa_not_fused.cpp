@@ -40,6 +40,9 @@ class SdpaNotFused final : public Rule {
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
       if (op.kind != OpKind::Api || !t.str(op.name).ends_with("scaled_dot_product_attention")) continue;
+      // Made by torch itself (nn.MultiheadAttention turns a bool key_padding_mask into a float
+      // one before calling SDPA): those arguments are not the user's to change.
+      if (attribute_value(t.str(op.detail), "caller") == "library") continue;
       auto in = t.inputs(op);
       if (in.size() < 3) continue;
       const TensorMeta& q = t.tensors[in[0]];

@@ -97,11 +97,15 @@ class Model(nn.Module):
         self.bert = BertSelfAttention()
         self.llama = LlamaAttention()
         self.flat = FlatHeads()
+        # PyTorch's own layer: it turns the bool padding mask into a float one and calls SDPA
+        # itself; nothing at the user's line is the user's to change.
+        self.encoder = nn.TransformerEncoderLayer(DIM, nhead=H, dim_feedforward=2 * DIM, batch_first=True)
 
     def forward(self, x):
         keep = torch.ones(B, S)
         keep[:, -2:] = 0
-        return self.flat(self.llama(self.bert(self.gpt(x), keep)))
+        y = self.flat(self.llama(self.bert(self.gpt(x), keep)))
+        return self.encoder(y, src_key_padding_mask=keep == 0)  # SDPA_CLEAN torch_transformer_layer
 
 
 if __name__ == "__main__":
