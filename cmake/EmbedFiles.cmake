@@ -12,4 +12,6 @@ function(npud_embed_files out_cpp function)
     DEPENDS ${ARGN} ${NPUD_EMBED_SCRIPT}
     COMMENT "Embedding ${function}"
     VERBATIM)
+  # Each generated file names its arrays kFile0...: alone in its translation unit.
+  set_source_files_properties(${out_cpp} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()

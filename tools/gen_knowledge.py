@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Generate npu-doctor's knowledge base (data/knowledge/) from ../shared/data/npu-ops.
+"""Generate npu-doctor's knowledge base (data/knowledge/) from ../shared/data/npu-ops{,-release}.
 
 Usage (from the repository root):
     /usr/bin/python3 tools/gen_knowledge.py [NPU_OPS_DIR] [--out DIR] [--check]
@@ -80,9 +80,162 @@ def expand(a, b, versions):
     return versions[versions.index(a): versions.index(b) + 1]
 
 
+def id_ranges(ids):
+    """Compact a set of list ids (1-based) into '1-4,7'."""
+    ids = sorted(ids)
+    parts, i = [], 0
+    while i < len(ids):
+        j = i
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        parts.append(str(ids[i]) if i == j else f"{ids[i]}-{ids[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+LISTS_NOTE = ("lists: ids of the distinct op lists (column `list` of wheels.tsv), comma-separated, "
+              "A-B = every id from A to B")
+
+
+def read_table(path, min_fields):
+    rows = []
+    for line in read_lines(path):
+        f = [c.strip() for c in line.split("\t")]
+        if len(f) < min_fields:
+            raise GenError(f"{path}: expected {min_fields} tab-separated fields: {line!r}")
+        rows.append(f)
+    return rows
+
+
+def read_op_list(folder, name):
+    """One op list (the files <name>.txt, .custom.txt, .impl.tsv, .tocpu.txt, .unsupported.txt)."""
+    def opt(suffix):
+        path = os.path.join(folder, name + suffix)
+        return [l.strip() for l in read_lines(path)] if os.path.exists(path) else []
+    impl = []
+    for line in opt(".impl.tsv"):
+        op, _, src = line.partition("\t")
+        if not src:
+            raise GenError(f"{os.path.join(folder, name)}.impl.tsv: line without a tab: {line!r}")
+        impl.append((op.strip(), src.strip()))
+    lst = {"aten": sorted(set(opt(".txt"))), "custom": sorted(set(opt(".custom.txt"))), "impl": sorted(set(impl)),
+           "tocpu": sorted(set(opt(".tocpu.txt"))), "unsupported": sorted(set(opt(".unsupported.txt")))}
+    if not lst["aten"]:
+        raise GenError(f"{os.path.join(folder, name)}.txt: missing or empty op list")
+    files = [name + s for s in (".txt", ".custom.txt", ".impl.tsv", ".tocpu.txt", ".unsupported.txt")
+             if os.path.exists(os.path.join(folder, name + s))]
+    return lst, files
+
+
+def clean_cann(text):
+    """'8.5.0*' / '9.0.0 (by suffix)' -> '8.5.0': both mark a line mapped by its suffix (release SOURCE.md)."""
+    return text.split(" ")[0].rstrip("*") if text and text != "-" else ""
+
+
+def release_entries(rel):
+    """Wheels of ../shared/data/npu-ops-release: one per release tag (named by the wheel version the tag
+    built), one per release-branch tip whose version no tag has (kind branch-tip), and the ad-hoc
+    source builds. Branch names become aliases of the entry carrying their tip's version."""
+    entries, inputs = [], ["SOURCE.md", "releases.tsv", os.path.join("tags", "tags.tsv")]
+    by_version = {}
+    for f in read_table(os.path.join(rel, "tags", "tags.tsv"), 8):
+        tag, commit, date, opp, opp_date, _layout, wheel, cann = f[:8]
+        lst, files = read_op_list(os.path.join(rel, "tags"), tag)
+        inputs += [os.path.join("tags", n) for n in files]
+        if wheel in by_version:
+            raise GenError(f"tags.tsv: wheel version {wheel} built by two tags")
+        e = {"name": wheel, "torch": base_line(wheel), "kind": "release", "ref": tag, "commit": commit,
+             "opp": opp, "opp_date": opp_date, "cann": clean_cann(cann), "date": date, "aliases": [], "list": lst}
+        by_version[wheel] = e
+        entries.append(e)
+    for f in read_table(os.path.join(rel, "releases.tsv"), 10):
+        branch, commit, date, opp, opp_date, _layout, wheel, _src, _pkg, cann = f[:10]
+        if wheel in by_version:  # the tag list wins (release SOURCE.md: prefer the tag of the wheel)
+            by_version[wheel]["aliases"].append(branch)
+            continue
+        lst, files = read_op_list(rel, branch)
+        inputs += files
+        e = {"name": wheel, "torch": base_line(wheel), "kind": "branch-tip", "ref": branch, "commit": commit,
+             "opp": opp, "opp_date": opp_date, "cann": clean_cann(cann), "date": date, "aliases": [branch],
+             "list": lst}
+        by_version[wheel] = e
+        entries.append(e)
+    text = open(os.path.join(rel, "SOURCE.md"), encoding="utf-8").read()
+    adhoc = os.path.join(rel, "adhoc")
+    for name in sorted(n[:-4] for n in os.listdir(adhoc) if n.endswith(".txt") and n.count(".") == 3):
+        line, short = name.split("@")
+        m = re.search(r"`adhoc/" + re.escape(name) + r"\.\*` = PTA commit `([0-9a-f]{40})` \(branch `([^`]+)`,\s*"
+                      r"(\d{4}-\d{2}-\d{2}), OPP `([0-9a-f]+)`, version.txt `([^`]+)`", text)
+        if not m:
+            raise GenError(f"SOURCE.md does not describe adhoc/{name}")
+        commit, branch, date, opp, version = m.groups()
+        lst, files = read_op_list(adhoc, name)
+        inputs += [os.path.join("adhoc", n) for n in files]
+        entries.append({"name": f"{version}+git{short[:7]}", "torch": line, "kind": "source-build",
+                        "ref": f"{branch}@{short}", "commit": commit[:12], "opp": opp[:12], "opp_date": "",
+                        "cann": "", "date": date, "aliases": [], "list": lst})
+    return entries, inputs
+
+
+def dev_entries(dev):
+    rows, heads, _ = source_table(dev)
+    versions = sorted((f[:-4] for f in os.listdir(dev) if VERSION_FILE.match(f)), key=vkey)
+    if not versions:
+        raise GenError(f"{dev}: no <version>.txt op lists")
+    missing = [v for v in versions if v not in rows]
+    if missing:
+        raise GenError(f"{dev}/SOURCE.md table lacks rows for {missing}")
+    entries, inputs = [], ["SOURCE.md"]
+    for v in versions:
+        ref, commit, opp = rows[v]
+        if ref == "master" and not commit:  # SOURCE.md names the master commit once, above the table
+            commit = heads["torch_npu"][:12]
+        lst, files = read_op_list(dev, v)
+        inputs += files
+        entries.append({"name": f"{v}-dev", "torch": v, "kind": "dev-tip", "ref": ref, "commit": commit,
+                        "opp": opp, "opp_date": "", "cann": "", "date": "", "aliases": [], "list": lst})
+    return entries, inputs
+
+
+def base_line(version):
+    m = re.match(r"^(\d+\.\d+\.\d+)", version)
+    if not m:
+        raise GenError(f"not a torch_npu version: {version!r}")
+    return m.group(1)
+
+
+def order_entries(dev, rel):
+    """Per torch line (oldest first): its releases by date, then its dev tip. Ids go to the
+    distinct lists in that order, so each op's `lists` column stays a few ranges."""
+    lines = sorted({e["torch"] for e in dev + rel}, key=vkey)
+    ordered = []
+    for line in lines:
+        ordered += sorted((e for e in rel if e["torch"] == line), key=lambda e: pep440_key(e["name"]))
+        ordered += [e for e in dev if e["torch"] == line]
+    lists, ids = [], {}
+    for e in ordered:
+        key = repr(sorted(e["list"].items()))
+        if key not in ids:
+            ids[key] = len(lists) + 1
+            lists.append(dict(e["list"], order=len(lists), ref=e["ref"]))
+        e["list_id"] = ids[key]
+    return lines, ordered, lists
+
+
+def pep440_key(v):
+    m = re.match(r"^(\d+)\.(\d+)\.(\d+)(?:\.?rc(\d+))?(?:\.post(\d+))?", v)
+    a, b, c, rc, post = m.groups()
+    return (int(a), int(b), int(c), -1000 + int(rc) if rc else 0, int(post or 0))
+
+
 def sha256(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
+
+
+def digest(folder, names):
+    lines = "".join(f"{sha256(os.path.join(folder, n))}  {n}\n" for n in names)
+    return hashlib.sha256(lines.encode()).hexdigest()
 
 
 def header(title, columns, notes=()):
@@ -126,78 +279,70 @@ def source_table(src):
     return rows, heads, (dates[0] if dates else "")
 
 
-def gen_aten(src, versions):
+def gen_aten(lists):
     ops = {}
-    for v in versions:
-        for op in read_lines(os.path.join(src, f"{v}.txt")):
-            ops.setdefault(op.strip(), set()).add(v)
-    body = "".join(f"{op}\t{ranges(vs, versions)}\n" for op, vs in sorted(ops.items()))
-    return header("aten ops with an NPU kernel declared in torch_npu/op-plugin YAML, per torch_npu line",
-                  ["op(.overload)", "versions"],
-                  ["versions: comma-separated, A-B = every known version from A to B (order of compat.tsv)"]) + body
+    for i, lst in enumerate(lists, 1):
+        for op in lst["aten"]:
+            ops.setdefault(op, set()).add(i)
+    body = "".join(f"{op}\t{id_ranges(ids)}\n" for op, ids in sorted(ops.items()))
+    return header("aten ops with an NPU kernel declared in torch_npu/op-plugin YAML, per op list",
+                  ["op(.overload)", "lists"], [LISTS_NOTE]) + body
 
 
-def gen_impl(src, versions):
+def gen_impl(lists):
     rows = {}
-    for v in versions:
-        path = os.path.join(src, f"{v}.impl.tsv")
-        if not os.path.exists(path):
-            continue
-        for line in read_lines(path):
-            op, _, impl = line.partition("\t")
-            if not impl:
-                raise GenError(f"{path}: line without a tab: {line!r}")
-            rows.setdefault((op, impl.strip()), set()).add(v)
-    body = "".join(f"{op}\t{impl}\t{ranges(vs, versions)}\n" for (op, impl), vs in sorted(rows.items()))
-    return header("implementation path of each listed aten op (from <torch>.impl.tsv; 1.5.0/1.8.1 have none)",
-                  ["op(.overload)", "sources", "versions"],
+    for i, lst in enumerate(lists, 1):
+        for op, impl in lst["impl"]:
+            rows.setdefault((op, impl), set()).add(i)
+    body = "".join(f"{op}\t{impl}\t{id_ranges(ids)}\n" for (op, impl), ids in sorted(rows.items()))
+    return header("implementation path of each listed aten op (from <list>.impl.tsv; 1.5.0/1.8.1 have none)",
+                  ["op(.overload)", "sources", "lists"],
                   ["sources: op-plugin:<section>[acl_op|op_api|sparse_op_api|dvm, joined by +] and/or "
-                   "torch_npu:<yaml section>; acl_op = legacy aclop path (may JIT-compile), op_api = aclnn kernels"]) + body
+                   "torch_npu:<yaml section>; acl_op = legacy aclop path (may JIT-compile), op_api = aclnn kernels",
+                   LISTS_NOTE]) + body
 
 
-def gen_custom(src, versions):
+def gen_custom(lists):
     ops = {}
     schema = {}
-    for v in versions:
-        for line in read_lines(os.path.join(src, f"{v}.custom.txt")):
-            line = line.strip()
+    order = sorted(range(len(lists)), key=lambda i: lists[i]["order"])  # oldest first: newest schema wins
+    for i in order:
+        for line in lists[i]["custom"]:
             name = line.split("(", 1)[0].strip()
             if not name:
-                raise GenError(f"{v}.custom.txt: schema without a name: {line!r}")
-            ops.setdefault(name, set()).add(v)
-            schema[name] = line  # versions are visited oldest first: the newest schema wins
-    body = "".join(f"{op}\t{ranges(vs, versions)}\t{schema[op]}\n" for op, vs in sorted(ops.items()))
+                raise GenError(f"{lists[i]['ref']}.custom.txt: schema without a name: {line!r}")
+            ops.setdefault(name, set()).add(i + 1)
+            schema[name] = line
+    body = "".join(f"{op}\t{id_ranges(ids)}\t{schema[op]}\n" for op, ids in sorted(ops.items()))
     return header("custom ops in the npu namespace (torch.ops.npu.<name>, torch_npu.<name>)",
-                  ["op(.overload)", "versions", "schema (as in the newest version listing it)"]) + body
+                  ["op(.overload)", "lists", "schema (as in the newest list naming the op)"], [LISTS_NOTE]) + body
 
 
-def gen_list(src, versions, suffix, title):
+def gen_list(lists, key, title):
     ops = {}
-    for v in versions:
-        path = os.path.join(src, f"{v}.{suffix}.txt")
-        if os.path.exists(path):
-            for op in read_lines(path):
-                ops.setdefault(op.strip(), set()).add(v)
-    body = "".join(f"{op}\t{ranges(vs, versions)}\n" for op, vs in sorted(ops.items()))
-    return header(title, ["op(.overload)", "versions"]) + body
+    for i, lst in enumerate(lists, 1):
+        for op in lst[key]:
+            ops.setdefault(op, set()).add(i)
+    body = "".join(f"{op}\t{id_ranges(ids)}\n" for op, ids in sorted(ops.items()))
+    return header(title, ["op(.overload)", "lists"], [LISTS_NOTE]) + body
 
 
-def gen_autocast(src, versions):
+def gen_autocast(src, lines):
     rows = {}
     files = sorted(f for f in os.listdir(src) if re.match(r"^autocast-\d+\.\d+\.\d+-\d+\.\d+\.\d+\.tsv$", f))
     if not files:
         raise GenError(f"{src}: no autocast-A-B.tsv files")
     for name in files:
         a, b = re.match(r"^autocast-(\d+\.\d+\.\d+)-(\d+\.\d+\.\d+)\.tsv$", name).groups()
-        vs = expand(a, b, versions)
+        vs = expand(a, b, lines)
         for line in read_lines(os.path.join(src, name)):
             fields = line.split("\t")
             if len(fields) != 2:
                 raise GenError(f"{name}: expected 2 fields: {line!r}")
             rows.setdefault((fields[0].strip(), fields[1].strip()), set()).update(vs)
-    body = "".join(f"{op}\t{policy}\t{ranges(vs, versions)}\n" for (op, policy), vs in sorted(rows.items()))
-    return header("AutocastPrivateUse1 cast policy per aten op (torch_npu AutoCastOps.cpp)",
-                  ["op(.overload)", "policy", "versions"],
+    body = "".join(f"{op}\t{policy}\t{ranges(vs, lines)}\n" for (op, policy), vs in sorted(rows.items()))
+    return header("AutocastPrivateUse1 cast policy per aten op (torch_npu AutoCastOps.cpp), per torch line",
+                  ["op(.overload)", "policy", "lines"],
                   ["policy: lower_precision_fp | fp32 | fp32_set_opt_dtype | fp32_append_dtype | promote | banned",
                    "ranges follow the input file names (autocast-2.1.0-2.12.0.tsv ...): branches in between were "
                    "not all checked one by one (see shared SOURCE.md)"]) + body
@@ -216,23 +361,20 @@ def gen_deprecated(src):
                   ["source: op-plugin:deprecated.yaml (op-plugin master) | npu-facts (project's curated NPU-FACTS.md)"]) + body
 
 
-def gen_compat(src, versions):
-    rows, _, _ = source_table(src)
-    missing = [v for v in versions if v not in rows]
-    if missing:
-        raise GenError(f"SOURCE.md table lacks rows for {missing}")
-    body = ""
-    _, heads, _ = source_table(src)
-    for v in versions:
-        ref, commit, plugin = rows[v]
-        if ref == "master" and not commit:  # SOURCE.md names the master commit once, above the table
-            commit = heads["torch_npu"][:12]
-        body += f"{v}\t{v}\t{ref}\t{commit}\t{plugin}\t\t\n"
-    return header("torch_npu lines known to the knowledge base, oldest first, and the torch they pair with",
-                  ["torch_npu", "torch", "torch_npu_ref", "torch_npu_commit", "op_plugin_commit", "python", "cann"],
-                  ["torch_npu X.Y.Z pairs with torch X.Y.Z. refs/commits: the development-branch tip each list was "
-                   "read from (not a released wheel)",
-                   "python, cann: left empty -- the source data states no Python or CANN range"]) + body
+def gen_wheels(entries):
+    body = "".join("\t".join([e["name"], e["torch"], e["kind"], e["ref"], e["commit"], e["opp"], e["opp_date"],
+                              e["cann"], str(e["list_id"]), ",".join(e["aliases"])]) + "\n" for e in entries)
+    return header("torch_npu wheels and development-branch tips known to the knowledge base, per torch line oldest "
+                  "first, each with the op list it was built with",
+                  ["name", "torch", "kind", "ref", "torch_npu_commit", "op_plugin_commit", "op_plugin_date", "cann",
+                   "list", "aliases"],
+                  ["name: the wheel version (torch_npu.__version__ without +git...), or <line>-dev for a development tip",
+                   "kind: release (built at a release tag) | branch-tip (version at a release-branch tip no tag has) | "
+                   "source-build (a reported source build) | dev-tip (development branch, no released wheel)",
+                   "cann: the CANN release line of the ref (release SOURCE.md; patch lines mapped to their .0 line); "
+                   "empty where the data states none",
+                   "list: id of the op list the other files' `lists` columns refer to (equal lists share an id)",
+                   "aliases: release branches whose tip carries this version"]) + body
 
 
 def gen_composite(previous, check):
@@ -273,55 +415,57 @@ def gen_composite(previous, check):
                    f"derived from torch {ver} (CPU build); other torch versions differ at the margins"]) + body
 
 
-def gen_provenance(src, versions, inputs):
-    _, heads, date = source_table(src)
+def gen_provenance(dev, rel, dev_inputs, rel_inputs, entries, lists):
+    _, heads, date = source_table(dev)
+    kinds = {k: sum(1 for e in entries if e["kind"] == k) for k in ("release", "branch-tip", "source-build", "dev-tip")}
     lines = [
         "npu-doctor knowledge base -- provenance",
         "",
-        "Generated by tools/gen_knowledge.py from ../shared/data/npu-ops (see its SOURCE.md).",
+        "Generated by tools/gen_knowledge.py from ../shared/data/npu-ops-release (release tags and",
+        "release-branch tips of torch_npu: the lists real wheels were built from) and ../shared/data/npu-ops",
+        "(development-branch tips, named <line>-dev). See the SOURCE.md of each.",
         "",
-        "The op lists come from the DEVELOPMENT-BRANCH TIPS of each torch_npu line (torch_npu",
-        "branches vX.Y.Z and master, with the op-plugin commit each pins), not from released wheels:",
-        "a released torch_npu (e.g. 2.7.1-26.1.0) may pin another op-plugin commit and differ.",
+        f"{kinds['release']} release wheels (tags), {kinds['branch-tip']} untagged release-branch tips, "
+        f"{kinds['source-build']} source build(s), {kinds['dev-tip']} development tips; {len(lists)} distinct op lists.",
         f"Mirror snapshot{(' of ' + date) if date else ''}: torch_npu (Ascend/pytorch) master {heads['torch_npu']},",
-        f"op-plugin (Ascend/op-plugin) master {heads['op-plugin']}.",
-        "Per-version refs and commits: compat.tsv.",
+        f"op-plugin (Ascend/op-plugin) master {heads['op-plugin']}. Per-wheel refs and commits: wheels.tsv.",
         "",
         "Caveats: an aten op absent from a list may still run on the NPU when PyTorch decomposes it",
         "(composite.tsv, derived from the local torch); ops registered by hand in C++ outside the",
-        "YAML are not listed; since 2.7.1 structured ops may appear only as their .out overload",
-        "(gelu.out, not gelu).",
+        "YAML are not listed; a listed kernel may still compute on the host or the AI CPU (dtype-",
+        "dependent); daily/dev wheels (2.1.0.post20231207) and versions set between two tags are",
+        "covered by neither kind of list.",
         "",
-        "versions: " + " ".join(versions),
-        "",
-        "input files (sha256):",
+        "input files: sha256 over the lines '<sha256>  <path>' of every file read, in path order",
+        f"  npu-ops-release: {len(rel_inputs)} files, {digest(rel, rel_inputs)}",
+        f"  npu-ops:         {len(dev_inputs)} files, {digest(dev, dev_inputs)}",
     ]
-    lines += [f"{sha256(os.path.join(src, name))}  {name}" for name in inputs]
     return "\n".join(lines) + "\n"
 
 
-def generate(src, out_dir, previous_composite, check=False):
-    if not os.path.isdir(src):
-        raise GenError(f"input directory not found: {src}")
-    versions = sorted((f[:-4] for f in os.listdir(src) if VERSION_FILE.match(f)), key=vkey)
-    if not versions:
-        raise GenError(f"{src}: no <version>.txt op lists")
+def generate(dev, rel, out_dir, previous_composite, check=False):
+    for d in (dev, rel):
+        if not os.path.isdir(d):
+            raise GenError(f"input directory not found: {d}")
+    dev_list, dev_inputs = dev_entries(dev)
+    rel_list, rel_inputs = release_entries(rel)
+    lines, entries, lists = order_entries(dev_list, rel_list)
+    dev_inputs += sorted(f for f in os.listdir(dev) if f.startswith("autocast-") or f.startswith("deprecated."))
     os.makedirs(out_dir, exist_ok=True)
     files = {
-        "compat.tsv": gen_compat(src, versions),
-        "aten-ops.tsv": gen_aten(src, versions),
-        "aten-impl.tsv": gen_impl(src, versions),
-        "custom-ops.tsv": gen_custom(src, versions),
-        "tocpu.tsv": gen_list(src, versions, "tocpu",
+        "wheels.tsv": gen_wheels(entries),
+        "aten-ops.tsv": gen_aten(lists),
+        "aten-impl.tsv": gen_impl(lists),
+        "custom-ops.tsv": gen_custom(lists),
+        "tocpu.tsv": gen_list(lists, "tocpu",
                               "1.11/2.0: ops whose NPU wrapper copies inputs to CPU and runs the CPU kernel"),
-        "unsupported.tsv": gen_list(src, versions, "unsupported",
+        "unsupported.tsv": gen_list(lists, "unsupported",
                                     "1.11/2.0: ops registered with a kernel that raises '<op> is unsupported!'"),
-        "autocast.tsv": gen_autocast(src, versions),
-        "deprecated.tsv": gen_deprecated(src),
+        "autocast.tsv": gen_autocast(dev, lines),
+        "deprecated.tsv": gen_deprecated(dev),
         "composite.tsv": gen_composite(previous_composite, check),
     }
-    inputs = sorted(f for f in os.listdir(src) if f != "SOURCE.md" and not f.startswith(".")) + ["SOURCE.md"]
-    files["PROVENANCE"] = gen_provenance(src, versions, inputs)
+    files["PROVENANCE"] = gen_provenance(dev, rel, sorted(set(dev_inputs)), sorted(set(rel_inputs)), entries, lists)
     for name, text in files.items():
         write(out_dir, name, text)
     return sorted(files)
@@ -329,10 +473,13 @@ def generate(src, out_dir, previous_composite, check=False):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("input", nargs="?", default=DEFAULT_INPUT, help="the npu-ops data directory")
+    ap.add_argument("input", nargs="?", default=DEFAULT_INPUT, help="the npu-ops data directory (development tips)")
+    ap.add_argument("--release", default=None,
+                    help="the npu-ops-release data directory (default: npu-ops-release beside INPUT)")
     ap.add_argument("--out", default=DEFAULT_OUT, help="output directory (default data/knowledge)")
     ap.add_argument("--check", action="store_true", help="fail if the output directory is not up to date")
     args = ap.parse_args(argv)
+    release = args.release or os.path.join(os.path.dirname(os.path.abspath(args.input)), "npu-ops-release")
     prev_path = os.path.join(args.out, "composite.tsv")
     previous = None
     if os.path.exists(prev_path):
@@ -340,11 +487,13 @@ def main(argv):
             previous = f.read()
     try:
         if not args.check:
-            names = generate(args.input, args.out, previous)
+            names = generate(args.input, release, args.out, previous)
+            for stale in sorted(set(os.listdir(args.out)) - set(names)):
+                os.remove(os.path.join(args.out, stale))  # files an older generator wrote (compat.tsv)
             print(f"gen_knowledge: wrote {len(names)} files to {os.path.relpath(args.out, os.getcwd())}")
             return 0
         with tempfile.TemporaryDirectory() as tmp:
-            names = generate(args.input, tmp, previous, check=True)
+            names = generate(args.input, release, tmp, previous, check=True)
             stale = [n for n in names if not os.path.exists(os.path.join(args.out, n))
                      or not filecmp.cmp(os.path.join(tmp, n), os.path.join(args.out, n), shallow=False)]
             extra = sorted(set(os.listdir(args.out)) - set(names)) if os.path.isdir(args.out) else []

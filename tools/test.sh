@@ -15,12 +15,22 @@
 #      leak, timeout or sanitizer report fails the run. The Python e2e suites are not repeated.
 # Tests that need ../shared (real fixtures) skip with a message when it is absent.
 # Env:  NPUD_CHECK=0            skip step 2 (a quick local run; CI keeps the default, 1)
-#       NPUD_FUZZ_SECONDS=N     fuzz smoke length per harness (default 30)
+#       NPUD_FUZZ_SECONDS=N     fuzz smoke length per harness (default 15)
+#       NPUD_UNITY=ON|OFF       unity build of the library; default: ON in a fresh build folder
+#                               (CI's clean clone: ~30 % less compile time), else what the
+#                               folder was configured with (a developer's incremental builds)
 # Each phase prints its wall time ("npu-doctor test: <phase> <s> s").
 set -euo pipefail
 NPUD_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$NPUD_ROOT/tools/deps.sh"
 JOBS=$(nproc)
+
+# ON/OFF for the build folder $1 (see NPUD_UNITY above).
+unity_for() {
+  if [ -n "${NPUD_UNITY:-}" ]; then echo "$NPUD_UNITY"
+  elif [ -f "$1/CMakeCache.txt" ]; then grep -q '^NPUD_UNITY:BOOL=ON' "$1/CMakeCache.txt" && echo ON || echo OFF
+  else echo ON; fi
+}
 
 phase_start=$SECONDS
 phase_done() { echo "npu-doctor test: $1 $((SECONDS - phase_start)) s" >&2; phase_start=$SECONDS; }
@@ -33,7 +43,7 @@ npud_venv "$VENV" "scikit-build-core>=0.10" "$NPUD_TORCH_PIN" numpy ||
   echo "npu-doctor test: WARNING: no $NPUD_TORCH_PIN here: the torch2.* e2e suites will skip" >&2
 phase_done "venv"
 npud_build_wheel "$VENV" "$NPUD_ROOT/build" -C cmake.define.NPUD_TESTS=ON \
-  -C cmake.define.NPUD_TEST_VENV="$VENV"
+  -C cmake.define.NPUD_TEST_VENV="$VENV" -C cmake.define.NPUD_UNITY="$(unity_for "$NPUD_ROOT/build")"
 phase_done "build (wheel)"
 (cd "$NPUD_ROOT/build" && ctest --output-on-failure -j"$JOBS" "$@")
 phase_done "ctest"
@@ -45,7 +55,8 @@ fi
 
 CHECK=$NPUD_ROOT/build-check
 # The grammar archives step 1 fetched from PyPI serve here from the download cache.
-CC=clang CXX=clang++ cmake -S "$NPUD_ROOT" -B "$CHECK" -G Ninja -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON >/dev/null
+CC=clang CXX=clang++ cmake -S "$NPUD_ROOT" -B "$CHECK" -G Ninja -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON \
+  -DNPUD_UNITY="$(unity_for "$CHECK")" >/dev/null
 cmake --build "$CHECK" -j"$JOBS" --target npud_tests fuzz
 phase_done "check build"
 
@@ -70,5 +81,5 @@ grep -h "tests ran\|PASSED\|SKIPPED \[" "$logs"/shard*.log >&2 || true
 [ $fail = 0 ] || exit 1
 phase_done "sanitizer tests"
 
-NPUD_FUZZ_BUILD="$CHECK" NPUD_FUZZ_JOBS="$JOBS" "$NPUD_ROOT/fuzz/run.sh" "${NPUD_FUZZ_SECONDS:-30}"
+NPUD_FUZZ_BUILD="$CHECK" NPUD_FUZZ_JOBS="$JOBS" "$NPUD_ROOT/fuzz/run.sh" "${NPUD_FUZZ_SECONDS:-15}"
 phase_done "fuzz smoke"

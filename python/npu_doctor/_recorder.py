@@ -223,7 +223,7 @@ class Recorder:
             "torch": getattr(torch, "__version__", "") if torch else "",
             "python": platform.python_version(),
             "device": _guess_device(torch, npu),
-            "torch_npu": getattr(npu, "__version__", "") if npu else "",
+            "torch_npu": getattr(npu, "__version__", "") if npu else _installed_version("torch_npu"),
             "argv": list(sys.argv),
             "steps": steps_text(self.steps),
         }
@@ -299,6 +299,21 @@ class Recorder:
         return ('{"arg":%d,"id":%d,"storage":%d,"dtype":"%s","shape":%s,"strides":%s,"offset":%d,"device":"%s"}'
                 % (pos, tid, sid, dname, str(list(t.shape)), strides, offset, t.device))
 
+    def _add_tensors(self, a, pos, out, seen_ids, seen_storages, is_output):
+        """Appends the JSON of a tensor argument, or of each tensor in a list argument (each
+        element takes a position); returns the next position, or None when `a` is neither."""
+        Tensor = self._torch.Tensor
+        if isinstance(a, Tensor):
+            out.append(self._tensor_json(a, pos, seen_ids, seen_storages, is_output))
+            return pos + 1
+        if isinstance(a, (list, tuple)):
+            for e in a:
+                if isinstance(e, Tensor):
+                    out.append(self._tensor_json(e, pos, seen_ids, seen_storages, is_output))
+                pos += 1
+            return pos
+        return None
+
     def op_name(self, func):
         """The knowledge base's spelling ("aten::add.Tensor", "aten::mm"), or "" for ops
         that are bookkeeping, not device work (profiler::_record_function_enter...)."""
@@ -312,45 +327,38 @@ class Recorder:
         return name
 
     def op_inputs(self, args, kwargs):
-        """Input metadata, taken before the op runs (in-place ops change it)."""
-        Tensor = self._torch.Tensor
+        """Input metadata, taken before the op runs (in-place ops change it), and the op's
+        string arguments and keyword flags as `name=value` text (scatter_reduce's `reduce`,
+        `include_self`): what decides whether some kernels run on the AI cores."""
         parts = []
+        attrs = None
         seen_ids = {}
         seen_storages = {}
         pos = 0
-        for group in (args, kwargs.values() if kwargs else ()):
-            for a in group:
-                if isinstance(a, Tensor):
-                    parts.append(self._tensor_json(a, pos, seen_ids, seen_storages, False))
-                    pos += 1
-                elif isinstance(a, (list, tuple)):
-                    for e in a:
-                        if isinstance(e, Tensor):
-                            parts.append(self._tensor_json(e, pos, seen_ids, seen_storages, False))
-                        pos += 1
-                else:
-                    pos += 1
-        return parts, seen_ids, seen_storages
+        # Positional arguments are named by their position (the schema names them later).
+        items = enumerate(args) if not kwargs else list(enumerate(args)) + list(kwargs.items())
+        for key, a in items:
+            after = self._add_tensors(a, pos, parts, seen_ids, seen_storages, False)
+            if after is None:
+                if isinstance(a, str) or (isinstance(a, bool) and not isinstance(key, int)):
+                    attrs = (attrs or []) + [(key, a)]
+                pos += 1
+            else:
+                pos = after
+        return parts, seen_ids, seen_storages, attrs
 
     def op_done(self, func, pre, out, t0, t1, frame, extra=""):
-        parts, seen_ids, seen_storages = pre
-        Tensor = self._torch.Tensor
+        parts, seen_ids, seen_storages, attrs = pre
+        if attrs:
+            extra = _attrs_json(func, attrs) + ("," + extra if extra else "")
         outs = []
-        if isinstance(out, Tensor):
-            outs.append(self._tensor_json(out, 0, seen_ids, seen_storages, True))
-        elif isinstance(out, (list, tuple)):
+        if isinstance(out, (list, tuple)):
             pos = 0
             for o in out:
-                if isinstance(o, Tensor):
-                    outs.append(self._tensor_json(o, pos, seen_ids, seen_storages, True))
-                    pos += 1
-                elif isinstance(o, (list, tuple)):
-                    for e in o:
-                        if isinstance(e, Tensor):
-                            outs.append(self._tensor_json(e, pos, seen_ids, seen_storages, True))
-                        pos += 1
-                else:
-                    pos += 1
+                after = self._add_tensors(o, pos, outs, seen_ids, seen_storages, True)
+                pos = pos + 1 if after is None else after
+        else:
+            self._add_tensors(out, 0, outs, seen_ids, seen_storages, True)
         name = self._op_names[func]
         self._seq += 1
         self._write(
@@ -430,6 +438,27 @@ def _sdpa_call(args, kwargs):
     call = dict(zip(_SDPA_PARAMS, args))
     call.update(kwargs)
     return call
+
+
+def _installed_version(dist):
+    """The installed distribution's version without importing it ("" when absent): the
+    torch_npu wheel a CPU-only run would deploy with picks the op list to check against."""
+    try:
+        from importlib import metadata
+        return metadata.version(dist)
+    except Exception:
+        return ""
+
+
+def _attrs_json(func, attrs):
+    """`"reason":"reduce=sum include_self=False"`: positional strings named by the schema."""
+    schema_args = func._schema.arguments
+    text = []
+    for key, value in attrs:
+        if isinstance(key, int):
+            key = schema_args[key].name if key < len(schema_args) else "arg%d" % key
+        text.append("%s=%s" % (key, value))
+    return '"reason":%s' % json.dumps(" ".join(text))
 
 
 def _guess_device(torch, npu):

@@ -95,6 +95,11 @@ uint32_t TraceIndex::op_of_kernel(const Kernel& k) const {
   return r == kNone ? kNone : op_of_runtime(t_.runtime[r]);
 }
 
+bool TraceIndex::inside_composite(uint32_t op) const {
+  const Op& o = t_.ops[op];
+  return t_.format == InputFormat::Capture && o.parent != kNone && t_.ops[o.parent].kind == OpKind::Aten;
+}
+
 uint32_t TraceIndex::top_aten(uint32_t i) const {
   if (i == kNone) return kNone;
   while (t_.ops[i].parent != kNone && t_.ops[t_.ops[i].parent].kind == OpKind::Aten) i = t_.ops[i].parent;

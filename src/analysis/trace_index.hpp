@@ -32,6 +32,10 @@ class TraceIndex {
 
   // Walks up consecutive Aten parents: the outermost aten op of the call this op belongs to.
   uint32_t top_aten(uint32_t op) const;
+  // A capture's kernel op recorded inside a CompositeExplicitAutograd op (docs/formats/capture.md):
+  // it tells FALLBACK002 what the composite calls, but on an NPU with its own kernel for the
+  // composite it never runs, so layout and shape rules judge the composite instead.
+  bool inside_composite(uint32_t op) const;
   // First user frame of the op or of its nearest ancestor that has one, or nullptr.
   const Frame* user_frame(uint32_t op) const;
   // "file:line" of user_frame(op), or "".

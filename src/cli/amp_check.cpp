@@ -38,7 +38,7 @@ std::string_view amp_list_policy(std::string_view knowledge_policy) {
 // oldest version that has autocast lists when it has none).
 std::string amp_lists_text(const KnowledgeVersion& v) {
   std::vector<std::pair<std::string, std::string_view>> rows;
-  for (const auto& [op, policy] : v.autocast)
+  for (const auto& [op, policy] : v.autocast())
     if (auto p = amp_list_policy(policy); !p.empty()) rows.emplace_back("aten::" + op, p);
   std::sort(rows.begin(), rows.end());
   std::string out;
@@ -56,9 +56,9 @@ struct AmpCheckOptions {
 };
 
 const KnowledgeVersion* version_with_lists(const KnowledgeVersion& chosen, bool quiet) {
-  if (!chosen.autocast.empty()) return &chosen;
+  if (!chosen.autocast().empty()) return &chosen;
   for (const KnowledgeVersion& v : Knowledge::builtin().versions())
-    if (!v.autocast.empty()) {
+    if (!v.autocast().empty()) {
       if (!quiet)
         std::cerr << fmt::format("npu-doctor: torch_npu {} has no autocast lists in the knowledge base; the shim "
                                  "follows torch_npu {}'s\n", chosen.version, v.version);

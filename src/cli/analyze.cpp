@@ -20,7 +20,8 @@ namespace npud {
 
 void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
   cmd.add_option("--torch-npu", o.torch_npu,
-                 "torch_npu version whose op list predicts CPU fallbacks (default: newest known; "
+                 "torch_npu wheel whose op list predicts CPU fallbacks: 2.1.0.post8, a bare line 2.1.0, 2.15.0-dev "
+                 "(default: the torch_npu the trace recorded, else the newest release for its torch; "
                  "see `npu-doctor versions`)");
   cmd.add_option("--format", o.format, "report format")
       ->check(CLI::IsMember({"text", "json", "html"}))
@@ -102,8 +103,7 @@ void print_warnings(const Trace& trace) {
 }  // namespace
 
 int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
-  const KnowledgeVersion* version = torch_npu_version_or_report(o.torch_npu);
-  if (!version) return kExitBadInput;
+  if (!o.torch_npu.empty() && !torch_npu_version_or_report(o.torch_npu)) return kExitBadInput;
   std::vector<const Rule*> rules;
   try {
     rules = select_rules(o);
@@ -115,15 +115,16 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   Trace trace;
   if (!read_trace_or_report(path, o.allow_truncated, o.quiet, trace)) return kExitBadInput;
   if (!o.quiet) print_warnings(trace);
+  std::string why;
+  const KnowledgeVersion* version = torch_npu_version_for(o.torch_npu, trace, why);
+  if (!version) return kExitBadInput;
 
   AnalysisContext ctx{trace, *version, o.rule_options};
   Report report;
   report.command = o.command;
   report.summary = summarize(trace);
   report.summary.torch_npu = version->version;
-  report.summary.knowledge_note =
-      "op list of the development-branch tip of this torch_npu line, not of a released wheel; "
-      "`npu-doctor versions` says where each list comes from";
+  report.summary.knowledge_note = fmt::format("{}; chosen: {}", version->source(), why);
   for (const Rule* r : rules) report.rules_run.emplace_back(r->id());
   report.findings = run_rules(ctx, rules);
   if (trace.has_amp()) report.amp = summarize_amp(trace, *version, o.rule_options.top_n);

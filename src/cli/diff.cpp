@@ -53,7 +53,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<DiffOptions>();
   cmd->add_option("BEFORE", o->before, "trace, capture or profiler directory of the first run")->required();
   cmd->add_option("AFTER", o->after, "the same for the second run")->required();
-  cmd->add_option("--torch-npu", o->torch_npu, "torch_npu version the rules use (default: newest known)");
+  cmd->add_option("--torch-npu", o->torch_npu, "torch_npu wheel the rules use (default: the newest release; see `npu-doctor versions`)");
   cmd->add_option("--format", o->format, "output format")
       ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();

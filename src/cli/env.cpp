@@ -34,7 +34,10 @@ void render_env_text(std::ostream& os, const EnvReport& r) {
   if (p.ran) {
     os << fmt::format("  python     {} ({})\n", t(p.python_version), t(p.executable));
     os << fmt::format("  torch      {}\n", p.torch.empty() ? "not installed" : t(p.torch));
-    os << fmt::format("  torch_npu  {}\n", p.torch_npu.empty() ? "not installed" : t(p.torch_npu));
+    std::string npu = !p.torch_npu.empty() ? t(p.torch_npu)
+                      : !p.torch_npu_wheel.empty() ? t(p.torch_npu_wheel) + " (wheel installed; import failed)"
+                                                   : "not installed";
+    os << fmt::format("  torch_npu  {}\n", npu);
   } else {
     os << fmt::format("  python     {}: {}\n", t(p.command), t(p.error));
   }
@@ -75,8 +78,10 @@ void render_env_json(std::ostream& os, const EnvReport& r) {
   w.key("torch").begin_object().field("installed", !p.torch.empty()).field("version", p.torch);
   if (!p.torch_error.empty()) w.field("error", p.torch_error);
   w.end_object();
-  w.key("torch_npu").begin_object().field("installed", !p.torch_npu.empty()).field("version", p.torch_npu);
+  w.key("torch_npu").begin_object().field("installed", !p.torch_npu.empty() || !p.torch_npu_wheel.empty());
+  w.field("version", p.torch_npu).field("wheel", p.torch_npu_wheel);
   if (!p.torch_npu_error.empty()) w.field("error", p.torch_npu_error);
+  w.field("knowledge_version", r.torch_npu_version);  // what analyses use by default here
   w.end_object();
   install_json(w, "cann", r.cann);
   install_json(w, "driver", r.driver);

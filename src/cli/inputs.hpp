@@ -14,6 +14,12 @@ namespace npud {
 // that lists the known versions.
 const KnowledgeVersion* torch_npu_version_or_report(std::string_view requested);
 
+// The version a report uses: --torch-npu when given (nullptr after an error, as above);
+// else the torch_npu the trace says was installed where it ran; else the newest release
+// of the trace's torch line (its development tip when the line has no release); else the
+// newest release. `why` says which, for the report.
+const KnowledgeVersion* torch_npu_version_for(std::string_view requested, const Trace& trace, std::string& why);
+
 // Reads `path` into `out` with progress on stderr (TTY, not quiet); on bad input prints
 // "npu-doctor: error: ..." and returns false.
 bool read_trace_or_report(const std::string& path, bool allow_truncated, bool quiet, Trace& out);

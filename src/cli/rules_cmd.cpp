@@ -38,14 +38,19 @@ void add_rules_command(CLI::App& app, int& exit_code) {
     exit_code = kExitClean;
   });
 
-  auto* versions = app.add_subcommand("versions", "List the torch_npu versions the knowledge base knows");
+  auto* versions = app.add_subcommand("versions", "List the torch_npu wheels (and development tips) the knowledge base knows, with their CANN line");
   versions->footer("Exit codes: 0 listed.");
   versions->callback([&exit_code] {
     const Knowledge& kb = Knowledge::builtin();
+    std::cout << fmt::format("{:<24}{:<14}{:<10}{:<27}{:<14}{:>5}{:>7}\n", "name (--torch-npu)", "kind", "CANN",
+                             "ref", "op-plugin", "aten", "custom");
     for (const auto& v : kb.versions())
-      std::cout << fmt::format("{:<8} {:>5} aten ops with an NPU kernel, {:>4} npu custom ops\n", v.version,
-                               v.aten.size(), v.custom.size());
-    std::cout << "\n" << kb.provenance() << "\n";
+      std::cout << fmt::format("{:<24}{:<14}{:<10}{:<27}{:<14}{:>5}{:>7}\n", v.version, v.kind,
+                               v.cann.empty() ? "-" : v.cann, v.ref,
+                               v.op_plugin_commit.empty() ? "-" : v.op_plugin_commit, v.list().aten.size(),
+                               v.list().custom.size());
+    std::cout << fmt::format("\nA bare line (2.1.0, 2.1) means the wheel named like it, or <line>-dev when the line "
+                             "has no release; default: {}.\n\n{}\n", kb.newest().version, kb.provenance());
     exit_code = kExitClean;
   });
 }

@@ -28,9 +28,6 @@ struct ScanArgs {
   unsigned threads = 0;
 };
 
-constexpr const char* kOpListCaveat =
-    "op lists describe development-branch tips of each torch_npu line, not released wheels";
-
 void render_text(std::ostream& os, const std::vector<FileResult>& results, size_t fixed) {
   size_t n = 0, fixable = 0, files = 0, lines = 0;
   for (const auto& r : results) {
@@ -51,11 +48,12 @@ void render_text(std::ostream& os, const std::vector<FileResult>& results, size_
                     n == 1 ? "" : "s", fixable, files, files == 1 ? "" : "s", lines);
 }
 
-void render_json(std::ostream& os, const std::vector<FileResult>& results, const std::string& version, size_t fixed) {
+void render_json(std::ostream& os, const std::vector<FileResult>& results, const KnowledgeVersion& version,
+                 size_t fixed) {
   JsonWriter w(os, 2);
   w.begin_object();
   w.field("tool", "npu-doctor").field("command", "scan").field("version", NPUD_VERSION);
-  w.field("torch_npu", version).field("knowledge_note", kOpListCaveat);
+  w.field("torch_npu", version.version).field("knowledge_note", version.source());
   size_t files = 0, lines = 0, n = 0, fixable = 0;
   w.key("findings").begin_array();
   for (const auto& r : results) {
@@ -206,7 +204,7 @@ int run_scan(const ScanArgs& a) {
   if (a.fix || a.diff) fixed = fix_files(results, opts, !a.diff, io_error);
 
   std::ostringstream report;
-  if (a.format == "json") render_json(report, results, opts.version->version, fixed);
+  if (a.format == "json") render_json(report, results, *opts.version, fixed);
   else if (a.format == "sarif") render_sarif_scan(report, results);
   else render_text(report, results, a.diff ? 0 : fixed);
 
@@ -239,7 +237,7 @@ void add_scan_command(CLI::App& app, int& exit_code) {
       "scan", "Static scan of Python sources for what breaks or slows on an Ascend NPU, with exact fixes");
   cmd->add_option("PATHS", args->paths, "Python files or directories (skips .git, virtualenvs, site-packages)")
       ->required();
-  cmd->add_option("--torch-npu", args->torch_npu, "torch_npu version whose op lists to check against (default: newest)");
+  cmd->add_option("--torch-npu", args->torch_npu, "torch_npu wheel whose op lists to check against: 2.1.0.post8, a bare line 2.1.0, 2.15.0-dev (default: the newest release)");
   cmd->add_option("--format", args->format, "text, json or sarif (SARIF 2.1.0, for code scanning)");
   cmd->add_flag("--fix", args->fix, "apply the exact fixes in place");
   cmd->add_flag("--diff", args->diff, "print the fixes as a unified diff (patch -p1) and write nothing");

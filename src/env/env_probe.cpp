@@ -1,4 +1,5 @@
 #include "env/env_probe.hpp"
+#include "util/text.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -55,6 +56,11 @@ try:
     r["torch_npu"] = str(getattr(torch_npu, "__version__", ""))
 except BaseException as e:
     r["torch_npu_error"] = "%s: %s" % (type(e).__name__, e)
+try:  # the installed wheel, even where importing it fails (no CANN, no NPU yet)
+    from importlib import metadata
+    r["torch_npu_wheel"] = metadata.version("torch_npu")
+except BaseException:
+    pass
 sys.stdout.write(json.dumps(r) + "\n")
 )PY";
 }
@@ -89,6 +95,7 @@ void parse_probe_output(const std::string& text, PythonProbe& out) {
   out.torch_error = get("torch_error");
   out.torch_npu = get("torch_npu");
   out.torch_npu_error = get("torch_npu_error");
+  out.torch_npu_wheel = get("torch_npu_wheel");
 }
 
 PythonProbe probe_python(const std::string& python, int timeout_s) {
@@ -160,12 +167,6 @@ PythonProbe probe_python(const std::string& python, int timeout_s) {
 
 namespace {
 
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
 
 // The value of `key=value` (key compared case-insensitively) in a small text file, or "".
 std::string read_key(const fs::path& file, std::string_view key) {
@@ -175,13 +176,13 @@ std::string read_key(const fs::path& file, std::string_view key) {
   for (int n = 0; n < 1000 && std::getline(in, line); ++n) {
     auto eq = line.find('=');
     if (eq == std::string::npos) continue;
-    std::string k = trim(std::string_view(line).substr(0, eq));
+    std::string k(trim(std::string_view(line).substr(0, eq)));
     if (k.size() != key.size()) continue;
     bool same = true;
     for (size_t i = 0; i < k.size(); ++i)
       same = same && std::tolower(static_cast<unsigned char>(k[i])) == std::tolower(static_cast<unsigned char>(key[i]));
     if (!same) continue;
-    std::string v = trim(std::string_view(line).substr(eq + 1));
+    std::string v(trim(std::string_view(line).substr(eq + 1)));
     if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
     if (!v.empty()) return v;
   }
@@ -253,107 +254,97 @@ std::string base_version(std::string_view v) {
   return parts >= 2 ? out : std::string();
 }
 
-namespace {
-
-const CompatRow* row_for(const Knowledge& kb, std::string_view base, bool by_torch) {
-  for (const auto& r : kb.compat())
-    if (base_version(by_torch ? r.torch : r.torch_npu) == base) return &r;
-  return nullptr;
-}
-
-std::string known_lines(const Knowledge& kb) {
-  std::string s;
-  for (const auto& r : kb.compat()) s += (s.empty() ? "" : ", ") + r.torch_npu;
-  return s;
-}
-
-// The newest compat row whose line (X.Y) equals that of `base`, for "nearest" advice.
-const CompatRow* same_minor(const Knowledge& kb, std::string_view base) {
-  auto minor = [](std::string_view v) { return std::string(v.substr(0, v.rfind('.'))); };
-  const CompatRow* best = nullptr;
-  for (const auto& r : kb.compat())
-    if (minor(base_version(r.torch)) == minor(base)) best = &r;
-  return best;
-}
-
-}  // namespace
-
 void check_env(EnvReport& rep, const Knowledge& kb) {
   using L = EnvCheck::Level;
   auto add = [&](L level, std::string component, std::string message, std::string advice = {}) {
     rep.checks.push_back({level, std::move(component), std::move(message), std::move(advice)});
   };
   const PythonProbe& py = rep.python;
-  const CompatRow* pair = nullptr;   // the torch_npu line this environment should use
+  const KnowledgeVersion* pair = nullptr;  // the wheel (or line) this environment should use
+  // The installed wheel: its version string even when `import torch_npu` fails.
+  const std::string npu = !py.torch_npu.empty() ? py.torch_npu : py.torch_npu_wheel;
   if (!py.ran) {
     add(L::Warning, "python", fmt::format("could not ask Python about torch: {}", py.error),
         "pass the Python that runs your training with --python");
   } else {
     add(L::Ok, "python", fmt::format("Python {} ({})", py.python_version, py.executable));
     std::string torch_base = base_version(py.torch);
-    std::string npu_base = base_version(py.torch_npu);
-    if (py.torch.empty()) {
-      add(L::Mismatch, "torch", fmt::format("torch is not installed for {} ({})", py.command, py.torch_error),
-          fmt::format("install torch and the torch_npu of the same version (known lines: {})", known_lines(kb)));
-    } else if (!py.torch_npu.empty()) {
-      const CompatRow* npu_row = row_for(kb, npu_base, false);
-      if (!npu_row)
-        add(L::Warning, "torch_npu",
-            fmt::format("torch_npu {} is not a line the knowledge base knows (known: {})", py.torch_npu, known_lines(kb)),
-            "analyses fall back to the newest known line; pass --torch-npu to choose one");
-      std::string want_torch = npu_row ? base_version(npu_row->torch) : npu_base;
-      if (!want_torch.empty() && want_torch != torch_base) {
-        add(L::Mismatch, "torch",
-            fmt::format("torch {} is installed but torch_npu {} pairs with torch {}", py.torch, py.torch_npu, want_torch),
-            fmt::format("install torch {} (or the torch_npu that pairs with torch {}: torch_npu {}.post*)", want_torch,
-                        torch_base, torch_base));
+    if (!npu.empty()) {
+      const KnowledgeVersion* wheel = kb.find(npu);
+      if (wheel) {
+        rep.torch_npu_version = wheel->version;
+        std::string broken = py.torch_npu.empty() && !py.torch_npu_error.empty()
+                                 ? fmt::format("; importing it fails here ({})", py.torch_npu_error)
+                                 : "";
+        add(L::Ok, "torch_npu",
+            fmt::format("{} installed{}: analyses use its op list by default", wheel->describe(), broken));
       } else {
-        add(L::Ok, "torch_npu", fmt::format("torch_npu {} pairs with torch {}", py.torch_npu, py.torch));
+        add(L::Warning, "torch_npu",
+            fmt::format("torch_npu {} is not a wheel the knowledge base knows (known for its line: {})", npu,
+                        kb.known_names(npu)),
+            fmt::format("analyses use {} unless you pass --torch-npu", kb.newest().version));
       }
-      pair = npu_row;
+      std::string want_torch = wheel ? wheel->torch : base_version(npu);
+      if (py.torch.empty()) {
+        add(L::Mismatch, "torch", fmt::format("torch is not installed for {} ({})", py.command, py.torch_error),
+            fmt::format("install torch {} (torch_npu {} pairs with it)", want_torch, npu));
+      } else if (!want_torch.empty() && want_torch != torch_base) {
+        add(L::Mismatch, "torch",
+            fmt::format("torch {} is installed but torch_npu {} pairs with torch {}", py.torch, npu, want_torch),
+            fmt::format("install torch {} (or the torch_npu that pairs with torch {}: `npu-doctor versions`)",
+                        want_torch, torch_base));
+      } else {
+        add(L::Ok, "torch", fmt::format("torch {} pairs with torch_npu {}", py.torch, npu));
+      }
+      pair = wheel;
+    } else if (py.torch.empty()) {
+      add(L::Mismatch, "torch", fmt::format("torch is not installed for {} ({})", py.command, py.torch_error),
+          fmt::format("install torch and the torch_npu of the same line (e.g. torch {} with torch_npu {})",
+                      kb.newest().torch, kb.newest().version));
     } else {
       // torch without torch_npu: the normal state of a machine before the port.
-      const CompatRow* row = row_for(kb, torch_base, true);
+      const KnowledgeVersion* line = kb.find(torch_base);
       std::string why = py.torch_npu_error.empty() ? "" : fmt::format(" ({})", py.torch_npu_error);
-      if (row) {
+      if (line && line->is_release()) {
+        rep.torch_npu_version = line->version;
         add(L::Warning, "torch_npu", fmt::format("torch_npu is not installed{}; analyses still work", why),
-            fmt::format("torch {} is installed; install torch_npu {}.post* for it", py.torch, row->torch_npu));
-        pair = row;
+            fmt::format("torch {} is installed; install a torch_npu {} wheel for it (`npu-doctor versions` lists "
+                        "them with their CANN)", py.torch, line->torch));
+        pair = line;
       } else {
-        const CompatRow* near = same_minor(kb, torch_base);
+        const KnowledgeVersion& newest = kb.newest();
         std::string advice =
-            near ? fmt::format("install torch {} and torch_npu {}.post* (the torch_npu line nearest to torch {})",
-                               near->torch, near->torch_npu, py.torch)
-                 : fmt::format("install a torch that has a torch_npu line (known: {}), e.g. torch {} with torch_npu {}.post*",
-                               known_lines(kb), kb.compat().back().torch, kb.compat().back().torch_npu);
+            line ? fmt::format("torch_npu {} exists only as a development branch: install torch {} with torch_npu {} "
+                               "(newest release), or build torch_npu from source",
+                               line->torch, newest.torch, newest.version)
+                 : fmt::format("install a torch that has a torch_npu release, e.g. torch {} with torch_npu {}",
+                               newest.torch, newest.version);
         add(L::Mismatch, "torch",
-            fmt::format("torch_npu is not installed{} (analyses still work), and no torch_npu line pairs with torch {}", why, py.torch),
+            fmt::format("torch_npu is not installed{} (analyses still work), and no released torch_npu pairs with "
+                        "torch {}", why, py.torch),
             advice);
       }
     }
-    if (pair && !pair->python.empty() && py.python_version.find(pair->python) != 0)
-      add(L::Mismatch, "python",
-          fmt::format("torch_npu {} supports Python {}, found {}", pair->torch_npu, pair->python, py.python_version),
-          fmt::format("use Python {}", pair->python));
   }
 
   if (!rep.cann.found) {
-    add(!py.torch_npu.empty() ? L::Mismatch : L::Info, "cann",
-        fmt::format("CANN toolkit not found under {}", rep.cann.root),
-        !py.torch_npu.empty() ? "torch_npu needs the CANN toolkit: install it, then `source "
-                                "<install dir>/ascend-toolkit/set_env.sh` (or pass --cann-home)"
-                              : "");
-  } else if (pair && !pair->cann.empty()) {
+    add(!npu.empty() ? L::Mismatch : L::Info, "cann", fmt::format("CANN toolkit not found under {}", rep.cann.root),
+        !npu.empty() ? "torch_npu needs the CANN toolkit: install it, then `source "
+                       "<install dir>/ascend-toolkit/set_env.sh` (or pass --cann-home)"
+                     : "");
+  } else if (pair && !pair->cann.empty() && !npu.empty()) {
     if (rep.cann.version.find(pair->cann) != 0)
       add(L::Mismatch, "cann",
-          fmt::format("CANN {} is installed; torch_npu {} needs CANN {}", rep.cann.version, pair->torch_npu, pair->cann),
+          fmt::format("CANN {} is installed; torch_npu {} was released for CANN {}", rep.cann.version, pair->version,
+                      pair->cann),
           fmt::format("install CANN {}", pair->cann));
     else
-      add(L::Ok, "cann", fmt::format("CANN {} fits torch_npu {}", rep.cann.version, pair->torch_npu));
+      add(L::Ok, "cann", fmt::format("CANN {} fits torch_npu {}", rep.cann.version, pair->version));
   } else {
     add(L::Info, "cann",
-        fmt::format("CANN {} (from {}); the knowledge base states no CANN range for {}", rep.cann.version,
-                    rep.cann.source, pair ? "torch_npu " + pair->torch_npu : std::string("this torch_npu")),
+        fmt::format("CANN {} (from {}); {}", rep.cann.version, rep.cann.source,
+                    pair && !pair->cann.empty() ? fmt::format("torch_npu {} was released for CANN {}", pair->version, pair->cann)
+                                                : std::string("the knowledge base states no CANN for this torch_npu")),
         "check the torch_npu release notes for the CANN it was built against");
   }
 

@@ -1,5 +1,5 @@
 // `npu-doctor env`: what is installed (Python, torch, torch_npu, CANN, driver) and whether
-// it fits together according to the knowledge base's compatibility table. See docs/env.md.
+// it fits together according to the knowledge base's wheel table (wheels.tsv). See docs/env.md.
 #pragma once
 
 #include <string>
@@ -21,6 +21,7 @@ struct PythonProbe {
   std::string torch_error;
   std::string torch_npu;        // "2.1.0.post3", empty when not importable
   std::string torch_npu_error;
+  std::string torch_npu_wheel;  // installed distribution's version (importlib.metadata), import or not
 };
 
 // A version read from an install tree's files.
@@ -46,6 +47,7 @@ struct EnvReport {
   InstallInfo cann;
   InstallInfo driver;
   std::vector<EnvCheck> checks;
+  std::string torch_npu_version; // knowledge-base name analyses use here ("2.1.0.post8"), "" if none
   bool consistent() const;      // no Mismatch
 };
 

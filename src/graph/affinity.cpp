@@ -127,11 +127,15 @@ std::vector<PatternMatch> find_matches(const DataflowGraph& g, const PatternSpec
   return out;
 }
 
+// The oldest released wheel that has the op, else the oldest development tip.
 std::string min_torch_npu(const PatternSpec& spec) {
-  for (const KnowledgeVersion& v : Knowledge::builtin().versions()) {
-    if (!spec.custom_op.empty() && v.is_custom(spec.custom_op)) return v.version;
-    if (spec.custom_op.empty() && !spec.aten_op.empty() && v.has_npu_kernel(spec.aten_op)) return v.version;
-  }
+  auto has = [&](const KnowledgeVersion& v) {
+    if (!spec.custom_op.empty()) return v.is_custom(spec.custom_op);
+    return !spec.aten_op.empty() && v.has_npu_kernel(spec.aten_op);
+  };
+  for (bool releases : {true, false})
+    for (const KnowledgeVersion& v : Knowledge::builtin().versions())
+      if (v.is_release() == releases && has(v)) return v.version;
   return "";
 }
 
@@ -216,8 +220,8 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
       f.notes.push_back("modules: " + all);
     }
     for (std::string_view n : spec.notes) f.notes.emplace_back(n);
-    f.notes.push_back("savings estimated from the matched ops' output sizes (each intermediate written once and "
-                      "read once); op lists describe torch_npu development-branch tips, not released wheels");
+    f.notes.push_back(fmt::format("savings estimated from the matched ops' output sizes (each intermediate written "
+                                  "once and read once); op list: {}", ctx.npu.describe()));
     out.push_back(std::move(f));
   }
 }

@@ -2,6 +2,7 @@
 // Chrome reader; the CSV tables fill what it lacks. Merge rule and per-file mapping:
 // docs/formats/ascend.md.
 #include "ingest/ascend.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -28,12 +29,6 @@ constexpr std::string_view kOutputDir = "ASCEND_PROFILER_OUTPUT";
 // differently by some versions).
 constexpr int64_t kMatchToleranceNs = 1000;
 
-std::string_view trim(std::string_view s) {
-  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {

@@ -1,6 +1,7 @@
 // Parses the knowledge texts (data/knowledge/*, format in docs/knowledge.md) into
 // per-version lookup sets. The embedded copy is parsed once, on first use.
 #include "knowledge/knowledge.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -22,12 +23,6 @@ struct OpName {
   }
 };
 
-std::string_view trim(std::string_view s) {
-  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 OpName split_op(std::string_view op) {
   op = trim(op);
@@ -121,30 +116,58 @@ std::vector<Line> data_lines(std::string_view file, std::string_view text, size_
 
 }  // namespace
 
-// ---- KnowledgeVersion ----
+// ---- OpList / KnowledgeVersion ----
+
+namespace {
+std::string base_of(std::string_view op) { return std::string(op.substr(0, op.find('.'))); }
+}  // namespace
+
+void OpList::add_aten(std::string_view op) {
+  aten.emplace(op);
+  aten_base.insert(base_of(op));
+}
+
+void OpList::add_custom(std::string_view op) {
+  custom.emplace(op);
+  custom_base.insert(base_of(op));
+}
+
+std::string KnowledgeVersion::source() const {
+  std::string opp = op_plugin_commit.empty() ? "" : fmt::format(", op-plugin {}", op_plugin_commit);
+  if (kind == "release") return fmt::format("release tag {}{}", ref, opp);
+  if (kind == "branch-tip") return fmt::format("tip of release branch {}{}", ref, opp);
+  if (kind == "source-build") return fmt::format("source build of {}{}", ref, opp);
+  return fmt::format("development tip of {}{}; no released wheel", ref, opp);
+}
+
+std::string KnowledgeVersion::describe() const { return fmt::format("torch_npu {} ({})", version, source()); }
 
 bool KnowledgeVersion::has_npu_kernel(std::string_view op) const {
   OpName n = split_op(op);
-  if (!n.has_overload) return aten_base.count(std::string(n.base)) > 0;
-  return aten.count(n.full()) > 0;
+  if (!n.has_overload) return ops->aten_base.count(std::string(n.base)) > 0;
+  return ops->aten.count(n.full()) > 0;
+}
+
+bool KnowledgeVersion::has_npu_kernel_exact(std::string_view op) const {
+  return ops->aten.count(split_op(op).full()) > 0;
 }
 
 bool KnowledgeVersion::is_custom(std::string_view name) const {
   OpName n = split_op(name);
-  if (!n.has_overload) return custom_base.count(std::string(n.base)) > 0;
-  return custom.count(n.full()) > 0;
+  if (!n.has_overload) return ops->custom_base.count(std::string(n.base)) > 0;
+  return ops->custom.count(n.full()) > 0;
 }
 
-bool KnowledgeVersion::is_tocpu(std::string_view op) const { return in_list(tocpu, op); }
-bool KnowledgeVersion::is_unsupported(std::string_view op) const { return in_list(unsupported, op); }
+bool KnowledgeVersion::is_tocpu(std::string_view op) const { return in_list(ops->tocpu, op); }
+bool KnowledgeVersion::is_unsupported(std::string_view op) const { return in_list(ops->unsupported, op); }
 
 std::string_view KnowledgeVersion::autocast_policy(std::string_view op) const {
-  const std::string* p = lookup(autocast, op);
+  const std::string* p = lookup(*autocast_policies, op);
   return p ? std::string_view(*p) : std::string_view{};
 }
 
 std::string_view KnowledgeVersion::impl_of(std::string_view op) const {
-  const std::string* p = lookup(impl, op);
+  const std::string* p = lookup(ops->impl, op);
   return p ? std::string_view(*p) : std::string_view{};
 }
 
@@ -159,39 +182,77 @@ const Knowledge& Knowledge::builtin() {
   return k;
 }
 
+const KnowledgeVersion& Knowledge::newest() const {
+  for (auto it = versions_.rbegin(); it != versions_.rend(); ++it)
+    if (it->kind == "release") return *it;
+  return versions_.back();
+}
+
+namespace {
+
+// "2.1" -> "2.1.", "2.1.0" stays: a line prefix that cannot match "2.10.0".
+bool same_line(std::string_view line, std::string_view prefix) {
+  if (prefix.size() > line.size() || line.substr(0, prefix.size()) != prefix) return false;
+  return prefix.size() == line.size() || line[prefix.size()] == '.';
+}
+
+bool is_line_spelling(std::string_view v) {  // "2.1" or "2.1.0": digits and at most two dots
+  int dots = 0;
+  for (char c : v) {
+    if (c == '.') ++dots;
+    else if (c < '0' || c > '9') return false;
+  }
+  return !v.empty() && dots >= 1 && dots <= 2 && v.front() != '.' && v.back() != '.' && v.find("..") == v.npos;
+}
+
+}  // namespace
+
 const KnowledgeVersion* Knowledge::find(std::string_view version) const {
   std::string_view v = trim(version);
   if (!v.empty() && (v.front() == 'v' || v.front() == 'V')) v.remove_prefix(1);
-  // Keep the leading "X.Y.Z": drops ".post3", "+cpu", "rc1", "-26.1.0" (release suffixes).
-  std::vector<int> parts;
-  size_t i = 0;
-  while (i < v.size() && parts.size() < 3) {
-    int value = 0;
-    auto [ptr, ec] = std::from_chars(v.data() + i, v.data() + v.size(), value);
-    if (ec != std::errc{}) break;
-    parts.push_back(value);
-    i = size_t(ptr - v.data());
-    if (i < v.size() && v[i] == '.') ++i;
-    else break;
-  }
-  if (parts.size() < 2) return nullptr;
-  if (parts.size() == 2 && i < v.size()) return nullptr;  // "2.1x": not a version prefix
-  for (const KnowledgeVersion& kv : versions_) {
-    std::vector<int> have;
-    std::string_view s = kv.version;
-    size_t j = 0;
-    while (j < s.size()) {
-      int value = 0;
-      auto [ptr, ec] = std::from_chars(s.data() + j, s.data() + s.size(), value);
-      if (ec != std::errc{}) break;
-      have.push_back(value);
-      j = size_t(ptr - s.data()) + 1;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const KnowledgeVersion& kv : versions_) {
+      if (kv.version == v) return &kv;
+      for (const std::string& alias : kv.aliases)
+        if (std::string_view(alias).substr(alias.starts_with('v') ? 1 : 0) == v) return &kv;
     }
-    if (std::equal(parts.begin(), parts.end(), have.begin(), have.begin() + std::min(have.size(), parts.size())) &&
-        have.size() >= parts.size())
-      return &kv;  // one version per minor line, so a "2.1" prefix is unambiguous
+    // A local version label ("+git1fa937a", "+cpu") names a build of the same wheel version.
+    size_t plus = v.find('+');
+    if (plus == std::string_view::npos) break;
+    v = v.substr(0, plus);
   }
-  return nullptr;
+  if (!is_line_spelling(v)) return nullptr;
+  // A bare line: the release named exactly like the line (its first final release), else
+  // the line's development tip. "2.1" is the line 2.1.0 when exactly one line matches.
+  const std::string* line = nullptr;
+  for (const std::string& l : lines_)
+    if (same_line(l, v)) {
+      if (line) return nullptr;  // ambiguous prefix
+      line = &l;
+    }
+  if (!line) return nullptr;
+  const KnowledgeVersion* dev = nullptr;
+  for (const KnowledgeVersion& kv : versions_) {
+    if (kv.torch != *line) continue;
+    if (kv.version == *line && kv.kind == "release") return &kv;
+    if (kv.kind == "dev-tip") dev = &kv;
+  }
+  return dev;
+}
+
+std::string Knowledge::known_names(std::string_view version) const {
+  std::string_view v = trim(version);
+  if (!v.empty() && (v.front() == 'v' || v.front() == 'V')) v.remove_prefix(1);
+  std::string line;
+  for (const std::string& l : lines_)
+    if (v.substr(0, l.size()) == l && (v.size() == l.size() || v[l.size()] == '.' || v[l.size()] == '-' ||
+                                       v[l.size()] == '+'))
+      line = l;
+  std::string out;
+  for (const KnowledgeVersion& kv : versions_)
+    if (line.empty() ? kv.kind == "dev-tip" || kv.version == kv.torch : kv.torch == line)
+      out += (out.empty() ? "" : ", ") + kv.version;
+  return out;
 }
 
 bool Knowledge::is_composite(std::string_view op) const {
@@ -204,11 +265,11 @@ bool Knowledge::is_composite(std::string_view op) const {
   return b != composite_base_kind_.end() && b->second == "implicit";
 }
 
-std::string_view Knowledge::composite_kind(std::string_view op) const {
+std::string_view Knowledge::composite_kind(std::string_view op, bool exact) const {
   OpName n = split_op(op);
   auto it = composite_kind_.find(n.full());
   if (it != composite_kind_.end()) return it->second;
-  if (n.has_overload) return {};
+  if (n.has_overload || exact) return {};
   auto b = composite_base_kind_.find(std::string(n.base));
   return b != composite_base_kind_.end() ? std::string_view(b->second) : std::string_view{};
 }
@@ -258,79 +319,101 @@ Knowledge Knowledge::parse(std::string_view text) {
 
 Knowledge Knowledge::parse_files(std::span<const std::pair<std::string_view, std::string_view>> files) {
   Knowledge k;
-  // compat.tsv defines the versions every other file's ranges refer to.
-  auto compat = std::find_if(files.begin(), files.end(), [](const auto& f) { return f.first == "compat.tsv"; });
-  if (compat == files.end()) throw KnowledgeError("knowledge: compat.tsv is missing (it defines the versions)");
-  k.parse_file(compat->first, compat->second);
+  // wheels.tsv defines the versions, the lists and the lines every other file refers to.
+  auto wheels = std::find_if(files.begin(), files.end(), [](const auto& f) { return f.first == "wheels.tsv"; });
+  if (wheels == files.end()) throw KnowledgeError("knowledge: wheels.tsv is missing (it defines the versions)");
+  k.parse_file(wheels->first, wheels->second);
   for (const auto& [name, text] : files)
-    if (name != "compat.tsv") k.parse_file(name, text);
+    if (name != "wheels.tsv") k.parse_file(name, text);
   return k;
 }
 
 void Knowledge::parse_file(std::string_view name, std::string_view text) {
-  // Expands "1.5.0-2.0.1,2.2.0" to indices into versions_.
-  auto expand = [&](std::string_view ranges, size_t line) {
+  // Expands "1-4,7" (list ids) or "2.1.0-2.12.0" (torch lines) to 0-based indices.
+  auto expand = [&](std::string_view ranges, size_t line, bool by_line) {
     std::vector<size_t> out;
-    auto index = [&](std::string_view v) {
-      for (size_t i = 0; i < versions_.size(); ++i)
-        if (versions_[i].version == v) return i;
-      throw KnowledgeError(fmt::format("knowledge file {} line {}: unknown version '{}' (not in compat.tsv)", name,
-                                       line, v));
+    auto index = [&](std::string_view v) -> size_t {
+      if (by_line) {
+        for (size_t i = 0; i < lines_.size(); ++i)
+          if (lines_[i] == v) return i;
+        throw KnowledgeError(fmt::format("knowledge file {} line {}: unknown torch line '{}' (not in wheels.tsv)",
+                                         name, line, v));
+      }
+      size_t id = 0;
+      auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
+      if (ec != std::errc{} || ptr != v.data() + v.size() || id == 0 || id > lists_.size())
+        throw KnowledgeError(fmt::format("knowledge file {} line {}: unknown list id '{}' (wheels.tsv has 1-{})", name,
+                                         line, v, lists_.size()));
+      return id - 1;
     };
     while (!ranges.empty()) {
       size_t comma = ranges.find(',');
       std::string_view part = trim(ranges.substr(0, comma));
       ranges = comma == std::string_view::npos ? std::string_view{} : ranges.substr(comma + 1);
-      if (part.empty()) throw KnowledgeError(fmt::format("knowledge file {} line {}: empty version range", name, line));
+      if (part.empty()) throw KnowledgeError(fmt::format("knowledge file {} line {}: empty range", name, line));
+      // Lines contain no '-'; ids neither: the first '-' separates the ends.
       size_t dash = part.find('-');
       size_t a = index(part.substr(0, dash));
       size_t b = dash == std::string_view::npos ? a : index(part.substr(dash + 1));
-      if (b < a)
-        throw KnowledgeError(fmt::format("knowledge file {} line {}: reversed version range '{}'", name, line, part));
+      if (b < a) throw KnowledgeError(fmt::format("knowledge file {} line {}: reversed range '{}'", name, line, part));
       for (size_t i = a; i <= b; ++i) out.push_back(i);
     }
-    if (out.empty()) throw KnowledgeError(fmt::format("knowledge file {} line {}: no versions", name, line));
+    if (out.empty()) throw KnowledgeError(fmt::format("knowledge file {} line {}: no lists", name, line));
     return out;
   };
-  auto base_of = [](std::string_view op) { return std::string(op.substr(0, op.find('.'))); };
+  auto lists = [&](std::string_view ranges, size_t line) { return expand(ranges, line, false); };
 
-  if (name == "compat.tsv") {
-    if (!versions_.empty()) throw KnowledgeError("knowledge: compat.tsv given twice");
-    for (const Line& l : data_lines(name, text, 7)) {
-      CompatRow r{std::string(l.fields[0]), std::string(l.fields[1]), std::string(l.fields[2]),
-                  std::string(l.fields[3]), std::string(l.fields[4]), std::string(l.fields[5]),
-                  std::string(l.fields[6])};
+  if (name == "wheels.tsv") {
+    if (!versions_.empty()) throw KnowledgeError("knowledge: wheels.tsv given twice");
+    for (const Line& l : data_lines(name, text, 10)) {
       KnowledgeVersion v;
-      v.version = r.torch_npu;
+      v.version = l.fields[0];
+      v.torch = l.fields[1];
+      v.kind = l.fields[2];
+      if (v.kind != "release" && v.kind != "branch-tip" && v.kind != "source-build" && v.kind != "dev-tip")
+        throw KnowledgeError(fmt::format("knowledge file {} line {}: unknown kind '{}'", name, l.number, v.kind));
+      v.ref = l.fields[3];
+      v.torch_npu_commit = l.fields[4];
+      v.op_plugin_commit = l.fields[5];
+      v.op_plugin_date = l.fields[6];
+      v.cann = l.fields[7];
+      auto [ptr, ec] = std::from_chars(l.fields[8].data(), l.fields[8].data() + l.fields[8].size(), v.list_id);
+      if (ec != std::errc{} || v.list_id == 0 || v.list_id > lists_.size() + 1)
+        throw KnowledgeError(fmt::format("knowledge file {} line {}: list id '{}' is not the next or a known one", name,
+                                         l.number, l.fields[8]));
+      if (v.list_id == lists_.size() + 1) lists_.push_back(std::make_shared<OpList>());
+      v.ops = lists_[v.list_id - 1];
+      for (std::string_view rest = l.fields[9]; !rest.empty();) {
+        size_t comma = rest.find(',');
+        v.aliases.emplace_back(trim(rest.substr(0, comma)));
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      }
+      if (lines_.empty() || lines_.back() != v.torch) {
+        lines_.push_back(v.torch);
+        line_autocast_.push_back(std::make_shared<AutocastPolicies>());
+      }
+      v.autocast_policies = line_autocast_.back();
       versions_.push_back(std::move(v));
-      compat_.push_back(std::move(r));
     }
-    if (versions_.empty()) throw KnowledgeError("knowledge file compat.tsv: no versions");
+    if (versions_.empty()) throw KnowledgeError("knowledge file wheels.tsv: no versions");
   } else if (name == "aten-ops.tsv") {
     for (const Line& l : data_lines(name, text, 2))
-      for (size_t i : expand(l.fields[1], l.number)) {
-        versions_[i].aten.emplace(l.fields[0]);
-        versions_[i].aten_base.insert(base_of(l.fields[0]));
-      }
+      for (size_t i : lists(l.fields[1], l.number)) lists_[i]->add_aten(l.fields[0]);
   } else if (name == "aten-impl.tsv") {
     for (const Line& l : data_lines(name, text, 3))
-      for (size_t i : expand(l.fields[2], l.number)) versions_[i].impl[std::string(l.fields[0])] = l.fields[1];
+      for (size_t i : lists(l.fields[2], l.number)) lists_[i]->impl[std::string(l.fields[0])] = l.fields[1];
   } else if (name == "custom-ops.tsv") {
     for (const Line& l : data_lines(name, text, 3)) {
-      for (size_t i : expand(l.fields[1], l.number)) {
-        versions_[i].custom.emplace(l.fields[0]);
-        versions_[i].custom_base.insert(base_of(l.fields[0]));
-      }
+      for (size_t i : lists(l.fields[1], l.number)) lists_[i]->add_custom(l.fields[0]);
       custom_schema_[std::string(l.fields[0])] = l.fields[2];
     }
   } else if (name == "tocpu.tsv" || name == "unsupported.tsv") {
     bool tocpu = name == "tocpu.tsv";
     for (const Line& l : data_lines(name, text, 2))
-      for (size_t i : expand(l.fields[1], l.number))
-        (tocpu ? versions_[i].tocpu : versions_[i].unsupported).emplace(l.fields[0]);
+      for (size_t i : lists(l.fields[1], l.number)) (tocpu ? lists_[i]->tocpu : lists_[i]->unsupported).emplace(l.fields[0]);
   } else if (name == "autocast.tsv") {
     for (const Line& l : data_lines(name, text, 3))
-      for (size_t i : expand(l.fields[2], l.number)) versions_[i].autocast[std::string(l.fields[0])] = l.fields[1];
+      for (size_t i : expand(l.fields[2], l.number, true)) (*line_autocast_[i])[std::string(l.fields[0])] = l.fields[1];
   } else if (name == "deprecated.tsv") {
     for (const Line& l : data_lines(name, text, 3))
       deprecated_.push_back({std::string(l.fields[0]), std::string(l.fields[1]), std::string(l.fields[2])});

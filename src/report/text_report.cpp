@@ -130,7 +130,7 @@ void render_text(std::ostream& os, const Report& report, const TextOptions& opts
     // `npu-doctor versions`, not for a terminal line.
     std::string_view note = report.summary.knowledge_note;
     if (note.empty() || note.size() > 200 || note.find('\n') != std::string_view::npos)
-      note = "development-branch tip of that line, not a released wheel; see `npu-doctor versions`";
+      note = "see `npu-doctor versions`";
     os << st.dim(fmt::format("op list: torch_npu {} ({})", terminal_safe(report.summary.torch_npu),
                              terminal_safe(note)))
        << '\n';

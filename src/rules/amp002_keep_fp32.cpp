@@ -65,7 +65,7 @@ class KeepFp32Rule final : public Rule {
           "    y = torch.{}(x.float(), ...)   # at {}\n"
           "(or cast the input with .float() before the call; one fp32 input is enough for promote ops)",
           aten_base(k.op), where(f.location));
-      if (ctx.npu.autocast.empty())
+      if (ctx.npu.autocast().empty())
         f.notes.push_back(fmt::format("the knowledge base has no autocast list for torch_npu {} (lists start with "
                                       "2.1.0): pass --torch-npu 2.1 or newer to see {}'s policy", ctx.npu.version, k.op));
       else

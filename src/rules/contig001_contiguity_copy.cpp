@@ -28,7 +28,7 @@ bool is_destination_view(std::string_view base) {
   return base == "slice" || base == "narrow" || base == "as_strided" || base == "diagonal";
 }
 
-bool is_copy_op(std::string_view base) {
+bool is_layout_copy_op(std::string_view base) {
   return base == "contiguous" || base == "clone" || base == "copy_" || base == "reshape" || base == "flatten";
 }
 
@@ -61,9 +61,9 @@ class ContiguityCopy final : public Rule {
       if (auto it = last_child.find(op.parent); it != last_child.end()) prev = it->second;
       last_child[op.parent] = i;
       if (op.parent != kNone) covered[i] = covered[op.parent] || anchor[op.parent];
-      if (op.kind != OpKind::Aten || covered[i]) continue;
+      if (op.kind != OpKind::Aten || covered[i] || index.inside_composite(i)) continue;
       std::string_view base = aten_base(t.str(op.name));
-      if (!is_copy_op(base)) continue;
+      if (!is_layout_copy_op(base)) continue;
 
       // reshape/flatten copy only when they have to: a clone/copy_ child says they did.
       if (base == "reshape" || base == "flatten") {

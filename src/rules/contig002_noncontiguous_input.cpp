@@ -75,7 +75,7 @@ bool is_regroup_view(std::string_view base) {
          base == "unsqueeze" || base == "squeeze" || base == "flatten" || base == "expand";
 }
 
-bool is_copy_op(std::string_view base) {
+bool is_copy_kernel(std::string_view base) {
   return base == "clone" || base == "contiguous" || base == "copy_" || base == "_to_copy";
 }
 
@@ -120,7 +120,7 @@ int64_t tensor_bytes(const Trace& t, const TensorMeta& m) {
   return numel(t.shape(m)) * int64_t(es ? es : 4);
 }
 
-struct Site {
+struct InputSite {
   std::string op;            // compute op
   Location location;
   size_t input = 0;
@@ -147,12 +147,12 @@ class NonContiguousInput final : public Rule {
     const TraceIndex& index = ctx.index();
     // Tensor id -> index of the op that last produced it, in trace order.
     std::unordered_map<int64_t, uint32_t> producer;
-    std::vector<Site> sites;
+    std::vector<InputSite> sites;
     std::unordered_map<std::string, size_t> site_index;
 
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
-      if (op.kind != OpKind::Aten) continue;
+      if (op.kind != OpKind::Aten || index.inside_composite(i)) continue;
       std::string_view base = aten_base(t.str(op.name));
       Family fam = family_of(base);
       if (fam != Family::None) {
@@ -166,7 +166,7 @@ class NonContiguousInput final : public Rule {
           std::string key = fmt::format("{}\x1f{}:{}\x1f{}\x1f{}", loc.op, loc.file, loc.line, k, found.implicit);
           auto [it, inserted] = site_index.try_emplace(key, sites.size());
           if (inserted) {
-            Site s;
+            InputSite s;
             s.op = std::string(t.str(op.name));
             s.location = std::move(loc);
             s.input = k;
@@ -180,7 +180,7 @@ class NonContiguousInput final : public Rule {
             }
             sites.push_back(std::move(s));
           }
-          Site& s = sites[it->second];
+          InputSite& s = sites[it->second];
           ++s.count;
           if (op.step >= 0) ++s.in_steps;
           s.total_bytes += tensor_bytes(t, found.tensor);
@@ -193,7 +193,7 @@ class NonContiguousInput final : public Rule {
       }
     }
 
-    for (const Site& s : sites) out.push_back(to_finding(index, s));
+    for (const InputSite& s : sites) out.push_back(to_finding(index, s));
   }
 
  private:
@@ -269,7 +269,7 @@ class NonContiguousInput final : public Rule {
     uint32_t p = producer_of(producer, m);
     for (int guard = 0; p != kNone && guard < 8; ++guard) {
       std::string_view base = aten_base(t.str(t.ops[p].name));
-      if (is_copy_op(base)) {
+      if (is_copy_kernel(base)) {
         if (index.user_location(p) != site) return r;
         auto in = t.inputs(t.ops[p]);
         size_t which = base == "copy_" ? 1 : 0;
@@ -291,7 +291,7 @@ class NonContiguousInput final : public Rule {
     return r;
   }
 
-  static Finding to_finding(const TraceIndex& index, const Site& s) {
+  static Finding to_finding(const TraceIndex& index, const InputSite& s) {
     Finding f;
     f.rule = "CONTIG002";
     f.location = s.location;

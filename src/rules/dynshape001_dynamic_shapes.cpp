@@ -47,7 +47,7 @@ struct OpAtSite {
   std::set<std::string> all;
 };
 
-struct Site {
+struct ShapeSite {
   Location location;
   std::map<std::string, OpAtSite> ops;                 // op name + module -> shapes
 };
@@ -64,24 +64,24 @@ class DynamicShapes final : public Rule {
     const Trace& t = ctx.trace;
     if (t.steps.size() < 2) return;   // nothing to compare
     const TraceIndex& index = ctx.index();
-    std::vector<Site> sites;
+    std::vector<ShapeSite> sites;
     std::unordered_map<std::string, size_t> site_index;
 
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
-      if (op.kind != OpKind::Aten || op.step < 0 || op.inputs_count == 0) continue;
+      if (op.kind != OpKind::Aten || op.step < 0 || op.inputs_count == 0 || index.inside_composite(i)) continue;
       if (ignored(aten_base(t.str(op.name)))) continue;
       const Frame* frame = index.user_frame(i);
       if (!frame) continue;
       std::string key = fmt::format("{}:{}", t.str(frame->file), frame->line);
       auto [it, inserted] = site_index.try_emplace(key, sites.size());
       if (inserted) {
-        Site s;
+        ShapeSite s;
         s.location.file = std::string(t.str(frame->file));
         s.location.line = frame->line;
         sites.push_back(std::move(s));
       }
-      Site& s = sites[it->second];
+      ShapeSite& s = sites[it->second];
       if (s.location.module.empty() && op.module) s.location.module = std::string(t.str(op.module));
       std::string sig = signature(t, op);
       if (sig.empty()) continue;
@@ -92,7 +92,7 @@ class DynamicShapes final : public Rule {
       o.all.insert(sig);
     }
 
-    for (Site& s : sites) {
+    for (ShapeSite& s : sites) {
       // An op changes shape when the sets of shapes it sees differ between steps.
       std::vector<std::string> changing;
       size_t distinct = 0, steps_seen = 0, new_shapes = 0;

@@ -3,6 +3,7 @@
 // run on CPU by wrapper / raise (1.11, 2.0), plus ops NPU-FACTS.md names as doing silent
 // host or AI-CPU work. See docs/rules/FALLBACK002.md.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
@@ -63,26 +64,45 @@ bool in_list(const std::unordered_set<std::string>& list, std::string_view name)
 // e.g. `isin.Tensor_Tensor`), which only redispatch to the backend's `isin.Tensor_Tensor_out`:
 // they are covered only when that out kernel is listed. An out overload that is composite
 // itself, or that no torch_npu line ever registered (`select_backward.out`), is generic.
-bool composite_covered(const Knowledge& kb, const KnowledgeVersion& kv, std::string_view full) {
-  std::string_view kind = kb.composite_kind(full);
+bool composite_covered(const Knowledge& kb, const KnowledgeVersion& kv, std::string_view full, bool exact) {
+  std::string_view kind = kb.composite_kind(full, exact);
   if (kind.empty()) return false;
   if (kind != "explicit_nonfunctional") return true;
   std::string_view name = strip_aten(full);
   std::string out = aten_base(name).size() == name.size() ? std::string(name) + ".out" : std::string(name) + "_out";
-  if (!kb.composite_kind(out).empty()) return true;
+  if (!kb.composite_kind(out, true).empty()) return true;
   bool a_backend_op = false;
-  for (const KnowledgeVersion& v : kb.versions()) a_backend_op = a_backend_op || v.aten.count(out) > 0;
-  return !a_backend_op || kv.has_npu_kernel(out);
+  for (const KnowledgeVersion& v : kb.versions()) a_backend_op = a_backend_op || v.list().aten.count(out) > 0;
+  return !a_backend_op || kv.has_npu_kernel_exact(out);
 }
 
 bool is_legacy_line(std::string_view v) { return v.starts_with("1.") || v.starts_with("2.0"); }
 
-bool first_input_is_int(const Trace& t, const Op& op) {
+// Views and copies move float64 data without computing on it; the op that computes is judged.
+bool moves_data_only(std::string_view base) {
+  for (std::string_view op : {"copy_", "_to_copy", "to", "clone", "contiguous", "lift_fresh", "detach", "empty_like",
+                              "zeros_like", "ones_like", "full_like", "item", "_local_scalar_dense", "new_empty",
+                              "new_zeros", "empty_strided", "set_", "fill_", "zero_", "resize_"})
+    if (base == op) return true;
+  return is_backend_agnostic(base);
+}
+
+OpCallFacts call_facts(const Trace& t, const Op& op, std::string_view base, bool args_known) {
+  OpCallFacts c;
+  c.base = base;
+  c.args_known = args_known;
+  c.args = op.detail ? t.str(op.detail) : std::string_view{};
   auto in = t.inputs(op);
-  if (in.empty()) return false;
-  std::string_view d = t.str(t.tensors[in[0]].dtype);
-  return d == "int64" || d == "int32" || d == "long" || d == "int" || d == "long int" || d == "torch.int64" ||
-         d == "torch.int32";
+  for (size_t k = 0; k < in.size(); ++k) {
+    const TensorMeta& m = t.tensors[in[k]];
+    if (!m.is_tensor) continue;
+    std::string_view d = t.str(m.dtype);
+    if (c.dtype.empty()) c.dtype = d;
+    if ((d == "float64" || d == "double" || d == "torch.float64") && m.has_shape && numel(t.shape(m)) > 1)
+      c.has_float64 = true;
+  }
+  if (moves_data_only(base)) c.has_float64 = false;
+  return c;
 }
 
 class CpuFallbackOp final : public Rule {
@@ -101,21 +121,27 @@ class CpuFallbackOp final : public Rule {
     const bool legacy = is_legacy_line(kv.version);
     GroupMap groups;
     std::vector<uint8_t> flagged(t.ops.size(), 0), covered(t.ops.size(), 0);
-    // Verdicts per distinct name: the lookups are string work, ops repeat a lot.
-    std::unordered_map<StrId, std::pair<int, std::string_view>> verdicts;
+    // Verdicts per distinct name: the lookups are string work, ops repeat a lot. The
+    // dtype- and argument-driven facts are judged per call.
+    std::unordered_map<StrId, int> verdicts;
+    std::unordered_map<std::string, std::string_view> fix_of_fact;
+    // Captures keep overload names: a bare "aten::mode" is the default overload, never
+    // `mode.dimname`. Other sources drop them, and then any listed overload counts.
+    const bool exact = t.format == InputFormat::Capture;
 
     // Whether an op's name has an NPU kernel, cached per distinct name.
     std::unordered_map<StrId, bool> has_kernel;
     auto listed = [&](const Op& op) {
       auto [it, inserted] = has_kernel.try_emplace(op.name, false);
-      if (inserted) it->second = kv.has_npu_kernel(t.str(op.name));
+      if (inserted) it->second = exact ? kv.has_npu_kernel_exact(t.str(op.name)) : kv.has_npu_kernel(t.str(op.name));
       return it->second;
     };
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
       // Covered: an enclosing op is already reported, or has its own NPU kernel (then
-      // on NPU the ops it called here, e.g. CUDA's cudnn_* implementations, never run), or
-      // is an API call torch_npu implements itself (F.scaled_dot_product_attention).
+      // on NPU the ops it called here, e.g. CUDA's cudnn_* implementations or the kernel
+      // ops of a CompositeExplicitAutograd op, never run), or is an API call torch_npu
+      // implements itself (F.scaled_dot_product_attention).
       if (op.parent != kNone) {
         const Op& parent = t.ops[op.parent];
         covered[i] = covered[op.parent] || flagged[op.parent] || parent.kind == OpKind::Api ||
@@ -125,47 +151,52 @@ class CpuFallbackOp final : public Rule {
       std::string_view full = t.str(op.name);
       if (!is_aten_name(full)) continue;  // npu::, c10d::, profiler ranges
       std::string_view base = aten_base(full);
-      bool int_input = base == "argsort" && first_input_is_int(t, op);
       auto it = verdicts.find(op.name);
-      if (it == verdicts.end() || base == "argsort") {
-        std::pair<int, std::string_view> v{kNone_, {}};
+      if (it == verdicts.end()) {
+        int v = kNone_;
         std::string_view name = strip_aten(full);
         if (base.starts_with("npu_") || kv.is_custom(base) || base.empty()) {
           // torch_npu's own ops
         } else if (is_other_backend_impl(base)) {
           // CUDA/ROCm/oneDNN implementation ops: on NPU their parent dispatches elsewhere
-        } else if (in_list(kv.unsupported, name)) {
-          v.first = kUnsupported;
-        } else if (in_list(kv.tocpu, name)) {
-          v.first = kToCpu;
-        } else if (!listed(op) && !is_backend_agnostic(base) && !composite_covered(kb, kv, full)) {
-          v.first = legacy ? kNoKernelLegacy : kFallsBack;
+        } else if (in_list(kv.list().unsupported, name)) {
+          v = kUnsupported;
+        } else if (in_list(kv.list().tocpu, name)) {
+          v = kToCpu;
+        } else if (!listed(op) && !is_backend_agnostic(base) && !composite_covered(kb, kv, full, exact)) {
+          v = legacy ? kNoKernelLegacy : kFallsBack;
         }
-        v.second = silent_host_work_fact(base, int_input);
-        if (v.first == kNone_ && !v.second.empty()) v.first = kSilentWork;
-        it = verdicts.insert_or_assign(op.name, v).first;
+        it = verdicts.emplace(op.name, v).first;
       }
-      auto [verdict, fact] = it->second;
-      if (verdict == kNone_) continue;
+      int verdict = it->second;
+      HostWorkFact fact;
+      if (verdict == kNone_) {
+        fact = silent_host_work_fact(call_facts(t, op, base, exact));
+        if (fact.text.empty()) continue;
+        verdict = kSilentWork;
+      }
       flagged[i] = 1;
       Location loc = location_of(index, i);
       bool created = false;
-      EventGroup& g = groups.get(fmt::format("{}\x1f{}", full, verdict), &created);
+      // Silent work groups by op and fact (int argsorts and isin calls are two problems);
+      // float64 data is one problem whatever ops it flows through.
+      EventGroup& g = groups.get(fact.dtype_wide ? std::string(fact.text)
+                                                 : fmt::format("{}\x1f{}\x1f{}", full, verdict, fact.text),
+                                 &created);
+      g.add_example(full, 4);
       if (created) {
         g.what = std::string(full);
         g.location = std::move(loc);  // first user frame seen
         g.category = verdict;
-        if (!fact.empty()) g.context = std::string(fact);
+        g.context = std::string(fact.text);
+        fix_of_fact.emplace(g.context, fact.fix);
       }
       g.add(op.step, op.dur_ns);
       g.self_ns += op.self_ns;
     }
 
-    const std::string list_name = fmt::format("torch_npu {} op list", kv.version);
-    const std::string caveat = fmt::format(
-        "the {} describes the development-branch tip of the torch_npu {} line, not a released wheel: "
-        "check the wheel you deploy",
-        list_name, kv.version);
+    const std::string wheel = fmt::format("torch_npu {}", kv.version);
+    const std::string float64_fact(silent_host_work_fact({.has_float64 = true}).text);
     const int64_t wall = index.wall_ns();
     for (EventGroup& g : groups.groups()) {
       const int64_t self_ns = g.self_ns;
@@ -178,27 +209,29 @@ class CpuFallbackOp final : public Rule {
       switch (g.category) {
         case kUnsupported:
           f.severity = Severity::Error;
-          f.message = fmt::format("{} is registered as unsupported (raises) in the {} (dev-branch list): {}", g.what,
-                                  list_name, counts);
+          f.message = fmt::format("{} is registered as unsupported (raises) in {}: {}", g.what, wheel, counts);
           break;
         case kToCpu:
           f.severity = Severity::Warning;
-          f.message = fmt::format("{} runs on the CPU per the {} (dev-branch list): {}", g.what, list_name, counts);
+          f.message = fmt::format("{} runs on the CPU in {} (the wrapper copies to the host): {}", g.what, wheel, counts);
           break;
         case kNoKernelLegacy:
           f.severity = Severity::Warning;
-          f.message = fmt::format("{} has no NPU kernel in the {} (dev-branch list; no automatic CPU fallback in "
-                                  "this line, the call may raise): {}",
-                                  g.what, list_name, counts);
+          f.message = fmt::format("{} has no NPU kernel in {} (no automatic CPU fallback in this line, the call may "
+                                  "raise): {}",
+                                  g.what, wheel, counts);
           break;
         case kFallsBack:
           f.severity = Severity::Warning;
-          f.message = fmt::format("{} has no NPU kernel in the {} (dev-branch list), would fall back to the CPU: {}",
-                                  g.what, list_name, counts);
+          f.message = fmt::format("{} has no NPU kernel in {}, would fall back to the CPU: {}", g.what, wheel, counts);
           break;
         default:
           f.severity = Severity::Info;
-          f.message = fmt::format("{} does silent host/AI-CPU work on NPU: {}", g.what, counts);
+          if (g.context == float64_fact)
+            f.message = fmt::format("float64 tensors reach compute ops ({}{}), which run on the AI-CPU on NPU: {}",
+                                    fmt::join(g.examples, ", "), g.examples.size() >= 4 ? ", ..." : "", counts);
+          else
+            f.message = fmt::format("{} does silent host/AI-CPU work on NPU: {}", g.what, counts);
       }
       f.location = g.location;
       f.metrics = {{"count", double(g.count)},
@@ -209,13 +242,11 @@ class CpuFallbackOp final : public Rule {
       // Lower bound: the host time the op takes now; the CPU run plus copies cost more.
       f.cost_ns = g.time_ns;
       if (g.category == kSilentWork) {
-        f.fix = "Keep it out of the hot loop, or express it with ops that have AI-core kernels "
-                "(e.g. compare-and-reduce instead of isin for small sets, float32 sum/add for scatter_reduce, "
-                "sort float keys instead of int for argsort).";
+        f.fix = std::string(fix_of_fact[g.context]);
       } else {
         f.fix = fmt::format(
             "Replace {} with ops that have NPU kernels, move it out of the step (precompute, or run it on the CPU "
-            "on purpose once), or use a torch_npu version whose op list has it (see `npu-doctor versions`).",
+            "on purpose once), or use a torch_npu wheel whose op list has it (see `npu-doctor versions`).",
             g.what);
       }
       if (!g.context.empty()) f.notes.push_back(fmt::format("NPU-FACTS: {}", g.context));
@@ -224,7 +255,16 @@ class CpuFallbackOp final : public Rule {
                                       "currently supported on the NPU backend and will fall back to run on the CPU\" "
                                       "(TORCH_NPU_WARNING_DISABLE=1 hides it)",
                                       g.what));
-      if (g.category != kSilentWork) f.notes.push_back(caveat);
+      if (g.category != kSilentWork) {
+        f.notes.push_back(fmt::format("op list: {}", kv.describe()));
+        if (!kv.is_release())
+          f.notes.push_back("a development tip can differ from every released wheel: pass --torch-npu with the "
+                            "wheel you deploy");
+        if (!exact)
+          f.notes.push_back(fmt::format("this trace format drops overload names: {} was matched by base name (any "
+                                        "listed overload counts as a kernel), a guess",
+                                        g.what));
+      }
       out.push_back(std::move(f));
     }
   }

@@ -1,7 +1,7 @@
 // API101 / API102: calls of torch APIs whose aten ops have no NPU kernel in the chosen
 // torch_npu version (they fall back to the CPU, with a copy each way), or that run on AI CPU /
 // the host for some inputs even though a kernel is listed (NPU-FACTS). The table is
-// data/api-aten-map.tsv; the op lists are development-branch tips, not released wheels.
+// data/api-aten-map.tsv, judged against the chosen wheel's op list (findings name it).
 #include "source/rule_context.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
@@ -19,8 +19,7 @@ class UnsupportedApi final : public SourceRule {
     const ApiEntry* e = fs.api.find(d);
     if (!e) return;
     const Knowledge& kb = Knowledge::builtin();
-    const std::string caveat = " (op list of torch_npu " + fs.kv.version +
-                               ": a development-branch tip, not a released wheel)";
+    const std::string caveat = " (op list of " + fs.kv.describe() + ")";
     for (const auto& op : e->ops) {
       if (fs.kv.is_unsupported(op)) {
         fs.report("API101", Severity::Error, n, d + "() dispatches to aten::" + op + ", which raises on the NPU" + caveat,

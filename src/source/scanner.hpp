@@ -17,7 +17,7 @@ namespace npud {
 bool scan_available();
 
 struct ScanOptions {
-  const KnowledgeVersion* version = nullptr;  // nullptr: the newest known
+  const KnowledgeVersion* version = nullptr;  // nullptr: the newest release
   RuleFilter filter;
   unsigned threads = 0;                       // 0: one per hardware thread
   bool keep_text = false;                     // keep each file's text (for --fix / --diff)

@@ -118,10 +118,11 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertEqual(run.report["summary"]["steps"], 3)
 
     def test_isin_prediction_follows_the_op_list(self):
-        # torch_npu 1.11.0's list lacks isin.Tensor_Tensor(_out); 2.1.0's has both.
+        # torch_npu 2.1.0 (the wheel) lacks isin.Tensor_Tensor(_out); 2.1.0.post8 has both
+        # (test_wheel_fallbacks.py checks more wheels on one capture).
         line = planted_line("isin_prog.py")
-        old = self.run_once("isin-1.11", "isin_prog.py", "--torch-npu", "1.11.0")
-        new = self.run_once("isin-2.1", "isin_prog.py", "--torch-npu", "2.1.0")
+        old = self.run_once("isin-2.1.0", "isin_prog.py", "--torch-npu", "2.1.0")
+        new = self.run_once("isin-2.1.0.post8", "isin_prog.py", "--torch-npu", "2.1.0.post8")
         no_kernel = lambda run: [f for f in run.at("FALLBACK002", "isin_prog.py", line)
                                  if "no NPU kernel" in f["message"]]
         self.assertEqual(len(no_kernel(old)), 1, json.dumps(old.findings("FALLBACK002"), indent=1))

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -88,9 +89,54 @@ TEST(Env, MatchingVersionsAreConsistent) {
   EnvReport r = env_with("torch-2.1.0-npu-2.1.0");
   ASSERT_TRUE(r.python.ran) << r.python.error;
   EXPECT_EQ(r.python.torch, "2.1.0+cpu");
-  EXPECT_EQ(r.python.torch_npu, "2.1.0.post3");
+  EXPECT_EQ(r.python.torch_npu, "2.1.0.post6");
   EXPECT_TRUE(r.consistent());
   EXPECT_NE(check_of(r, "torch_npu", EnvCheck::Level::Ok), nullptr);
+  EXPECT_EQ(r.torch_npu_version, "2.1.0.post6");
+  const EnvCheck* cann = check_of(r, "cann", EnvCheck::Level::Ok);  // 2.1.0.post6: tag v6.0.rc2, CANN 8.0.RC2
+  ASSERT_NE(cann, nullptr);
+  EXPECT_NE(cann->message.find("CANN 8.0.RC2 fits torch_npu 2.1.0.post6"), std::string::npos) << cann->message;
+}
+
+// The wheel's own CANN line: 2.1.0.post3 (tag v6.0.rc1) was released for CANN 8.0.RC1.
+TEST(Env, CannOfTheInstalledWheel) {
+  EnvReport r = env_with("torch-2.1.0-npu-2.1.0");
+  r.checks.clear();
+  r.python.torch_npu = "2.1.0.post3";
+  check_env(r, Knowledge::builtin());
+  const EnvCheck* c = check_of(r, "cann", EnvCheck::Level::Mismatch);
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->advice.find("install CANN 8.0.RC1"), std::string::npos) << c->advice;
+}
+
+// A CPU machine with the torch_npu wheel installed but not importable (no CANN): the
+// probe reads the wheel's dist-info, and env uses that wheel's op list.
+TEST(Env, PicksTheInstalledWheelFromItsDistInfo) {
+  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  std::filesystem::path site = std::filesystem::temp_directory_path() / ("npud_env_site_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(site / "torch_npu-2.1.0.post8.dist-info");
+  std::ofstream(site / "torch_npu-2.1.0.post8.dist-info" / "METADATA")
+      << "Metadata-Version: 2.1\nName: torch_npu\nVersion: 2.1.0.post8\n";
+  const char* old = std::getenv("PYTHONPATH");
+  std::string saved = old ? old : "";
+  ::setenv("PYTHONPATH", site.c_str(), 1);
+  EnvReport r;
+  r.python = probe_python("/usr/bin/python3", 60);
+  if (old) ::setenv("PYTHONPATH", saved.c_str(), 1);
+  else ::unsetenv("PYTHONPATH");
+  r.cann = read_cann(kData + "/does-not-exist");
+  r.driver = read_driver(kData + "/does-not-exist");
+  check_env(r, Knowledge::builtin());
+  std::filesystem::remove_all(site);
+  ASSERT_TRUE(r.python.ran) << r.python.error;
+  EXPECT_EQ(r.python.torch_npu, "");              // `import torch_npu` fails: no such module
+  EXPECT_EQ(r.python.torch_npu_wheel, "2.1.0.post8");
+  EXPECT_EQ(r.torch_npu_version, "2.1.0.post8");
+  const EnvCheck* c = check_of(r, "torch_npu", EnvCheck::Level::Ok);
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->message.find("release tag v6.0.rc3-pytorch2.1.0, op-plugin 070332e65baf"), std::string::npos)
+      << c->message;
+  EXPECT_NE(check_of(r, "cann", EnvCheck::Level::Mismatch), nullptr);  // a wheel without CANN
 }
 
 TEST(Env, TorchMismatchSaysWhatToInstall) {
@@ -98,7 +144,7 @@ TEST(Env, TorchMismatchSaysWhatToInstall) {
   EXPECT_FALSE(r.consistent());
   const EnvCheck* c = check_of(r, "torch", EnvCheck::Level::Mismatch);
   ASSERT_NE(c, nullptr);
-  EXPECT_NE(c->message.find("torch_npu 2.1.0.post3 pairs with torch 2.1.0"), std::string::npos) << c->message;
+  EXPECT_NE(c->message.find("torch_npu 2.1.0.post6 pairs with torch 2.1.0"), std::string::npos) << c->message;
   EXPECT_NE(c->advice.find("install torch 2.1.0"), std::string::npos) << c->advice;
 }
 
@@ -108,7 +154,7 @@ TEST(Env, WithoutTorchNpuWorksAndAdvises) {
   const EnvCheck* c = check_of(r, "torch_npu", EnvCheck::Level::Warning);
   ASSERT_NE(c, nullptr);
   EXPECT_NE(c->message.find("not installed"), std::string::npos);
-  EXPECT_NE(c->advice.find("torch 2.1.0 is installed; install torch_npu 2.1.0.post* for it"), std::string::npos)
+  EXPECT_NE(c->advice.find("torch 2.1.0 is installed; install a torch_npu 2.1.0 wheel for it"), std::string::npos)
       << c->advice;
 }
 

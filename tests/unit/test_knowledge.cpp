@@ -1,5 +1,5 @@
 // The knowledge base against the real data (data/knowledge, generated from
-// ../shared/data/npu-ops): facts checked here were grepped from the source lists.
+// ../shared/data/npu-ops and npu-ops-release): facts checked here were grepped from the lists.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -19,54 +19,106 @@ const KnowledgeVersion& version(std::string_view v) {
   return *kv;
 }
 
-TEST(Knowledge, VersionsOldestFirst) {
+TEST(Knowledge, WheelsPerLineThenDevTip) {
   const auto& vs = kb().versions();
-  ASSERT_EQ(vs.size(), 19u);
-  EXPECT_EQ(vs.front().version, "1.5.0");
-  EXPECT_EQ(vs.back().version, "2.15.0");
-  EXPECT_EQ(&kb().newest(), &vs.back());
-  // Sizes from SOURCE.md's table (aten lines per version).
-  EXPECT_EQ(version("2.1.0").aten.size(), 1072u);
-  EXPECT_EQ(version("2.7.1").aten.size(), 1088u);
-  EXPECT_EQ(version("1.5.0").aten.size(), 817u);
-  EXPECT_EQ(version("2.13.0").custom.size(), 422u);
+  // 68 release tags + 8 untagged branch tips + 1 source build + 19 development tips
+  // (../shared/data/npu-ops-release/SOURCE.md, ../shared/data/npu-ops).
+  ASSERT_EQ(vs.size(), 96u);
+  EXPECT_EQ(vs.front().version, "1.5.0-dev");
+  EXPECT_EQ(vs.back().version, "2.15.0-dev");
+  EXPECT_EQ(kb().newest().version, "2.12.0");  // the newest wheel built at a release tag
+  EXPECT_EQ(kb().newest().kind, "release");
+  EXPECT_EQ(kb().lines().front(), "1.5.0");
+  EXPECT_EQ(kb().lines().back(), "2.15.0");
+  // Sizes from the SOURCE.md tables (aten lines per list).
+  EXPECT_EQ(version("2.1.0-dev").list().aten.size(), 1072u);
+  EXPECT_EQ(version("2.7.1-dev").list().aten.size(), 1088u);
+  EXPECT_EQ(version("1.5.0-dev").list().aten.size(), 817u);
+  EXPECT_EQ(version("2.13.0-dev").list().custom.size(), 422u);
+  EXPECT_EQ(version("2.1.0.post8").list().aten.size(), 1084u);  // tag v6.0.rc3-pytorch2.1.0
+  EXPECT_EQ(version("2.1.0.rc1").list().aten.size(), 929u);
+  // Equal lists are stored once: 2.1.0.post6 and .post7 pin the same op-plugin commit.
+  EXPECT_EQ(version("2.1.0.post6").ops, version("2.1.0.post7").ops);
+  EXPECT_NE(version("2.1.0.post7").ops, version("2.1.0.post8").ops);
+}
+
+TEST(Knowledge, WheelMetadata) {
+  const KnowledgeVersion& w = version("2.1.0.post8");
+  EXPECT_EQ(w.kind, "release");
+  EXPECT_EQ(w.torch, "2.1.0");
+  EXPECT_EQ(w.ref, "v6.0.rc3-pytorch2.1.0");
+  EXPECT_EQ(w.torch_npu_commit, "1fa937ac8262");
+  EXPECT_EQ(w.op_plugin_commit, "070332e65baf");
+  EXPECT_EQ(w.cann, "8.0.RC3");
+  EXPECT_EQ(w.describe(), "torch_npu 2.1.0.post8 (release tag v6.0.rc3-pytorch2.1.0, op-plugin 070332e65baf)");
+  EXPECT_EQ(version("2.9.0.post1").cann, "8.5.0");  // "8.5.0*": a patch line mapped to its .0 line
+  EXPECT_EQ(version("2.1.0.post9").kind, "branch-tip");  // v2.1.0-6.0.rc3's tip, never tagged
+  EXPECT_EQ(version("2.10.0-dev").cann, "");             // nothing invented for development tips
+  EXPECT_NE(version("2.15.0-dev").describe().find("no released wheel"), std::string::npos);
 }
 
 TEST(Knowledge, FindAcceptsCommonSpellings) {
-  ASSERT_NE(kb().find("2.1.0"), nullptr);
-  EXPECT_EQ(kb().find("2.1.0")->version, "2.1.0");
-  EXPECT_EQ(kb().find("2.1")->version, "2.1.0");
-  EXPECT_EQ(kb().find("v2.1.0")->version, "2.1.0");
-  EXPECT_EQ(kb().find("2.1.0.post3")->version, "2.1.0");
-  EXPECT_EQ(kb().find("2.7.1-26.1.0")->version, "2.7.1");
-  EXPECT_EQ(kb().find("2.10")->version, "2.10.0");
-  EXPECT_EQ(kb().find("2.1.0+cpu")->version, "2.1.0");
-  EXPECT_EQ(kb().find("9.9.9"), nullptr);
-  EXPECT_EQ(kb().find("2.1.5"), nullptr);
-  EXPECT_EQ(kb().find("2"), nullptr);
-  EXPECT_EQ(kb().find(""), nullptr);
-  EXPECT_EQ(kb().find("banana"), nullptr);
+  auto name = [](std::string_view v) {
+    const KnowledgeVersion* kv = kb().find(v);
+    return kv ? kv->version : std::string("(none)");
+  };
+  EXPECT_EQ(name("2.1.0"), "2.1.0");        // a bare line: its first final release
+  EXPECT_EQ(kb().find("2.1.0")->kind, "release");
+  EXPECT_EQ(name("2.1"), "2.1.0");
+  EXPECT_EQ(name("v2.1.0"), "2.1.0");
+  EXPECT_EQ(name("2.10"), "2.10.0");
+  EXPECT_EQ(name("2.1.0.post3"), "2.1.0.post3");
+  EXPECT_EQ(name("2.1.0.post8+git1fa937a"), "2.1.0.post8");  // local label: the same wheel version
+  EXPECT_EQ(name("2.1.0+cpu"), "2.1.0");
+  EXPECT_EQ(name("2.6.0.post6+gitacf101a"), "2.6.0.post6+gitacf101a");  // the reported source build
+  EXPECT_EQ(name("v2.7.1-26.1.0"), "2.7.1.post10");  // a release branch: the wheel at its tip
+  EXPECT_EQ(name("2.7.1-26.1.0"), "2.7.1.post10");
+  EXPECT_EQ(name("v2.1.0-6.0.rc2"), "2.1.0.post7");  // tip version also tagged: the tag's entry
+  EXPECT_EQ(name("2.13.0"), "2.13.0-dev");  // no release in this line
+  EXPECT_EQ(name("2.15"), "2.15.0-dev");
+  EXPECT_EQ(name("2.1.0-dev"), "2.1.0-dev");
+  EXPECT_EQ(name("2.1.0.post99"), "(none)");
+  EXPECT_EQ(name("2.7.1.post5"), "(none)");  // set between two tags: no list
+  EXPECT_EQ(name("9.9.9"), "(none)");
+  EXPECT_EQ(name("2.1.5"), "(none)");
+  EXPECT_EQ(name("2"), "(none)");
+  EXPECT_EQ(name(""), "(none)");
+  EXPECT_EQ(name("banana"), "(none)");
+  EXPECT_NE(kb().known_names("2.1.0.post99").find("2.1.0.post8"), std::string::npos);
+  EXPECT_EQ(kb().known_names("2.1.0.post99").find("2.2.0"), std::string::npos);
 }
 
-TEST(Knowledge, IsinTensorTensorOutListedFrom210) {
-  // grep -l isin.Tensor_Tensor_out shared/data/npu-ops/*.txt: 2.1.0 .. 2.15.0 (and 2.0.1's unsupported list).
-  for (const char* v : {"1.5.0", "1.8.1", "1.11.0", "2.0.1"}) {
+TEST(Knowledge, IsinTensorTensorPerWheel) {
+  // Release SOURCE.md: absent from every 2.1.0 wheel up to 2.1.0.post7 and every 2.2.0 wheel;
+  // present from 2.1.0.post8; both development tips list it.
+  for (const char* v : {"2.1.0.rc1", "2.1.0", "2.1.0.post3", "2.1.0.post7", "2.2.0", "2.2.0.post3"})
+    EXPECT_FALSE(version(v).has_npu_kernel_exact("isin.Tensor_Tensor_out")) << v;
+  for (const char* v : {"2.1.0.post8", "2.1.0.post18", "2.3.1.post2", "2.4.0", "2.12.0", "2.1.0-dev", "2.2.0-dev"})
+    EXPECT_TRUE(version(v).has_npu_kernel_exact("isin.Tensor_Tensor_out")) << v;
+  // scatter_reduce.two_out: only development tips list it (2.7.1, 2.9.0-2.15.0), no release.
+  EXPECT_FALSE(version("2.9.0.post1").has_npu_kernel_exact("scatter_reduce.two_out"));
+  EXPECT_FALSE(version("2.12.0").has_npu_kernel_exact("scatter_reduce.two_out"));
+  EXPECT_TRUE(version("2.9.0-dev").has_npu_kernel_exact("scatter_reduce.two_out"));
+  for (const char* v : {"1.5.0-dev", "1.8.1-dev", "1.11.0-dev", "2.0.1-dev"})
     EXPECT_FALSE(version(v).has_npu_kernel("isin.Tensor_Tensor_out")) << v;
-    EXPECT_FALSE(version(v).has_npu_kernel("aten::isin.Tensor_Tensor")) << v;
-  }
-  for (const char* v : {"2.1.0", "2.2.0", "2.5.1", "2.7.1", "2.12.0", "2.15.0"}) {
-    EXPECT_TRUE(version(v).has_npu_kernel("isin.Tensor_Tensor_out")) << v;
-    EXPECT_TRUE(version(v).has_npu_kernel("aten::isin.Tensor_Tensor")) << v;
-  }
   // No overload (Kineto spelling): any listed overload counts; 1.11.0 lists isin.Tensor_Scalar.
-  EXPECT_TRUE(version("1.11.0").has_npu_kernel("aten::isin"));
-  EXPECT_FALSE(version("1.8.1").has_npu_kernel("aten::isin"));
-  EXPECT_TRUE(version("2.0.1").is_unsupported("aten::isin.Tensor_Tensor_out"));
-  EXPECT_FALSE(version("2.1.0").is_unsupported("aten::isin.Tensor_Tensor_out"));
+  EXPECT_TRUE(version("1.11.0-dev").has_npu_kernel("aten::isin"));
+  EXPECT_FALSE(version("1.8.1-dev").has_npu_kernel("aten::isin"));
+  EXPECT_TRUE(version("2.0.1-dev").is_unsupported("aten::isin.Tensor_Tensor_out"));
+  EXPECT_FALSE(version("2.1.0-dev").is_unsupported("aten::isin.Tensor_Tensor_out"));
+}
+
+TEST(Knowledge, BareNameIsTheDefaultOverloadWhenExact) {
+  // mode.dimname and mode.values may be listed; `mode` (the default overload) is not in 2.1.0.post8.
+  const KnowledgeVersion& v = version("2.1.0.post8");
+  EXPECT_FALSE(v.has_npu_kernel_exact("aten::mode"));
+  EXPECT_EQ(kb().composite_kind("aten::mode", true), "");
+  EXPECT_TRUE(v.has_npu_kernel_exact("aten::add.Tensor"));
+  EXPECT_TRUE(v.has_npu_kernel_exact("torch.ops.aten.addmm.default"));
 }
 
 TEST(Knowledge, NameSpellings) {
-  const KnowledgeVersion& v = version("2.1.0");
+  const KnowledgeVersion& v = version("2.1.0-dev");
   EXPECT_TRUE(v.has_npu_kernel("aten::add.Tensor"));
   EXPECT_TRUE(v.has_npu_kernel("aten::add"));
   EXPECT_TRUE(v.has_npu_kernel("aten::add_"));         // in-place variants are their own names
@@ -76,9 +128,9 @@ TEST(Knowledge, NameSpellings) {
   EXPECT_FALSE(v.has_npu_kernel("aten::add.NoSuchOverload"));
   EXPECT_FALSE(v.has_npu_kernel("aten::linear"));       // composite: never listed
   // 2.6+ lists the structured op only as gelu.out: exact "gelu" is absent, Kineto's "aten::gelu" matches.
-  EXPECT_TRUE(version("2.5.1").has_npu_kernel("aten::gelu.default"));
-  EXPECT_FALSE(version("2.7.1").has_npu_kernel("aten::gelu.default"));
-  EXPECT_TRUE(version("2.7.1").has_npu_kernel("aten::gelu"));
+  EXPECT_TRUE(version("2.5.1-dev").has_npu_kernel("aten::gelu.default"));
+  EXPECT_FALSE(version("2.7.1-dev").has_npu_kernel("aten::gelu.default"));
+  EXPECT_TRUE(version("2.7.1-dev").has_npu_kernel("aten::gelu"));
 }
 
 TEST(Knowledge, CompositeOps) {
@@ -96,12 +148,10 @@ TEST(Knowledge, CompositeOps) {
 
 TEST(Knowledge, CustomOps) {
   // npu_rms_norm: first listed in 1.11.0's custom list (development tip), absent from 1.5.0/1.8.1.
-  EXPECT_FALSE(version("1.5.0").is_custom("npu_rms_norm"));
-  EXPECT_FALSE(version("1.8.1").is_custom("npu_rms_norm"));
-  for (const auto& v : kb().versions()) {
-    if (v.version == "1.5.0" || v.version == "1.8.1") continue;
-    EXPECT_TRUE(v.is_custom("npu_rms_norm")) << v.version;
-  }
+  EXPECT_FALSE(version("1.5.0-dev").is_custom("npu_rms_norm"));
+  EXPECT_FALSE(version("1.8.1-dev").is_custom("npu_rms_norm"));
+  EXPECT_TRUE(version("1.11.0-dev").is_custom("npu_rms_norm"));
+  EXPECT_TRUE(version("2.15.0-dev").is_custom("npu_rms_norm"));
   EXPECT_TRUE(version("2.1.0").is_custom("torch_npu.npu_rms_norm"));
   EXPECT_TRUE(version("2.1.0").is_custom("npu::npu_rms_norm"));
   EXPECT_FALSE(version("2.1.0").is_custom("NpuLayerNorm"));  // does not exist in any version
@@ -125,37 +175,32 @@ TEST(Knowledge, DeprecatedOps) {
 
 TEST(Knowledge, AutocastAndFallbackLists) {
   EXPECT_EQ(version("2.1.0").autocast_policy("aten::conv2d"), "lower_precision_fp");
-  EXPECT_EQ(version("2.15.0").autocast_policy("mm"), "lower_precision_fp");
+  EXPECT_EQ(version("2.15.0-dev").autocast_policy("mm"), "lower_precision_fp");
+  EXPECT_EQ(version("2.1.0.post8").autocast_policy("binary_cross_entropy"), "banned");  // per torch line
   EXPECT_EQ(version("2.1.0").autocast_policy("binary_cross_entropy"), "banned");
   EXPECT_EQ(version("2.1.0").autocast_policy("aten::softmax.Dimname"), "fp32_set_opt_dtype");
   EXPECT_EQ(version("2.13.0").autocast_policy("aten::softmax.Dimname"), "");  // removed on master
   EXPECT_EQ(version("2.0.1").autocast_policy("aten::conv2d"), "");            // no data before 2.1
   EXPECT_TRUE(version("1.11.0").is_tocpu("_cholesky_helper"));
-  EXPECT_FALSE(version("2.1.0").is_tocpu("_cholesky_helper"));
+  EXPECT_FALSE(version("2.1.0-dev").is_tocpu("_cholesky_helper"));
   EXPECT_EQ(version("2.1.0").impl_of("aten::add.Tensor").substr(0, 10), "op-plugin:");
 }
 
-TEST(Knowledge, CompatAndProvenance) {
-  const auto& c = kb().compat();
-  ASSERT_EQ(c.size(), kb().versions().size());
-  EXPECT_EQ(c[4].torch_npu, "2.1.0");
-  EXPECT_EQ(c[4].torch, "2.1.0");
-  EXPECT_EQ(c[4].torch_npu_ref, "v2.1.0");
-  EXPECT_EQ(c[4].op_plugin_commit, "c12b6362e2d4");
-  EXPECT_EQ(c.back().torch_npu_ref, "master");
-  EXPECT_TRUE(c[4].cann.empty());  // the data states no CANN versions: nothing invented
-  EXPECT_NE(kb().provenance().find("DEVELOPMENT-BRANCH TIPS"), std::string::npos);
+TEST(Knowledge, Provenance) {
+  EXPECT_NE(kb().provenance().find("npu-ops-release"), std::string::npos);
+  EXPECT_NE(kb().provenance().find("68 release wheels (tags)"), std::string::npos);
 }
 
 TEST(Knowledge, ParseSmallText) {
   Knowledge k = Knowledge::parse(
-      "@file compat.tsv\n# c\n1.0.0\t1.0.0\t\t\t\t\t\n2.0.0\t2.0.0\t\t\t\t\t\n"
-      "@file aten-ops.tsv\nfoo.Tensor\t1.0.0-2.0.0\nbar\t2.0.0\n"
+      "@file wheels.tsv\n# c\n1.0.0\t1.0.0\trelease\tv1\t\t\t\t\t1\t\n2.0.0-dev\t2.0.0\tdev-tip\tmaster\t\t\t\t\t2\t\n"
+      "@file aten-ops.tsv\nfoo.Tensor\t1-2\nbar\t2\n"
       "@file composite.tsv\nbaz\timplicit\n");
   ASSERT_EQ(k.versions().size(), 2u);
   EXPECT_TRUE(k.find("1.0")->has_npu_kernel("aten::foo"));
   EXPECT_FALSE(k.find("1.0")->has_npu_kernel("aten::bar"));
   EXPECT_TRUE(k.find("2.0.0")->has_npu_kernel("bar.default"));
+  EXPECT_EQ(k.find("2.0.0")->version, "2.0.0-dev");
   EXPECT_TRUE(k.is_composite("aten::baz"));
 }
 
@@ -168,19 +213,24 @@ TEST(Knowledge, MalformedTextGivesClearError) {
     }
     return std::string("no error");
   };
-  const std::string compat = "@file compat.tsv\n1.0.0\t1.0.0\t\t\t\t\t\n";
-  EXPECT_EQ(message(compat + "@file aten-ops.tsv\n# x\nfoo\n"),
+  const std::string wheels = "@file wheels.tsv\n1.0.0\t1.0.0\trelease\tv1\t\t\t\t\t1\t\n";
+  EXPECT_EQ(message(wheels + "@file aten-ops.tsv\n# x\nfoo\n"),
             "knowledge file aten-ops.tsv line 2: expected 2 tab-separated fields, got 1");
-  EXPECT_EQ(message(compat + "@file aten-ops.tsv\nfoo\t3.0.0\n"),
-            "knowledge file aten-ops.tsv line 1: unknown version '3.0.0' (not in compat.tsv)");
-  EXPECT_EQ(message("@file aten-ops.tsv\nfoo\t1.0.0\n"),
-            "knowledge: compat.tsv is missing (it defines the versions)");
+  EXPECT_EQ(message(wheels + "@file aten-ops.tsv\nfoo\t3\n"),
+            "knowledge file aten-ops.tsv line 1: unknown list id '3' (wheels.tsv has 1-1)");
+  EXPECT_EQ(message(wheels + "@file autocast.tsv\nfoo\tfp32\t3.0.0\n"),
+            "knowledge file autocast.tsv line 1: unknown torch line '3.0.0' (not in wheels.tsv)");
+  EXPECT_EQ(message("@file aten-ops.tsv\nfoo\t1\n"), "knowledge: wheels.tsv is missing (it defines the versions)");
+  EXPECT_EQ(message("@file wheels.tsv\n1.0.0\t1.0.0\tnightly\tv1\t\t\t\t\t1\t\n"),
+            "knowledge file wheels.tsv line 1: unknown kind 'nightly'");
+  EXPECT_EQ(message("@file wheels.tsv\n1.0.0\t1.0.0\trelease\tv1\t\t\t\t\t5\t\n"),
+            "knowledge file wheels.tsv line 1: list id '5' is not the next or a known one");
   EXPECT_EQ(message("garbage\n"), "knowledge text line 1: expected '@file <name>' before any content");
-  EXPECT_EQ(message(compat + "@file composite.tsv\nfoo\tsometimes\n"),
+  EXPECT_EQ(message(wheels + "@file composite.tsv\nfoo\tsometimes\n"),
             "knowledge file composite.tsv line 1: unknown composite kind 'sometimes'");
 }
 
-// data/knowledge must be what tools/gen_knowledge.py makes of ../shared/data/npu-ops.
+// data/knowledge must be what tools/gen_knowledge.py makes of ../shared/data/npu-ops{,-release}.
 TEST(Knowledge, GeneratedFilesUpToDate) {
   namespace fs = std::filesystem;
   fs::path input = fs::path(NPUD_SHARED_DIR) / "data" / "npu-ops";

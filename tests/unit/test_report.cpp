@@ -36,7 +36,7 @@ Report sample_report() {
   r.summary.source = "trace.json";
   r.summary.format = "kineto-json";
   r.summary.torch_npu = "2.1.0";
-  r.summary.knowledge_note = "op lists are development-branch tips, not released wheels";
+  r.summary.knowledge_note = "release tag v5.0.0-pytorch2.1.0, op-plugin 5d116fc37455; chosen: --torch-npu";
   r.summary.ops = 10;
   r.summary.steps = 2;
   r.summary.step_time_ns = 500;
@@ -196,7 +196,7 @@ TEST(ReportText, GroupsByRuleWorstFirstAndEndsWithSummary) {
   EXPECT_EQ(out.find("hot op 5"), std::string::npos);
   EXPECT_NE(out.find("... 2 more (use --verbose)"), std::string::npos);
   EXPECT_NE(out.find("(+1 notes with --verbose)"), std::string::npos);
-  EXPECT_NE(out.find("op list: torch_npu 2.1.0 (op lists are development-branch tips"), std::string::npos) << out;
+  EXPECT_NE(out.find("op list: torch_npu 2.1.0 (release tag v5.0.0-pytorch2.1.0, op-plugin 5d116fc37455; chosen"), std::string::npos) << out;
   EXPECT_TRUE(out.ends_with("9 findings (1 error, 1 warning, 7 info) in trace.json\n")) << out;
   EXPECT_EQ(out.find('\x1b'), std::string::npos);  // no colour unless asked
 }

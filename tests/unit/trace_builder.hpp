@@ -36,6 +36,7 @@ struct OpOpts {
   int32_t line = 0;
   std::string module;
   std::vector<TensorSpec> inputs;
+  std::string detail;             // capture: "reason" text (string args of aten ops)
 };
 
 struct KernelOpts {
@@ -69,6 +70,7 @@ class TraceBuilder {
     op.dur_ns = us(dur_us);
     op.external_id = o.external_id;
     op.module = t_.intern(o.module);
+    if (!o.detail.empty()) op.detail = t_.intern(o.detail);
     if (!o.file.empty()) {
       uint32_t frame = t_.add_frame(o.file, o.line, "f");
       op.stack = t_.add_stack(std::span<const uint32_t>(&frame, 1));
@@ -128,6 +130,12 @@ class TraceBuilder {
     return *this;
   }
 
+  // Captures keep overload names ("aten::mode" is the default overload).
+  TraceBuilder& capture() {
+    t_.format = InputFormat::Capture;
+    return *this;
+  }
+
   Trace& raw() { return t_; }
   Trace build() {
     t_.finalize();
@@ -142,10 +150,7 @@ class TraceBuilder {
 inline KnowledgeVersion tiny_version(std::string version, std::initializer_list<std::string_view> ops) {
   KnowledgeVersion v;
   v.version = std::move(version);
-  for (std::string_view op : ops) {
-    v.aten.insert(std::string(op));
-    v.aten_base.insert(std::string(op.substr(0, op.find('.'))));
-  }
+  for (std::string_view op : ops) v.ops->add_aten(op);
   return v;
 }
 

@@ -1,0 +1,17 @@
+// Small text helpers shared by the readers of line-based files (knowledge tables, profiler
+// CSVs, install-tree version files).
+#pragma once
+
+#include <string_view>
+
+namespace npud {
+
+// `s` without leading and trailing blanks (space, tab, CR, LF, VT, FF).
+inline std::string_view trim(std::string_view s) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace npud
