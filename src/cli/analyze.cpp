@@ -136,6 +136,17 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
     else render_text(os, report, TextOptions{color, o.verbose});
   });
   if (!written) return kExitBadInput;
+  if (!o.require_steps.empty() && trace.steps.empty()) {
+    std::string first = o.require_steps.substr(0, o.require_steps.find(':'));
+    std::cerr << fmt::format(
+        "npu-doctor: error: no step was recorded (--steps {}): the program {}. A step ends at each "
+        "optimizer.step() (torch.optim); a loop that updates its parameters by hand, or has no optimizer, marks "
+        "the end of each iteration with npu_doctor.step() (docs/capture.md)\n",
+        o.require_steps,
+        o.require_steps == "all" || first.empty() ? "never ended a step"
+                                                  : fmt::format("ended before step {} or never ended a step", first));
+    return kExitBadInput;
+  }
   return exit_code_for(report.findings, o.fail_on);
 }
 

@@ -14,7 +14,7 @@
 namespace npud {
 
 struct AnalyzeOptions {
-  std::string torch_npu;            // knowledge version; empty = newest
+  std::string torch_npu;            // knowledge version; empty = from the trace, else the newest release
   std::string format = "text";      // text | json | html
   std::string output;               // file to write; empty = stdout
   std::string fail_on = "error";    // info | warning | error | never
@@ -24,6 +24,9 @@ struct AnalyzeOptions {
   bool quiet = false;               // no progress, no warnings on stderr
   bool verbose = false;
   bool allow_truncated = false;
+  // run/amp-check: the capture must hold a recorded step (else the report would be an
+  // all-clear about nothing): print the report, say so, exit 2.
+  std::string require_steps;        // the --steps that were asked for; empty = not required
   std::string command = "analyze";  // recorded in the report
 };
 

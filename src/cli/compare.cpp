@@ -31,7 +31,6 @@ struct CompareCliOptions {
   Thresholds thresholds;
 };
 
-std::string shape_text(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
 
 std::string num(double v) {
   if (std::isnan(v)) return "nan";

@@ -297,6 +297,7 @@ int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
   if (int code = launch_with_shim(req, launched); code >= 0) return code;
   ao.allow_truncated = true;
   ao.command = req.command_name;
+  ao.require_steps = req.steps;
   int report_code = analyze_trace_file(launched.capture, ao);
   return launched.exit_code ? launched.exit_code : report_code;
 }

@@ -76,14 +76,14 @@ std::string finding_key(const Finding& f) {
 int64_t step_or_span(const ReportSummary& s, bool steps) { return steps ? s.step_time_ns : s.span_ns; }
 
 // Kernel names of templated code run to kilobytes: the text output cuts them (JSON keeps them whole).
-std::string shorten(std::string_view s, size_t max = 100) {
+std::string cut_name(std::string_view s, size_t max = 100) {
   if (s.size() <= max) return std::string(s);
   size_t cut = max;
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
   return std::string(s.substr(0, cut)) + "...";
 }
 
-std::string ms(int64_t ns) { return fmt::format("{:.3f} ms", double(ns) / 1e6); }
+std::string fixed_ms(int64_t ns) { return fmt::format("{:.3f} ms", double(ns) / 1e6); }
 std::string signed_ms(int64_t ns) { return fmt::format("{:+.3f} ms", double(ns) / 1e6); }
 std::string percent(int64_t before, int64_t after) {
   if (before == 0) return "n/a";
@@ -143,21 +143,21 @@ void render_diff_text(std::ostream& os, const TraceDiff& d, const DiffTextOption
   os << fmt::format("before: {} ({})\nafter:  {} ({})\n\n", t(d.before.source), d.before.format, t(d.after.source),
                     d.after.format);
   os << fmt::format("{:<14} {:>14} -> {:>14}  {:>14} ({})\n", d.step_basis == "step" ? "mean step" : "trace span",
-                    ms(d.before_step_ns), ms(d.after_step_ns), signed_ms(d.after_step_ns - d.before_step_ns),
+                    fixed_ms(d.before_step_ns), fixed_ms(d.after_step_ns), signed_ms(d.after_step_ns - d.before_step_ns),
                     percent(d.before_step_ns, d.after_step_ns));
   if (d.before.device_busy_share >= 0 || d.after.device_busy_share >= 0)
     os << fmt::format("{:<14} {:>13.1f}% -> {:>13.1f}%\n", "device busy", 100 * std::max(0.0, d.before.device_busy_share),
                       100 * std::max(0.0, d.after.device_busy_share));
   auto table = [&](const char* title, const OpTable& tab) {
     if (tab.rows.empty()) return;
-    os << fmt::format("\n{} (total {} -> {}, {}; count {} -> {})\n", title, ms(tab.before_ns), ms(tab.after_ns),
+    os << fmt::format("\n{} (total {} -> {}, {}; count {} -> {})\n", title, fixed_ms(tab.before_ns), fixed_ms(tab.after_ns),
                       signed_ms(tab.after_ns - tab.before_ns), tab.before_count, tab.after_count);
     os << fmt::format("  {:>12} {:>12} {:>8} {:>8} {:>8}  {}\n", "before", "after", "delta", "count", "dcount", "name");
     size_t n = 0;
     for (const auto& r : tab.rows) {
       if (n++ >= o.top) break;
-      os << fmt::format("  {:>12} {:>12} {:>8} {:>8} {:>+8}  {}\n", ms(r.before_ns), ms(r.after_ns),
-                        percent(r.before_ns, r.after_ns), r.after_count, r.delta_count(), t(shorten(r.name)));
+      os << fmt::format("  {:>12} {:>12} {:>8} {:>8} {:>+8}  {}\n", fixed_ms(r.before_ns), fixed_ms(r.after_ns),
+                        percent(r.before_ns, r.after_ns), r.after_count, r.delta_count(), t(cut_name(r.name)));
     }
     if (tab.rows.size() > o.top) os << fmt::format("  ... {} more (see --format json)\n", tab.rows.size() - o.top);
   };
@@ -170,8 +170,8 @@ void render_diff_text(std::ostream& os, const TraceDiff& d, const DiffTextOption
     if (fs.empty()) return;
     os << "\n" << title << "\n";
     for (const auto& f : fs) {
-      std::string where = f.location.file.empty() ? t(shorten(f.location.op, 60)) : fmt::format("{}:{}", t(f.location.file), f.location.line);
-      os << fmt::format("  {} {} {}\n", f.rule, where, t(shorten(f.message, 200)));
+      std::string where = f.location.file.empty() ? t(cut_name(f.location.op, 60)) : fmt::format("{}:{}", t(f.location.file), f.location.line);
+      os << fmt::format("  {} {} {}\n", f.rule, where, t(cut_name(f.message, 200)));
     }
   };
   list("Fixed", d.fixed);

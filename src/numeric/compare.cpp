@@ -14,6 +14,8 @@
 
 namespace npud {
 
+std::string shape_text(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+
 std::string_view status_name(PairResult::Status s) {
   switch (s) {
     case PairResult::Status::Compared: return "compared";
@@ -26,7 +28,6 @@ std::string_view status_name(PairResult::Status s) {
 
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
 
 // Pairs by key; the k-th occurrence of a key on one side goes with the k-th on the other.
 std::vector<std::pair<size_t, size_t>> match_by_key(const Dump& ref, const Dump& target) {

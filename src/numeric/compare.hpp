@@ -51,4 +51,7 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
 
 std::string_view status_name(PairResult::Status s);  // "compared", "statistics", "shape_mismatch", "not_comparable"
 
+// "[4,8]": a shape as the compare outputs print it.
+std::string shape_text(const std::vector<int64_t>& shape);
+
 }  // namespace npud

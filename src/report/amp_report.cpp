@@ -135,11 +135,6 @@ void rows_json(JsonWriter& w, std::string_view key, const std::vector<DriftRow>&
   w.end_array();
 }
 
-void string_or_null(JsonWriter& w, std::string_view key, std::string_view v) {
-  w.key(key);
-  if (v.empty()) w.null();
-  else w.value(v);
-}
 
 }  // namespace
 

@@ -10,11 +10,6 @@
 namespace npud {
 namespace {
 
-void string_or_null(JsonWriter& w, std::string_view key, std::string_view v) {
-  w.key(key);
-  if (v.empty()) w.null();
-  else w.value(v);
-}
 
 void write_summary(JsonWriter& w, const Report& r) {
   const ReportSummary& s = r.summary;

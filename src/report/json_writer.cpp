@@ -134,4 +134,10 @@ JsonWriter& JsonWriter::null() {
   return *this;
 }
 
+void string_or_null(JsonWriter& w, std::string_view key, std::string_view v) {
+  w.key(key);
+  if (v.empty()) w.null();
+  else w.value(v);
+}
+
 }  // namespace npud

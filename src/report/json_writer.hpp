@@ -14,6 +14,11 @@
 
 namespace npud {
 
+class JsonWriter;
+
+// `"key": "v"`, or `"key": null` when v is empty.
+void string_or_null(JsonWriter& w, std::string_view key, std::string_view v);
+
 class JsonWriter {
  public:
   // indent 0: compact, one line; otherwise pretty-printed with that many spaces.

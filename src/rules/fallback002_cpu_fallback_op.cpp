@@ -48,7 +48,7 @@ bool is_other_backend_impl(std::string_view base) {
 }
 
 // `name` ("add.Tensor" / "add") in one of the 1.11/2.0 lists, which spell overloads.
-bool in_list(const std::unordered_set<std::string>& list, std::string_view name) {
+bool in_legacy_list(const std::unordered_set<std::string>& list, std::string_view name) {
   if (list.empty()) return false;
   if (list.count(std::string(name))) return true;
   std::string_view base = aten_base(name);
@@ -159,9 +159,9 @@ class CpuFallbackOp final : public Rule {
           // torch_npu's own ops
         } else if (is_other_backend_impl(base)) {
           // CUDA/ROCm/oneDNN implementation ops: on NPU their parent dispatches elsewhere
-        } else if (in_list(kv.list().unsupported, name)) {
+        } else if (in_legacy_list(kv.list().unsupported, name)) {
           v = kUnsupported;
-        } else if (in_list(kv.list().tocpu, name)) {
+        } else if (in_legacy_list(kv.list().tocpu, name)) {
           v = kToCpu;
         } else if (!listed(op) && !is_backend_agnostic(base) && !composite_covered(kb, kv, full, exact)) {
           v = legacy ? kNoKernelLegacy : kFallsBack;
@@ -196,7 +196,9 @@ class CpuFallbackOp final : public Rule {
     }
 
     const std::string wheel = fmt::format("torch_npu {}", kv.version);
-    const std::string float64_fact(silent_host_work_fact({.has_float64 = true}).text);
+    OpCallFacts float64_call;
+    float64_call.has_float64 = true;
+    const std::string float64_fact(silent_host_work_fact(float64_call).text);
     const int64_t wall = index.wall_ns();
     for (EventGroup& g : groups.groups()) {
       const int64_t self_ns = g.self_ns;

@@ -1,4 +1,5 @@
 #include "rules/npu_facts.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -65,11 +66,6 @@ std::string_view arg_value(std::string_view args, std::string_view key) {
   return {};
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return out;
-}
 
 }  // namespace
 
@@ -91,7 +87,7 @@ HostWorkFact silent_host_work_fact(const OpCallFacts& call) {
 }
 
 std::string_view silent_task_fact(std::string_view task_name) {
-  std::string name = lower(task_name);
+  std::string name = to_lower(task_name);
   for (const Fact& f : kFacts) {
     // Whole-word-ish match on the original spelling: "IsIn" but not "IsInf".
     for (size_t at = name.find(f.task); at != std::string::npos; at = name.find(f.task, at + 1)) {

@@ -2,6 +2,7 @@
 // print(tensor), float/int/bool(tensor)). Each one stalls the host until the NPU has finished
 // all queued work, every iteration, so the device idles while Python catches up.
 #include "source/rule_context.hpp"
+#include "util/text.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
 #include <algorithm>
@@ -25,14 +26,9 @@ constexpr std::array<std::string_view, 10> kTensorWords = {
 constexpr std::array<std::string_view, 9> kHotFunctionWords = {
     "train", "step", "fit", "epoch", "eval", "valid", "loop", "run", "main"};
 
-std::string lower(std::string_view s) {
-  std::string o(s);
-  for (char& c : o) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return o;
-}
 
 bool has_word(std::string_view s, const auto& words) {
-  std::string l = lower(s);
+  std::string l = to_lower(s);
   return std::any_of(words.begin(), words.end(), [&](std::string_view w) { return l.find(w) != std::string::npos; });
 }
 

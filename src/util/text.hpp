@@ -2,6 +2,7 @@
 // CSVs, install-tree version files).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace npud {
@@ -12,6 +13,14 @@ inline std::string_view trim(std::string_view s) {
   while (!s.empty() && blank(s.front())) s.remove_prefix(1);
   while (!s.empty() && blank(s.back())) s.remove_suffix(1);
   return s;
+}
+
+// ASCII lower case (names, task types; not locale text).
+inline std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+  return out;
 }
 
 }  // namespace npud

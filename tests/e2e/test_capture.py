@@ -128,6 +128,17 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertEqual(len(no_kernel(old)), 1, json.dumps(old.findings("FALLBACK002"), indent=1))
         self.assertEqual(no_kernel(new), [], json.dumps(new.findings("FALLBACK002"), indent=1))
 
+    def test_no_recorded_step_is_an_error_not_an_all_clear(self):
+        # Hand-written SGD: no optimizer.step() ever ends a step (issue 15, item 1).
+        run = self.run_once("hand-sgd", "hand_sgd.py")
+        self.assertEqual(run.code, 2, run.stderr)
+        self.assertIn("no step was recorded (--steps 1:3)", run.stderr)
+        self.assertIn("npu_doctor.step()", run.stderr)
+        # Ending before step A is the same: one training step, recording asked from step 2.
+        early = self.run_once("early-end", "sync_item.py", steps="2:3", program_args=("--steps", "1"))
+        self.assertEqual(early.code, 2, early.stderr)
+        self.assertIn("ended before step 2", early.stderr)
+
     def test_killed_program_still_gets_a_report(self):
         run = self.run_once("killed", "killed.py")
         self.assertEqual(run.code, 128 + 9, run.stderr)
