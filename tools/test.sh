@@ -41,6 +41,9 @@ phase_done "deps"
 VENV=$NPUD_ROOT/build/test-venv
 npud_venv "$VENV" "scikit-build-core>=0.10" "$NPUD_TORCH_PIN" numpy ||
   echo "npu-doctor test: WARNING: no $NPUD_TORCH_PIN here: the torch2.* e2e suites will skip" >&2
+# The SARIF tests validate against the official schema with it (Debian's Python lacks it).
+npud_venv "$VENV" "jsonschema>=4" ||
+  echo "npu-doctor test: WARNING: no jsonschema: SARIF schema validation will skip" >&2
 phase_done "venv"
 npud_build_wheel "$VENV" "$NPUD_ROOT/build" -C cmake.define.NPUD_TESTS=ON \
   -C cmake.define.NPUD_TEST_VENV="$VENV" -C cmake.define.NPUD_UNITY="$(unity_for "$NPUD_ROOT/build")"

@@ -116,3 +116,45 @@ class _CaptureMode(TorchDispatchMode):
 
 def make_mode(recorder):
     return _CaptureMode(recorder)
+
+
+def _has_named(items):
+    Tensor = torch.Tensor
+    for a in items:
+        if isinstance(a, Tensor):
+            if a.has_names():
+                return True
+        elif isinstance(a, (list, tuple)):
+            if any(isinstance(t, Tensor) and t.has_names() for t in a):
+                return True
+    return False
+
+
+def make_bypass(recorder):
+    """What a dispatch mode cannot carry on torch versions with named tensors (1.x): an op on
+    named tensors raises "NYI: Named tensors are currently unsupported in TorchScript" with
+    any mode pushed. This torch-function mode runs such calls with dispatch modes off
+    (unrecorded, said once on stderr), so the program never sees the capture. None where
+    torch has no named tensors. Pushed by the recorder once the program names a tensor
+    (_patches.py watches the ways to do that). (Tensor.as_subclass: _patches.py.)"""
+    if not hasattr(torch.Tensor, "refine_names"):
+        return None
+    try:
+        from torch.overrides import TorchFunctionMode
+        from torch.utils._mode_utils import no_dispatch
+    except ImportError:
+        return None
+
+    class _Bypass(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if kwargs is None:
+                kwargs = {}
+            if recorder.recording and (_has_named(args) or (kwargs and (kwargs.get("names") is not None or
+                                                                        _has_named(kwargs.values())))):
+                recorder.note_once("named", "npu-doctor: ops on named tensors are not recorded "
+                                            "(torch cannot send them through a dispatch mode)")
+                with no_dispatch():
+                    return func(*args, **kwargs)
+            return func(*args, **kwargs)
+
+    return _Bypass()

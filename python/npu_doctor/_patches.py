@@ -183,6 +183,8 @@ class TensorPatches:
             own = name in cls.__dict__
             self._saved.append((cls, name, own, cls.__dict__.get(name)))
             setattr(cls, name, self._wrap_tensor_method(orig, name, reason))
+        self._patch_as_subclass(cls)
+        self._patch_naming(torch)
         try:
             import torch.cuda as tc
         except Exception:
@@ -194,6 +196,75 @@ class TensorPatches:
                 continue   # helpers torch.cuda merely imports (lru_cache...)
             self._saved.append((tc, name, True, obj))
             setattr(tc, name, self._wrap_cuda_function(obj, name))
+
+    def _patch_as_subclass(self, cls):
+        """torch 1.x: Tensor.as_subclass raises "already associated to a python object" under
+        any dispatch mode (the mode's alias output already has its Python object). It makes no
+        aten op worth recording, so it runs with dispatch modes off."""
+        orig = getattr(cls, "as_subclass", None)
+        if not hasattr(cls, "refine_names") or orig is None:
+            return
+        try:
+            from torch.utils._mode_utils import no_dispatch
+        except ImportError:
+            return
+
+        @functools.wraps(orig)
+        def as_subclass(self, *args, **kwargs):
+            with no_dispatch():
+                return orig(self, *args, **kwargs)
+
+        self._saved.append((cls, "as_subclass", "as_subclass" in cls.__dict__, cls.__dict__.get("as_subclass")))
+        cls.as_subclass = as_subclass
+
+    def _patch_naming(self, torch):
+        """torch with named tensors: the ways a program names a tensor (refine_names, rename,
+        the names setter, factories with names=) switch the recorder's named-tensor bypass on
+        before the first op on a named tensor could raise under the dispatch mode."""
+        cls = torch.Tensor
+        if not hasattr(cls, "refine_names"):
+            return
+        rec = self._rec
+        for name in ("refine_names", "rename", "rename_"):
+            orig = cls.__dict__.get(name)
+            if orig is None:
+                continue
+
+            def naming(self, *args, _orig=orig, **kwargs):
+                rec.enable_named_bypass()
+                return _orig(self, *args, **kwargs)
+
+            functools.update_wrapper(naming, orig)
+            self._saved.append((cls, name, True, orig))
+            setattr(cls, name, naming)
+        base = getattr(torch._C, "_TensorBase", None)
+        names = base.__dict__.get("names") if base is not None else None
+        if names is not None and "names" not in cls.__dict__:
+            def set_names(self, value):
+                rec.enable_named_bypass()
+                names.__set__(self, value)
+
+            self._saved.append((cls, "names", False, None))
+            cls.names = property(names.__get__, set_names, doc=names.__doc__)
+        try:
+            from torch.utils._mode_utils import no_dispatch
+        except ImportError:
+            return
+        for name in ("empty", "zeros", "ones", "rand", "randn", "full"):
+            orig = getattr(torch, name, None)
+            if orig is None:
+                continue
+
+            def factory(*args, _orig=orig, **kwargs):
+                if kwargs.get("names") is None or not rec.recording:
+                    return _orig(*args, **kwargs)
+                rec.enable_named_bypass()
+                with no_dispatch():
+                    return _orig(*args, **kwargs)
+
+            functools.update_wrapper(factory, orig)
+            self._saved.append((torch, name, True, orig))
+            setattr(torch, name, factory)
 
     def remove(self):
         for owner, name, own, orig in reversed(self._saved):

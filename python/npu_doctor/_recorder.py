@@ -59,6 +59,8 @@ class Recorder:
         self._explicit_steps = False
         self._mode = None
         self._mode_pop_pending = False
+        self._bypass = None      # _dispatch.make_bypass's torch-function mode, while recording
+        self._notes = set()      # note_once keys already said
         self._dispatch_depth = 0
         self._pid = os.getpid()
         self._origin = time.perf_counter_ns()
@@ -107,6 +109,7 @@ class Recorder:
             now = self.now()
             if self.recording:
                 self._write(self._step_event(self.step, self._step_start, now))
+                self._note_other_threads()
             self.step += 1
             self._step_start = now
             self._modules.reset()
@@ -176,7 +179,59 @@ class Recorder:
         self._modules.remove()
         if self.amp is not None:
             self.amp.on_end()
+        self._remove_bypass()
         self._remove_mode()
+
+    def enable_named_bypass(self):
+        """The program made a named tensor while recording: from now on ops on named tensors
+        run unrecorded (_dispatch.make_bypass). Lazy, since the bypass costs every torch call
+        a Python round trip (~9 us on torch 1.13) and almost no program names tensors."""
+        if self._bypass is not None or not self.recording:
+            return
+        try:
+            from ._dispatch import make_bypass
+            self._bypass = make_bypass(self)
+            if self._bypass is not None:
+                self._bypass.__enter__()
+        except Exception as e:
+            self._bypass = None
+            self.fail(e)
+
+    def _remove_bypass(self):
+        """Pops the bypass mode when it is on top of the torch-function modes; else it stays,
+        a pass-through once recording is off."""
+        if self._bypass is None:
+            return
+        try:
+            from torch.overrides import _get_current_function_mode
+            if _get_current_function_mode() is self._bypass:
+                self._bypass.__exit__(None, None, None)
+        except Exception:
+            pass
+        self._bypass = None
+
+    def _note_other_threads(self):
+        """The dispatch mode is per thread: ops other threads run are not recorded. Said once,
+        naming the threads alive at the end of a recorded step."""
+        if "threads" in self._notes:
+            return
+        me = threading.current_thread()
+        others = [t.name for t in threading.enumerate() if t is not me and t.is_alive()]
+        if others:
+            self.note_once("threads", "npu-doctor: %d other Python thread%s (%s) ran during the recorded steps; "
+                                      "torch ops run there are not recorded (the capture follows the thread "
+                                      "that runs the steps)" % (len(others), "" if len(others) == 1 else "s",
+                                                                ", ".join(others[:5])))
+
+    def note_once(self, key, line):
+        """One line on stderr, the first time `key` comes up: what the capture skipped."""
+        if key in self._notes:
+            return
+        self._notes.add(key)
+        try:
+            sys.stderr.write(line + "\n")
+        except Exception:
+            pass
 
     def _remove_mode(self):
         """Pops our dispatch mode when it is on top; inside a dispatch call (or under

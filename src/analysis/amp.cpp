@@ -7,6 +7,7 @@
 
 #include "analysis/names.hpp"
 #include "knowledge/knowledge.hpp"
+#include "util/saturate.hpp"
 
 namespace npud {
 
@@ -129,8 +130,8 @@ std::vector<DriftRow> drift_table(const Trace& t, bool by_module, size_t top_n) 
       r.local_max_rel = std::max(r.local_max_rel, n.local.max_rel);
       // fp32 results above 65504 count as overflow in the metrics (docs/formats/amp.md): only
       // low-precision ops overflow for real
-      if (n.lowp) r.overflow += n.local.overflow;
-      r.underflow += n.local.underflow;
+      if (n.lowp) add_saturating(r.overflow, n.local.overflow);
+      add_saturating(r.underflow, n.local.underflow);
     }
     if (n.has_drift) {
       if (diverges(n.drift)) ++r.bad_drift;
@@ -179,9 +180,9 @@ std::vector<KeepFp32> keep_in_fp32(const Trace& t, const KnowledgeVersion& npu) 
     if (problem.empty()) continue;
     ++k.bad_calls;
     // overflow counts elements beyond 65504 or Inf; new NaN/Inf overlap them: the larger of the two
-    k.overflow += std::max<int64_t>(n.local.overflow, n.local.nan + n.local.inf - n.local.nan_ref - n.local.inf_ref);
-    k.underflow += n.local.underflow;
-    k.elements += n.local.n;
+    add_saturating(k.overflow, std::max<int64_t>(n.local.overflow, n.local.nan + n.local.inf - n.local.nan_ref - n.local.inf_ref));
+    add_saturating(k.underflow, n.local.underflow);
+    add_saturating(k.elements, n.local.n);
     if (n.local.cos == n.local.cos) k.worst_cos = std::min(k.worst_cos, n.local.cos);
     k.worst_gt_5e3 = std::max(k.worst_gt_5e3, n.local.gt_5e3);
     // The worst reason seen wins: overflow > underflow > precision loss.
@@ -206,8 +207,8 @@ GradAdvice grad_advice(const Trace& t) {
   std::map<int, int64_t> by_log2;   // floor(log2|g|) of unscaled gradients -> elements
   for (const GradHistogram& h : t.grad_histograms) {
     ++g.histograms;
-    g.elements += h.elements;
-    g.nonzero += std::max<int64_t>(0, h.elements - h.zero - h.nonfinite);
+    add_saturating(g.elements, h.elements);
+    add_saturating(g.nonzero, std::max<int64_t>(0, h.elements - h.zero - h.nonfinite));
     g.underflow += h.underflow_fp16;
     g.overflow += h.overflow_fp16;
     g.nonfinite += h.nonfinite;

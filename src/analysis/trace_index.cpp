@@ -1,4 +1,5 @@
 #include "analysis/trace_index.hpp"
+#include "util/saturate.hpp"
 
 #include <algorithm>
 #include <map>
@@ -19,7 +20,7 @@ TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
       threads_.push_back({op.pid, op.tid, i, i + 1});
     else
       threads_.back().end = i + 1;
-    if (op.parent == kNone && op.kind != OpKind::Other) top_level_time[{op.pid, op.tid}] += op.dur_ns;
+    if (op.parent == kNone && op.kind != OpKind::Other) add_saturating(top_level_time[{op.pid, op.tid}], op.dur_ns);
   }
   int64_t best = -1;
   for (const auto& [key, ns] : top_level_time)
@@ -38,12 +39,12 @@ TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
   for (auto& [dev, v] : per_device) {
     devices_.push_back(dev);
     busy_per_device_.push_back(union_of(std::move(v)));
-    device_busy_sum_ += total_length(busy_per_device_.back());
+    add_saturating(device_busy_sum_, total_length(busy_per_device_.back()));
   }
   all_busy_ = union_of(std::move(all));
 
   if (!t_.steps.empty()) {
-    for (const Step& s : t_.steps) wall_ns_ += s.dur_ns;
+    for (const Step& s : t_.steps) add_saturating(wall_ns_, s.dur_ns);
   } else {
     wall_ns_ = t_.span_ns();
   }

@@ -15,6 +15,7 @@
 #include "model/trace.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
+#include "report/sarif.hpp"
 
 namespace npud {
 
@@ -23,8 +24,8 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
                  "torch_npu wheel whose op list predicts CPU fallbacks: 2.1.0.post8, a bare line 2.1.0, 2.15.0-dev "
                  "(default: the torch_npu the trace recorded, else the newest release for its torch; "
                  "see `npu-doctor versions`)");
-  cmd.add_option("--format", o.format, "report format")
-      ->check(CLI::IsMember({"text", "json", "html"}))
+  cmd.add_option("--format", o.format, "report format (sarif: findings with a source line, for code scanning)")
+      ->check(CLI::IsMember({"text", "json", "html", "sarif"}))
       ->capture_default_str();
   cmd.add_option("-o,--output", o.output, "write the report to FILE instead of stdout (atomically)");
   cmd.add_option("--fail-on", o.fail_on, "exit 1 when a finding has this severity or worse")
@@ -133,6 +134,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {
     if (o.format == "json") render_json(os, report);
     else if (o.format == "html") render_html(os, report, trace);
+    else if (o.format == "sarif") render_sarif(os, sarif_from_report(report));
     else render_text(os, report, TextOptions{color, o.verbose});
   });
   if (!written) return kExitBadInput;

@@ -237,12 +237,7 @@ void render_json(std::ostream& os, const Dump& ref, const Dump& target, const Co
                  const CompareCliOptions& o) {
   JsonWriter w(os);
   w.begin_object();
-  w.field("schema_version", 1);
-  w.key("tool").begin_object();
-  w.field("name", "npu-doctor");
-  w.field("version", NPUD_VERSION);
-  w.end_object();
-  w.field("command", "compare");
+  tool_header(w, "compare");
   w.key("ref");
   write_dump_json(w, ref);
   w.key("target");

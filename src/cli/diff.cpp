@@ -27,7 +27,22 @@ struct DiffOptions {
   size_t top = 15;
   bool quiet = false;
   bool allow_truncated = false;
+  bool fail_on_regression = false;
+  double max_slowdown_pct = 5;
 };
+
+// What --fail-on-regression fails on: findings AFTER has and BEFORE did not, or a step time
+// more than max_slowdown_pct slower. "" when neither.
+std::string regression(const TraceDiff& d, double max_slowdown_pct) {
+  std::string why;
+  if (!d.added.empty()) why = fmt::format("{} new finding{}", d.added.size(), d.added.size() == 1 ? "" : "s");
+  if (d.before_step_ns > 0 && d.after_step_ns > 0) {
+    double pct = 100.0 * (double(d.after_step_ns) - double(d.before_step_ns)) / double(d.before_step_ns);
+    if (pct > max_slowdown_pct)
+      why += fmt::format("{}step time {:.1f}% slower (limit {:g}%)", why.empty() ? "" : ", ", pct, max_slowdown_pct);
+  }
+  return why;
+}
 
 int diff_command(const DiffOptions& o) {
   const KnowledgeVersion* version = torch_npu_version_or_report(o.torch_npu);
@@ -42,7 +57,12 @@ int diff_command(const DiffOptions& o) {
     else if (o.format == "html") render_diff_html(os, d, before, after);
     else render_diff_text(os, d, DiffTextOptions{o.top, color});
   });
-  return written ? kExitClean : kExitBadInput;
+  if (!written) return kExitBadInput;
+  if (!o.fail_on_regression) return kExitClean;
+  std::string why = regression(d, o.max_slowdown_pct);
+  if (why.empty()) return kExitClean;
+  std::cerr << "npu-doctor: regression: " << why << "\n";
+  return kExitFindings;
 }
 
 }  // namespace
@@ -61,7 +81,13 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--top", o->top, "rows per op table in the text output")->check(finite_in(0, 1e6))->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress on stderr");
   cmd->add_flag("--allow-truncated", o->allow_truncated, "accept traces whose last event is cut off");
-  cmd->footer("Exit codes: 0 compared, 2 bad input or usage.");
+  cmd->add_flag("--fail-on-regression", o->fail_on_regression,
+                "exit 1 when AFTER has findings BEFORE did not, or its step time is more than --max-slowdown slower");
+  cmd->add_option("--max-slowdown", o->max_slowdown_pct, "step-time growth, in percent, that --fail-on-regression allows")
+      ->check(finite_in(0, 1e6))
+      ->capture_default_str();
+  cmd->footer("Exit codes: 0 compared (and no regression with --fail-on-regression), 1 a regression with "
+              "--fail-on-regression, 2 bad input or usage.");
   cmd->callback([o, &exit_code] { exit_code = diff_command(*o); });
 }
 

@@ -69,7 +69,8 @@ void render_env_json(std::ostream& os, const EnvReport& r) {
   JsonWriter w(os);
   const PythonProbe& p = r.python;
   w.begin_object();
-  w.field("schema_version", 1).field("command", "env").field("consistent", r.consistent());
+  tool_header(w, "env");
+  w.field("consistent", r.consistent());
   w.key("python").begin_object();
   w.field("command", p.command).field("ran", p.ran);
   if (!p.ran) w.field("error", p.error);

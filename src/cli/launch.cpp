@@ -2,7 +2,9 @@
 // SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to npu-doctor are forwarded to it.
 #include "cli/launch.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -193,6 +195,44 @@ ChildResult run_child(const std::vector<std::string>& command, const std::vector
 
 }  // namespace
 
+// Two runs writing one capture directory would interleave their events into one capture and
+// both report on the mixture: the directory is locked (flock on DIR/.npu-doctor.lock) from
+// before the program starts until this process ends, and a second run is refused at once.
+// `python -E` / `-I` (also combined, `-sE`) ignores PYTHONPATH, which is how the shim gets
+// into the program: the run would "succeed" with no capture and blame the program. The
+// option that does it, or "" when the program is not such a Python.
+static std::string python_flag_hiding_the_shim(const std::vector<std::string>& program) {
+  if (program.empty() || fs::path(program[0]).filename().string().rfind("python", 0) != 0) return {};
+  for (size_t i = 1; i < program.size(); ++i) {
+    const std::string& a = program[i];
+    if (a.size() < 2 || a[0] != '-' || a[1] == '-') break;  // the script, `-`, or a long option
+    if (a[1] == 'c' || a[1] == 'm') break;                 // what follows is the program
+    if (a.find_first_of("EI") != std::string::npos && a.find_first_of("WXc") == std::string::npos) return a;
+    if (a == "-W" || a == "-X") ++i;                        // their value is the next word
+  }
+  return {};
+}
+
+static bool lock_capture_dir(const std::string& dir) {
+  std::string path = (fs::path(dir) / ".npu-doctor.lock").string();
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    std::cerr << fmt::format("npu-doctor: error: cannot lock {}: {}\n", path, std::strerror(errno));
+    return false;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK)
+      std::cerr << fmt::format("npu-doctor: error: another npu-doctor run is writing its capture in {}: wait for "
+                               "it, or give this one another --capture-dir\n", dir);
+    else
+      std::cerr << fmt::format("npu-doctor: error: cannot lock {}: {}\n", path, std::strerror(err));
+    return false;
+  }
+  return true;  // fd stays open (and locked) until the process exits
+}
+
 int launch_with_shim(const LaunchRequest& ro, Launched& out) {
   if (ro.program.empty()) {
     std::cerr << fmt::format("npu-doctor: error: {0}: no program given (usage: npu-doctor {0} [OPTIONS] -- python3 "
@@ -201,6 +241,11 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
   }
   if (!valid_steps(ro.steps)) {
     std::cerr << fmt::format("npu-doctor: error: --steps '{}': expected A:B with 0 <= A <= B (e.g. 1:3)\n", ro.steps);
+    return kExitBadInput;
+  }
+  if (std::string flag = python_flag_hiding_the_shim(ro.program); !flag.empty()) {
+    std::cerr << fmt::format("npu-doctor: error: {0}: `{1} {2}` ignores PYTHONPATH, through which the capture shim "
+                             "loads: drop {2} for the {0}\n", ro.command_name, ro.program[0], flag);
     return kExitBadInput;
   }
   std::string tried;
@@ -217,6 +262,7 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
     std::cerr << fmt::format("npu-doctor: error: cannot create {}: {}\n", ro.out_dir, ec.message());
     return kExitBadInput;
   }
+  if (!lock_capture_dir(ro.out_dir)) return kExitBadInput;
   fs::path capture = fs::absolute(fs::path(ro.out_dir) / kCaptureName);
   fs::remove(capture, ec);   // a stale capture must not pass for this run's
 

@@ -1,6 +1,12 @@
 // `npu-doctor scan PATHS...`: static scan of Python sources for what breaks or slows on an
-// Ascend NPU, with exact fixes (--fix writes them, --diff shows them). Exit codes as ruff:
-// 0 no findings, 1 findings remain, 2 usage or I/O error.
+// Ascend NPU, with exact fixes (--fix writes them, --diff shows them). Exit codes:
+// 0 no finding at or above --fail-on (default error, as analyze), 1 findings at or above it, 2 usage or I/O error.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +20,7 @@
 #include "report/escape.hpp"
 #include "report/json_writer.hpp"
 #include "report/sarif.hpp"
+#include "report/text_style.hpp"
 #include "source/fixes.hpp"
 #include "source/scanner.hpp"
 #include "util/atomic_file.hpp"
@@ -23,12 +30,12 @@ namespace {
 
 struct ScanArgs {
   std::vector<std::string> paths;
-  std::string torch_npu, format = "text", select, ignore, output;
+  std::string torch_npu, format = "text", select, ignore, output, fail_on = "error";
   bool fix = false, diff = false;
   unsigned threads = 0;
 };
 
-void render_text(std::ostream& os, const std::vector<FileResult>& results, size_t fixed) {
+void render_text(std::ostream& os, const std::vector<FileResult>& results, size_t fixed, TextStyle style) {
   size_t n = 0, fixable = 0, files = 0, lines = 0;
   for (const auto& r : results) {
     if (r.status != FileStatus::Scanned) continue;
@@ -37,8 +44,8 @@ void render_text(std::ostream& os, const std::vector<FileResult>& results, size_
     for (const auto& f : r.findings) {
       ++n;
       fixable += f.fixable();
-      os << fmt::format("{}:{}:{}: {} [{}] {}\n", terminal_safe(r.path), f.line, f.column, f.rule,
-                        to_string(f.severity), terminal_safe(f.message));
+      os << fmt::format("{}:{}:{}: {} [{}] {}\n", style.bold(terminal_safe(r.path)), f.line, f.column,
+                        style.bold(f.rule), style.severity(f.severity), terminal_safe(f.message));
       if (!f.fix.empty())
         os << "    " << (f.fixable() ? "fix: " : "suggestion: ") << terminal_safe(f.fix) << '\n';
     }
@@ -52,7 +59,7 @@ void render_json(std::ostream& os, const std::vector<FileResult>& results, const
                  size_t fixed) {
   JsonWriter w(os, 2);
   w.begin_object();
-  w.field("tool", "npu-doctor").field("command", "scan").field("version", NPUD_VERSION);
+  tool_header(w, "scan");
   w.field("torch_npu", version.version).field("knowledge_note", version.source());
   size_t files = 0, lines = 0, n = 0, fixable = 0;
   w.key("findings").begin_array();
@@ -91,7 +98,7 @@ void render_sarif_scan(std::ostream& os, const std::vector<FileResult>& results)
   SarifLog log;
   log.tool_version = NPUD_VERSION;
   for (const auto& r : source_rules())
-    log.rules.push_back({std::string(r.id), std::string(r.summary), "", "", r.severity});
+    log.rules.push_back(sarif_rule(r.id, r.summary, r.severity));
   for (const auto& r : results) {
     if (r.status != FileStatus::Scanned) continue;
     for (const auto& f : r.findings) {
@@ -112,6 +119,47 @@ void render_sarif_scan(std::ostream& os, const std::vector<FileResult>& results)
   render_sarif(os, log);
 }
 
+// The fixes that move a program from CUDA to the NPU (device strings, .cuda(), torch.cuda,
+// the backend, .is_cuda gates) only make sense together: half of them leave a program that
+// mixes devices. When --select/--ignore leaves some of a file's out, none is applied there;
+// `why` says which one was left out.
+bool device_fixes_split(const FileResult& r, const ScanOptions& opts, std::string& why) {
+  if (!opts.filter.filters()) return false;
+  auto moves_device = [](std::string_view rule) {
+    return rule == "CUDA001" || rule == "CUDA002" || rule == "CUDA003" || rule == "CUDA004" || rule == "CUDA007";
+  };
+  bool applies = false;
+  for (const auto& f : r.findings) applies = applies || (f.fixable() && moves_device(f.rule));
+  if (!applies) return false;
+  ScanOptions all = opts;
+  all.filter = RuleFilter();
+  for (const auto& f : scan_source(r.path, r.text, all).findings) {
+    if (!f.fixable() || !moves_device(f.rule) || opts.filter.enabled(f.rule)) continue;
+    why = fmt::format("{} at line {} is left out by --select/--ignore", f.rule, f.line);
+    return true;
+  }
+  return false;
+}
+
+// Why --fix must leave a file as it is, "" when it may replace it: only a regular file the
+// scan read unchanged, writable, owned by us (or we are root), with no other hard link (the
+// replacement is a new file: a rename would split the links, and owner/mode would change).
+std::string why_not_writable(const FileResult& r) {
+  struct stat st;
+  if (::lstat(r.path.c_str(), &st) != 0) return fmt::format("cannot stat it: {}", std::strerror(errno));
+  if (S_ISLNK(st.st_mode)) return "it is a symbolic link (fix the file it points to, inside the tree you scan)";
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  if ((st.st_mode & 0222) == 0 || ::access(r.path.c_str(), W_OK) != 0) return "it is read-only";
+  if (st.st_uid != ::geteuid() && ::geteuid() != 0) return "it belongs to another user";
+  if (st.st_nlink > 1) return fmt::format("it has {} hard links, which a replacement would split", st.st_nlink);
+  std::ifstream in(r.path, std::ios::binary);
+  std::ostringstream now;
+  now << in.rdbuf();
+  if (!in.good() && !in.eof()) return "it could not be read again";
+  if (now.str() != r.text) return "it changed while the scan ran (your edits are kept)";
+  return {};
+}
+
 // Applies each file's fixes (re-scanning until nothing more applies, at most 4 rounds) and
 // either writes the files (--fix) or prints a diff (--diff). Returns the number of fixed findings.
 size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool write, bool& io_error) {
@@ -121,6 +169,12 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
     size_t fixable_before = 0;
     for (const auto& f : r.findings) fixable_before += f.fixable();
     if (!fixable_before) continue;
+    if (std::string why; device_fixes_split(r, opts, why)) {
+      std::cerr << fmt::format("npu-doctor: {}: not fixed: the CUDA-to-NPU fixes go together and {}; "
+                               "applying only some would leave a program that mixes devices\n",
+                               terminal_safe(r.path), why);
+      continue;
+    }
     std::string text = r.text;
     FileResult cur = r;
     for (int round = 0; round < 4; ++round) {
@@ -140,10 +194,14 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
     if (text == r.text) continue;
     size_t fixable_after = 0;
     for (const auto& f : cur.findings) fixable_after += f.fixable();
-    fixed += fixable_before > fixable_after ? fixable_before - fixable_after : 0;
+    size_t fixed_here = fixable_before > fixable_after ? fixable_before - fixable_after : 0;
     if (write) {
+      if (std::string why = why_not_writable(r); !why.empty()) {
+        std::cerr << fmt::format("npu-doctor: {}: not fixed: {}\n", terminal_safe(r.path), why);
+        continue;
+      }
       try {
-        // AtomicFile writes through symlinks (the link stays a link) and keeps the file's mode.
+        // AtomicFile keeps the file's mode and owner (symlinks and hard links were refused above).
         AtomicFile out(r.path);
         out.stream() << text;
         out.commit();
@@ -155,6 +213,7 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
     } else {
       std::cout << unified_diff(r.path, r.text, text);
     }
+    fixed += fixed_here;  // counted once written (or shown, with --diff)
     cur.text.clear();
     r.findings = std::move(cur.findings);
   }
@@ -206,7 +265,8 @@ int run_scan(const ScanArgs& a) {
   std::ostringstream report;
   if (a.format == "json") render_json(report, results, *opts.version, fixed);
   else if (a.format == "sarif") render_sarif_scan(report, results);
-  else render_text(report, results, a.diff ? 0 : fixed);
+  else render_text(report, results, a.diff ? 0 : fixed,
+                   TextStyle{a.output.empty() && !a.diff && ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR")});
 
   if (!a.output.empty()) {
     try {
@@ -224,8 +284,10 @@ int run_scan(const ScanArgs& a) {
   }
 
   if (io_error) return kExitBadInput;
+  auto threshold = parse_severity(a.fail_on);
   for (const auto& r : results)
-    if (!r.findings.empty()) return kExitFindings;
+    for (const auto& f : r.findings)
+      if (threshold && f.severity >= *threshold) return kExitFindings;
   return kExitClean;
 }
 
@@ -245,9 +307,13 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--ignore", args->ignore, "skip these rule ids or prefixes, comma-separated");
   cmd->add_option("-o,--output", args->output, "write the report to FILE instead of stdout");
   cmd->add_option("--threads", args->threads, "worker threads (default: one per core)");
+  cmd->add_option("--fail-on", args->fail_on, "exit 1 when a finding has this severity or worse")
+      ->check(CLI::IsMember({"info", "warning", "error", "never"}))
+      ->capture_default_str();
   cmd->footer(
       "Silence one line with `# npu-doctor: ignore` or `# npu-doctor: ignore[CUDA002,SYNC101]`. "
-      "Rule docs: `npu-doctor rules ID`. Exit codes: 0 no findings, 1 findings remain, 2 usage or I/O error.");
+      "Rule docs: `npu-doctor rules ID`. Exit codes: 0 no finding at or above --fail-on, 1 findings at or "
+      "above --fail-on remain, 2 usage or I/O error.");
   cmd->callback([args, &exit_code] { exit_code = run_scan(*args); });
 }
 

@@ -11,6 +11,7 @@
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
 #include "report/json_writer.hpp"
+#include "util/saturate.hpp"
 
 namespace npud {
 namespace {
@@ -33,10 +34,10 @@ OpTable make_table(const Totals& before, const Totals& after) {
   }
   OpTable t;
   for (auto& [name, d] : rows) {
-    t.before_ns += d.before_ns;
-    t.after_ns += d.after_ns;
-    t.before_count += d.before_count;
-    t.after_count += d.after_count;
+    add_saturating(t.before_ns, d.before_ns);
+    add_saturating(t.after_ns, d.after_ns);
+    add_saturating(t.before_count, d.before_count);
+    add_saturating(t.after_count, d.after_count);
     t.rows.push_back(std::move(d));
   }
   std::stable_sort(t.rows.begin(), t.rows.end(), [](const OpDelta& a, const OpDelta& b) {
@@ -52,7 +53,7 @@ Totals host_totals(const Trace& t) {
   for (const Op& op : t.ops) {
     if (op.kind != OpKind::Aten) continue;
     auto& e = out[std::string(t.str(op.name))];
-    e.first += op.self_ns;
+    add_saturating(e.first, op.self_ns);
     e.second += 1;
   }
   return out;
@@ -63,7 +64,7 @@ Totals device_totals(const Trace& t) {
   for (const Kernel& k : t.kernels) {
     if (!is_busy_task(k)) continue;
     auto& e = out[std::string(t.str(k.name))];
-    e.first += k.dur_ns;
+    add_saturating(e.first, k.dur_ns);
     e.second += 1;
   }
   return out;
@@ -227,7 +228,8 @@ void findings_json(JsonWriter& w, const char* key, const std::vector<Finding>& f
 void render_diff_json(std::ostream& os, const TraceDiff& d) {
   JsonWriter w(os);
   w.begin_object();
-  w.field("schema_version", 1).field("command", "diff").field("torch_npu", d.torch_npu);
+  tool_header(w, "diff");
+  w.field("torch_npu", d.torch_npu);
   summary_json(w, "before", d.before);
   summary_json(w, "after", d.after);
   w.key("step_time").begin_object();

@@ -646,6 +646,7 @@ void ChromeBuilder::metadata(uint64_t offset) {
     is_capture_ = true;
     t_.format = InputFormat::Capture;
     stream_.set_allow_truncated(true);  // a killed program leaves a cut-off last line
+    stream_.set_event_per_line(true);   // ... and only the last
     t_.set_env("torch", ev_.torch);
     t_.set_env("python", ev_.python);
     t_.set_env("device", ev_.device_str);

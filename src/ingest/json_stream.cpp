@@ -316,6 +316,21 @@ bool JsonEventStream::end_of_events_input() {
   fail(end, fmt::format("input ends inside traceEvents at byte {}: file truncated?", end));
 }
 
+void JsonEventStream::fail_if_lines_follow(size_t start, uint64_t index, uint64_t ev) {
+  const char* b = buf_.get();
+  const void* nl = std::memchr(b + start, '\n', end_ - start);
+  if (!nl) return;
+  size_t line_end = static_cast<const char*>(nl) - b;
+  for (size_t i = line_end; i < end_; ++i) {
+    char c = b[i];
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    fail(base_ + line_end, fmt::format("event #{} (which starts at byte {}) is cut off or corrupt at the end of "
+                                       "its line, and more lines follow (from byte {}): a damaged capture, not "
+                                       "one a killed run left (only the last line may be cut off)",
+                                       index, ev, base_ + line_end + 1));
+  }
+}
+
 bool JsonEventStream::read_event(Item& out) {
   size_t start = pos_;
   ScanState st;
@@ -341,6 +356,7 @@ bool JsonEventStream::read_event(Item& out) {
     if (!fill(start)) {
       uint64_t ev = base_ + pos_, end = base_ + end_;
       state_ = State::Done;
+      if (event_per_line_) fail_if_lines_follow(pos_, event_index_, ev);
       if (allow_truncated_) {
         trunc_ = {true, true, ev, end};
         return false;

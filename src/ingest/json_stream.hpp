@@ -59,6 +59,9 @@ class JsonEventStream {
   bool next(Item& out);
 
   void set_allow_truncated(bool v) { allow_truncated_ = v; }
+  // Each event on a line of its own (npu-doctor captures): only the last line may be cut off;
+  // an event that does not end on its line with more lines after it is corrupt, an error.
+  void set_event_per_line(bool v) { event_per_line_ = v; }
   void set_on_chunk(std::function<void()> f) { on_chunk_ = std::move(f); }
   Form form() const { return form_; }
   const Truncation& truncation() const { return trunc_; }
@@ -86,6 +89,7 @@ class JsonEventStream {
   [[noreturn]] void fail_here(const std::string& msg) const { fail(base_ + pos_, msg); }
   std::string describe_byte(int c) const;
   bool read_event(Item& out);
+  void fail_if_lines_follow(size_t start, uint64_t index, uint64_t event_offset);
   bool read_top_key_value(Item& out);
   void read_key(std::string& key);
   bool end_of_events_input();   // EOF inside the event list: true = accepted
@@ -109,6 +113,7 @@ class JsonEventStream {
   bool in_trace_events_ = false;
   bool saw_trace_events_ = false;
   bool allow_truncated_ = false;
+  bool event_per_line_ = false;
   uint64_t event_index_ = 0;
   std::string key_;
   Truncation trunc_;

@@ -6,6 +6,7 @@
 
 #include "report/escape.hpp"
 #include "report/json_writer.hpp"
+#include "report/text_style.hpp"
 #include "report/report.hpp"
 
 namespace npud {
@@ -40,7 +41,7 @@ void table(std::ostream& os, std::string_view title, const std::vector<DriftRow>
 }  // namespace
 
 void render_amp_text(std::ostream& os, const AmpSummary& a, bool color) {
-  auto bold = [&](std::string_view t) { return color ? fmt::format("\x1b[1m{}\x1b[0m", t) : std::string(t); };
+  auto bold = [style = TextStyle{color}](std::string_view t) { return style.bold(t); };
   const AmpHeader& h = a.header;
   std::string how = h.emulated == 1 ? "emulated on CPU" : h.emulated == 0 ? "autocast on the device" : "";
   os << bold("AMP check") << fmt::format(": {}{}{}; {} ops measured, {} in low precision\n",

@@ -16,6 +16,7 @@
 #include "report/escape.hpp"
 #include "rules/builtin_rules.hpp"
 #include "util/embedded.hpp"
+#include "util/saturate.hpp"
 
 #ifndef NPUD_VERSION
 #define NPUD_VERSION "0.0.0"
@@ -146,16 +147,16 @@ void op_breakdown(std::ostream& os, const Trace& t, const HtmlOptions& o) {
   for (const Op& op : t.ops) {
     if (op.kind != OpKind::Aten) continue;
     auto& e = host[string(t.str(op.name))];
-    e.first += op.self_ns;
+    add_saturating(e.first, op.self_ns);
     ++e.second;
-    host_total += op.self_ns;
+    add_saturating(host_total, op.self_ns);
   }
   for (const Kernel& k : t.kernels) {
     if (!is_busy_task(k)) continue;
     auto& e = device[string(t.str(k.name))];
-    e.first += k.dur_ns;
+    add_saturating(e.first, k.dur_ns);
     ++e.second;
-    device_total += k.dur_ns;
+    add_saturating(device_total, k.dur_ns);
   }
   os << "<h2>Op time breakdown</h2>\n<div class=\"panel\">\n";
   if (host.empty() && device.empty()) {
@@ -378,7 +379,7 @@ void findings_by_rule(std::ostream& os, const std::vector<Finding>& findings, co
     const auto& fs = by_rule[id];
     const Rule* rule = find_trace_rule(id);
     int64_t cost = 0;
-    for (const Finding* f : fs) cost += f->cost_ns;
+    for (const Finding* f : fs) add_saturating(cost, f->cost_ns);
     os << "<details class=\"rule\" open><summary><span class=\"sev-" << to_string(fs.front()->severity) << "\">"
        << html_escape(id) << "</span> " << (rule ? html_escape(rule->name()) : "") << " &mdash; " << fs.size()
        << (fs.size() == 1 ? " finding" : " findings") << (cost > 0 ? ", about " + ms(cost) + " lost" : "")

@@ -74,12 +74,8 @@ void write_finding(JsonWriter& w, const Finding& f) {
 void render_json(std::ostream& os, const Report& report) {
   JsonWriter w(os, 2);
   w.begin_object();
-  w.field("schema_version", kJsonSchemaVersion);
-  w.key("tool").begin_object();
-  w.field("name", "npu-doctor");
-  w.field("version", NPUD_VERSION);
-  w.end_object();
-  w.field("command", report.command);
+  static_assert(kJsonSchemaVersion == 1, "tool_header writes schema_version 1");
+  tool_header(w, report.command);
   write_summary(w, report);
   w.key("findings").begin_array();
   for (const Finding& f : report.findings) write_finding(w, f);

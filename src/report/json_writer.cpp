@@ -134,6 +134,12 @@ JsonWriter& JsonWriter::null() {
   return *this;
 }
 
+void tool_header(JsonWriter& w, std::string_view command) {
+  w.field("schema_version", 1);
+  w.key("tool").begin_object().field("name", "npu-doctor").field("version", NPUD_VERSION).end_object();
+  w.field("command", command);
+}
+
 void string_or_null(JsonWriter& w, std::string_view key, std::string_view v) {
   w.key(key);
   if (v.empty()) w.null();

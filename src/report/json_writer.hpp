@@ -19,6 +19,10 @@ class JsonWriter;
 // `"key": "v"`, or `"key": null` when v is empty.
 void string_or_null(JsonWriter& w, std::string_view key, std::string_view v);
 
+// The keys every JSON document of the CLI opens with (docs/json-schema.md): "schema_version",
+// "tool" {name, version} and "command".
+void tool_header(JsonWriter& w, std::string_view command);
+
 class JsonWriter {
  public:
   // indent 0: compact, one line; otherwise pretty-printed with that many spaces.

@@ -1,8 +1,11 @@
 #include "report/sarif.hpp"
 
+#include <filesystem>
 #include <map>
 
 #include "report/json_writer.hpp"
+#include "rules/rule.hpp"
+#include "util/embedded.hpp"
 
 namespace npud {
 
@@ -36,6 +39,47 @@ std::string sarif_uri(std::string_view path) {
   return out;
 }
 
+namespace {
+
+// Where this binary's rule docs are: <prefix>/share/npu-doctor/rules (pip and `cmake --install`
+// both put them there), else, for a binary run from its build folder, the checkout's docs/
+// (the folder above it, as launch.cpp finds the shim) or the source tree it was configured from.
+std::filesystem::path rule_docs_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path prefix = exe.parent_path().parent_path();
+    for (fs::path dir : {prefix / "share" / "npu-doctor" / "rules", prefix / "docs" / "rules"})
+      if (fs::is_directory(dir, ec)) return dir;
+  }
+#ifdef NPUD_SOURCE_DOCS_DIR
+  if (fs::is_directory(NPUD_SOURCE_DOCS_DIR "/rules", ec)) return NPUD_SOURCE_DOCS_DIR "/rules";
+#endif
+  return {};
+}
+
+}  // namespace
+
+std::string rule_help_uri(std::string_view id) {
+  static const std::filesystem::path dir = rule_docs_dir();
+  if (dir.empty()) return {};
+  std::filesystem::path doc = dir / (std::string(id) + ".md");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(doc, ec)) return {};
+  return sarif_uri(doc.string());
+}
+
+SarifRule sarif_rule(std::string_view id, std::string_view summary, Severity severity) {
+  SarifRule r;
+  r.id = std::string(id);
+  r.short_description = std::string(summary);
+  r.help_uri = rule_help_uri(id);
+  r.help_text = std::string(find_embedded(embedded_rule_docs(), std::string(id) + ".md"));
+  r.default_severity = severity;
+  return r;
+}
+
 void render_sarif(std::ostream& os, const SarifLog& log) {
   std::map<std::string, size_t> rule_index;
   for (size_t i = 0; i < log.rules.size(); ++i) rule_index.emplace(log.rules[i].id, i);
@@ -64,7 +108,9 @@ void render_sarif(std::ostream& os, const SarifLog& log) {
   w.end_object().end_object();  // driver, tool
   w.field("columnKind", "unicodeCodePoints");
   w.key("originalUriBaseIds").begin_object();
-  w.key("%SRCROOT%").begin_object().field("description", "the directory npu-doctor ran in").end_object();
+  w.key("%SRCROOT%").begin_object();
+  w.key("description").begin_object().field("text", "the directory npu-doctor ran in").end_object();
+  w.end_object();
   w.end_object();
   w.key("results").begin_array();
   for (const auto& r : log.results) {
@@ -135,7 +181,12 @@ SarifLog sarif_from_report(const Report& report) {
     r.logical_location = !f.location.module.empty() ? f.location.module : f.location.op;
     log.results.push_back(std::move(r));
   }
-  for (const auto& [id, sev] : seen) log.rules.push_back({id, id, "", "", sev});
+  for (const auto& [id, sev] : seen) {
+    std::string_view summary = id;
+    for (const Rule* rule : trace_rules())
+      if (rule->id() == id) summary = rule->summary();
+    log.rules.push_back(sarif_rule(id, summary, sev));
+  }
   return log;
 }
 

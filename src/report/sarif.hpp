@@ -54,6 +54,10 @@ std::string sarif_uri(std::string_view path);
 
 void render_sarif(std::ostream& os, const SarifLog& log);
 
+// A rule for tool.driver.rules: its doc (markdown, compiled in) as `help`, and as `helpUri`
+// the file:// URI of the doc installed with the binary (omitted when none is found).
+SarifRule sarif_rule(std::string_view id, std::string_view summary, Severity severity);
+
 // The trace-based findings of a Report, as SARIF results (rules taken from the findings).
 SarifLog sarif_from_report(const Report& report);
 

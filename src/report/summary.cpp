@@ -3,6 +3,7 @@
 #include "analysis/intervals.hpp"
 #include "analysis/trace_index.hpp"
 #include "report/report.hpp"
+#include "util/saturate.hpp"
 
 namespace npud {
 
@@ -17,7 +18,7 @@ ReportSummary summarize(const Trace& trace) {
   s.span_ns = trace.span_ns();
   if (!trace.steps.empty()) {
     int64_t total = 0;
-    for (const Step& st : trace.steps) total += st.dur_ns;
+    for (const Step& st : trace.steps) add_saturating(total, st.dur_ns);
     s.step_time_ns = total / int64_t(trace.steps.size());
   }
   std::vector<Interval> busy;

@@ -8,6 +8,7 @@
 #include "analysis/names.hpp"
 #include "report/escape.hpp"
 #include "report/report.hpp"
+#include "report/text_style.hpp"
 #include "rules/builtin_rules.hpp"
 
 namespace npud {
@@ -16,18 +17,7 @@ namespace {
 constexpr size_t kFindingsPerRule = 5;
 constexpr size_t kNotesPerFinding = 2;
 
-struct Style {
-  bool on;
-  std::string wrap(std::string_view code, std::string_view text) const {
-    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : std::string(text);
-  }
-  std::string severity(Severity s) const {
-    std::string_view code = s == Severity::Error ? "1;31" : s == Severity::Warning ? "33" : "36";
-    return wrap(code, to_string(s));
-  }
-  std::string bold(std::string_view t) const { return wrap("1", t); }
-  std::string dim(std::string_view t) const { return wrap("2", t); }
-};
+using Style = TextStyle;
 
 std::string plural(size_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);

@@ -16,6 +16,7 @@
 #include "analysis/trace_index.hpp"
 #include "rules/capture_rules.hpp"
 #include "rules/rule_support.hpp"
+#include "util/saturate.hpp"
 
 namespace npud {
 namespace {
@@ -184,7 +185,7 @@ class NonContiguousInput final : public Rule {
           ++s.count;
           if (op.step >= 0) ++s.in_steps;
           s.total_bytes += tensor_bytes(t, found.tensor);
-          s.copy_ns += found.copy_ns;
+          add_saturating(s.copy_ns, found.copy_ns);
         }
       }
       for (uint32_t r : t.outputs(op)) {

@@ -11,6 +11,7 @@
 #include "rules/builtin_rules.hpp"
 #include "rules/npu_facts.hpp"
 #include "rules/rule_support.hpp"
+#include "util/saturate.hpp"
 
 namespace npud {
 namespace {
@@ -192,7 +193,7 @@ class CpuFallbackOp final : public Rule {
         fix_of_fact.emplace(g.context, fact.fix);
       }
       g.add(op.step, op.dur_ns);
-      g.self_ns += op.self_ns;
+      add_saturating(g.self_ns, op.self_ns);
     }
 
     const std::string wheel = fmt::format("torch_npu {}", kv.version);

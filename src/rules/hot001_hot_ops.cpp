@@ -9,6 +9,7 @@
 #include "analysis/trace_index.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
+#include "util/saturate.hpp"
 
 namespace npud {
 namespace {
@@ -39,7 +40,7 @@ class HotOps final : public Rule {
       EventGroup& g = host.get(std::string(t.str(op.name)));
       if (g.what.empty()) g.what = t.str(op.name);
       g.add(op.step, op.self_ns);
-      host_total += op.self_ns;
+      add_saturating(host_total, op.self_ns);
     }
     GroupMap device;
     int64_t device_total = 0;
@@ -50,7 +51,7 @@ class HotOps final : public Rule {
       EventGroup& g = device.get(name, &created);
       if (created) g.what = std::move(name);
       g.add(k.step, k.dur_ns);
-      device_total += k.dur_ns;
+      add_saturating(device_total, k.dur_ns);
     }
 
     emit(host.groups(), host_total, top_n, true, out);

@@ -10,6 +10,7 @@
 #include "analysis/trace_index.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
+#include "util/saturate.hpp"
 
 namespace npud {
 namespace {
@@ -84,7 +85,7 @@ class DeviceIdleGap final : public Rule {
         lo = std::max(lo, active_lo);
         hi = std::min(hi, active_hi);
         if (hi <= lo) return;
-        window_ns += hi - lo;
+        add_saturating(window_ns, hi - lo);
         for (const Interval& g : gaps_within(busy, lo, hi, min_gap)) gaps.push_back({g, step});
       };
       if (!t.steps.empty()) {

@@ -11,6 +11,7 @@
 
 #include "analysis/trace_index.hpp"
 #include "rules/finding.hpp"
+#include "util/saturate.hpp"
 
 namespace npud {
 
@@ -34,7 +35,7 @@ struct EventGroup {
   void add(int32_t step, int64_t ns) {
     ++count;
     if (step >= 0) ++in_steps;
-    time_ns += ns;
+    add_saturating(time_ns, ns);
   }
   void add_example(std::string_view name, size_t max = 3);
 };

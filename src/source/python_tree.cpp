@@ -84,6 +84,7 @@ struct ParserDeleter {
 const TSLanguage* language() { return tree_sitter_python(); }
 
 Kind kind(TSNode n) {
+  if (ts_node_is_null(n)) return Kind::Other;  // a missing field (`x: int` has no right side)
   TSSymbol s = ts_node_symbol(n);
   if (s == TSSymbol(-1)) return Kind::Error;
   const auto& t = kinds().by_symbol;

@@ -46,6 +46,7 @@ enum class Kind : uint8_t {
 };
 
 const TSLanguage* language();
+// Kind::Other for a null node (a field the syntax leaves out).
 Kind kind(TSNode n);
 
 struct Fields {

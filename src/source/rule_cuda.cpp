@@ -1,10 +1,13 @@
-// CUDA001-CUDA006: CUDA-only device strings and APIs, with their exact NPU replacements.
+// CUDA001-CUDA007: CUDA-only device strings, backends and APIs, with their exact NPU replacements.
 #include "source/rule_context.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <set>
+#include <utility>
+#include <vector>
 
 namespace npud {
 namespace {
@@ -12,7 +15,7 @@ namespace {
 using py::Kind;
 
 // torch.cuda members that torch_npu mirrors under torch.npu with the same meaning.
-constexpr std::array<std::string_view, 29> kNpuMirrors = {
+constexpr std::array<std::string_view, 30> kNpuMirrors = {
     "synchronize",    "is_available",         "device_count",         "set_device",
     "current_device", "manual_seed",          "manual_seed_all",      "empty_cache",
     "memory_allocated", "max_memory_allocated", "memory_reserved",    "max_memory_reserved",
@@ -20,19 +23,12 @@ constexpr std::array<std::string_view, 29> kNpuMirrors = {
     "default_stream", "stream",               "amp",                  "get_device_name",
     "device",         "seed",                 "initial_seed",         "get_device_properties",
     "memory_stats",   "memory_summary",       "is_initialized",       "set_stream",
-    "reset_max_memory_allocated"};
+    "reset_max_memory_allocated", "is_bf16_supported"};
 
 bool mirrored(std::string_view member) {
   return std::find(kNpuMirrors.begin(), kNpuMirrors.end(), member) != kNpuMirrors.end();
 }
 
-// "cuda" or "cuda:N"
-bool is_cuda_device(std::string_view s) {
-  if (!s.starts_with("cuda")) return false;
-  if (s.size() == 4) return true;
-  if (s[4] != ':' || s.size() == 5) return false;
-  return std::all_of(s.begin() + 5, s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-}
 bool is_npu_device(std::string_view s) {
   return s == "npu" || (s.starts_with("npu:") && s.size() > 4 &&
                         std::all_of(s.begin() + 4, s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }));
@@ -44,6 +40,103 @@ bool contains_icase(std::string_view hay, std::string_view needle) {
   return it != hay.end();
 }
 
+// A CUDA device name inside a string literal: exact ("cuda", "cuda:1") or a template that
+// builds one (f"cuda:{rank}", "cuda:{}".format(r), "cuda:%d" % r, "cuda:" + str(r)). A
+// template can only mean a device; an exact "cuda" needs a device context to be one.
+struct CudaLiteral {
+  bool found = false;
+  bool templ = false;
+  uint32_t at = 0;        // byte offset of "cuda"
+  std::string_view text;  // the literal's content
+};
+
+CudaLiteral cuda_literal(std::string_view src, TSNode n) {
+  CudaLiteral out;
+  std::string_view t = py::text_of(src, n);
+  size_t q = t.find_first_of("'\"");
+  if (q == std::string_view::npos) return out;
+  bool f_string = false;
+  for (size_t i = 0; i < q; ++i) {
+    char c = char(std::tolower(static_cast<unsigned char>(t[i])));
+    if (c == 'f') f_string = true;
+    else if (c != 'r' && c != 'u') return out;  // bytes
+  }
+  uint32_t cs = py::string_content_start(src, n);
+  size_t quotes = cs - ts_node_start_byte(n) - q;
+  size_t off = cs - ts_node_start_byte(n);
+  if (t.size() < off + quotes) return out;
+  std::string_view content = t.substr(off, t.size() - off - quotes);
+  if (!content.starts_with("cuda") || content.find('\\') != std::string_view::npos) return out;
+  std::string_view rest = content.substr(4);
+  auto digits = [](std::string_view d) {
+    return !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  };
+  bool exact = rest.empty() || (rest[0] == ':' && digits(rest.substr(1)));
+  if (exact && f_string && content.find('{') != std::string_view::npos) return out;
+  bool templ = false;
+  if (!exact && rest.starts_with(':')) {
+    std::string_view r = rest.substr(1);
+    bool one_field = r.size() >= 2 && r.front() == '{' && r.back() == '}' && r.find('{', 1) == std::string_view::npos;
+    templ = r.empty() || one_field || r == "%d" || r == "%s" || r == "%i";
+  }
+  if (!exact && !templ) return out;
+  out.found = true;
+  out.templ = templ;
+  out.at = cs;
+  out.text = content;
+  return out;
+}
+
+// Climbs from a literal through what keeps its value: `x if c else y`, parentheses, and for
+// a template the `+` / `%` / `.format(...)` that completes it.
+TSNode value_expression(TSNode n) {
+  const auto& f = py::fields();
+  while (true) {
+    TSNode p = ts_node_parent(n);
+    if (ts_node_is_null(p)) return n;
+    Kind k = py::kind(p);
+    if (k == Kind::ConditionalExpression || k == Kind::Parenthesized) {
+      if (k == Kind::ConditionalExpression && ts_node_eq(py::field(p, f.condition), n)) return n;
+      n = p;
+    } else if (k == Kind::BinaryOperator && ts_node_eq(py::field(p, f.left), n)) {
+      n = p;
+    } else if (k == Kind::Attribute && ts_node_eq(py::field(p, f.object), n) &&
+               py::kind(ts_node_parent(p)) == Kind::Call) {
+      n = ts_node_parent(p);  // "cuda:{}".format(rank)
+    } else {
+      return n;
+    }
+  }
+}
+
+// The name a value travels under: an identifier, an attribute's last name (args.dist_backend
+// -> dist_backend), or the function a call calls (pick_backend() -> pick_backend).
+std::string_view flow_name(TSNode e, const FileScan& fs) {
+  const auto& f = py::fields();
+  switch (py::kind(e)) {
+    case Kind::Identifier: return fs.text_of(e);
+    case Kind::Attribute: return fs.text_of(py::field(e, f.attribute));
+    case Kind::Call: return flow_name(py::field(e, f.function), fs);
+    case Kind::Parenthesized: return ts_node_named_child_count(e) ? flow_name(ts_node_named_child(e, 0), fs) : "";
+    default: return {};
+  }
+}
+
+// argparse's dest for `add_argument('--dist-backend', ...)`: "dist_backend".
+std::string argparse_dest(TSNode call, const FileScan& fs) {
+  TSNode dest = py::keyword_arg(fs.text, call, "dest");
+  bool ok = false;
+  if (!ts_node_is_null(dest)) return std::string(py::plain_string(fs.text, dest, ok));
+  for (TSNode a : py::positional_args(call)) {
+    std::string_view s = py::plain_string(fs.text, a, ok);
+    if (!ok || !s.starts_with("--")) continue;
+    std::string d(s.substr(2));
+    std::replace(d.begin(), d.end(), '-', '_');
+    return d;
+  }
+  return {};
+}
+
 class CudaRules final : public SourceRule {
  public:
   void visit(TSNode n, Kind k, FileScan& fs) override {
@@ -52,11 +145,27 @@ class CudaRules final : public SourceRule {
       case Kind::Call: on_call(n, fs); break;
       case Kind::Attribute: on_attribute(n, fs); break;
       case Kind::ImportFromStatement: on_import_from(n, fs); break;
-      default: break;
+      case Kind::Assignment: on_assignment(n, fs); break;
+      case Kind::FunctionDefinition:
+        if (fs.text_of(py::field(n, py::fields().name)) == "cuda") defines_cuda_ = true;
+        break;
+      default:
+        if (std::string_view(ts_node_type(n)) == "return_statement") on_return(n, fs);
+        break;
     }
   }
 
   void finish(FileScan& fs) override {
+    report_flowed_literals(fs);
+    if (defines_cuda_) {
+      // `.cuda()` may be this file's own method: rewriting it would change the program.
+      for (auto& f : fs.findings) {
+        if (f.rule != "CUDA002") continue;
+        f.edits.clear();
+        f.fix = "`.npu()` where this is a tensor or module; this file defines its own cuda(), so check which "
+                "one this call is (no automatic fix)";
+      }
+    }
     bool gets_npu = fs.uses_npu;
     for (const auto& f : fs.findings)
       if (f.fixable() && f.rule.starts_with("CUDA")) gets_npu = true;
@@ -84,93 +193,207 @@ class CudaRules final : public SourceRule {
       e.replacement = "\n" + indent + "import torch_npu\n";
     } else {
       e.start = e.end = nl + 1;
-      e.replacement = indent + "import torch_npu\n";
+      e.replacement = indent + "import torch_npu" + (nl > 0 && fs.text[nl - 1] == '\r' ? "\r\n" : "\n");
     }
     fs.report("CUDA006", Severity::Error, imp, msg, "import torch_npu").edits.push_back(std::move(e));
   }
 
 
  private:
-  // Is a 'cuda' string at n (or its conditional/parenthesised parents) a device argument?
-  static bool device_context(TSNode n, FileScan& fs) {
+  enum class Want { Device, Backend };
+  // A literal that is a device/backend only if its value reaches a device/backend argument:
+  // `backend = 'nccl'` ... `init_process_group(backend=backend)`. Decided at finish().
+  struct Pending {
+    TSNode at;
+    std::string name;
+    Want want;
+  };
+  std::vector<Pending> pending_;
+  bool defines_cuda_ = false;  // a `def cuda(...)` in this file
+  std::set<std::string, std::less<>> device_sinks_, backend_sinks_;
+  std::vector<std::pair<std::string, std::string>> copies_;  // `a = b`: (a, b)
+
+  enum class Context { None, Argument, Test };
+
+  // Is the value expression e (a literal, climbed by value_expression) used as a device?
+  // Test: compared against a device (`device.type == 'cuda'`, `'cuda' in device`).
+  static Context device_context(TSNode e, FileScan& fs) {
     const auto& f = py::fields();
-    TSNode p = ts_node_parent(n);
-    while (!ts_node_is_null(p) &&
-           (py::kind(p) == Kind::ConditionalExpression || py::kind(p) == Kind::Parenthesized)) {
-      n = p;
-      p = ts_node_parent(p);
-    }
-    if (ts_node_is_null(p)) return false;
+    TSNode p = ts_node_parent(e);
+    if (ts_node_is_null(p)) return Context::None;
     switch (py::kind(p)) {
-      case Kind::KeywordArgument: {
-        std::string_view name = fs.text_of(py::field(p, f.name));
-        return name == "device" || name == "device_type" || name == "map_location" || name == "device_map";
-      }
+      case Kind::KeywordArgument:
+        return is_device_keyword(fs.text_of(py::field(p, f.name))) ? Context::Argument : Context::None;
       case Kind::ArgumentList: {
         TSNode call = ts_node_parent(p);
-        if (py::kind(call) != Kind::Call) return false;
+        if (py::kind(call) != Kind::Call) return Context::None;
         TSNode fn = py::field(call, f.function);
         if (py::kind(fn) == Kind::Attribute) {
           std::string_view member = fs.text_of(py::field(fn, f.attribute));
-          if (member == "to" || member == "device" || member == "autocast") return true;
+          if (member == "to" || member == "device" || member == "autocast") return Context::Argument;
         }
         std::string d = fs.dotted(fn);
-        return d.starts_with("torch.") || d == "device" || d == "autocast";
+        return d.starts_with("torch.") || d == "device" || d == "autocast" ? Context::Argument : Context::None;
       }
       case Kind::Assignment: {
         TSNode left = py::field(p, f.left);
-        return !ts_node_is_null(left) && contains_icase(fs.text_of(left), "device");
+        return !ts_node_is_null(left) && contains_icase(fs.text_of(left), "device") ? Context::Argument
+                                                                                    : Context::None;
       }
       case Kind::Comparison: {
         std::string_view t = fs.text_of(p);
-        return t.find(".type") != std::string_view::npos || contains_icase(t, "device");
+        return t.find(".type") != std::string_view::npos || contains_icase(t, "device") ? Context::Test
+                                                                                        : Context::None;
       }
-      default: return false;
+      default: return Context::None;
     }
   }
 
-  static void on_string(TSNode n, FileScan& fs) {
+  static bool is_device_keyword(std::string_view k) {
+    return k == "device" || k == "device_type" || k == "map_location" || k == "device_map";
+  }
+
+  // The name the value expression e is stored or returned under, "" if none: `x = e`,
+  // `return e` (the function's name), argparse `default=e` (the option's dest).
+  static std::string stored_as(TSNode e, FileScan& fs) {
+    const auto& f = py::fields();
+    TSNode p = ts_node_parent(e);
+    if (ts_node_is_null(p)) return {};
+    if (py::kind(p) == Kind::Assignment && ts_node_eq(py::field(p, f.right), e))
+      return std::string(flow_name(py::field(p, f.left), fs));
+    if (std::string_view(ts_node_type(p)) == "return_statement") return std::string(fs.function_name());
+    if (py::kind(p) == Kind::KeywordArgument && fs.text_of(py::field(p, f.name)) == "default") {
+      TSNode call = ts_node_parent(ts_node_parent(p));
+      if (py::kind(call) == Kind::Call && fs.dotted(py::field(call, f.function)).ends_with("add_argument"))
+        return argparse_dest(call, fs);
+    }
+    return {};
+  }
+
+  void on_string(TSNode n, FileScan& fs) {
     bool ok = false;
     std::string_view s = py::plain_string(fs.text, n, ok);
-    if (!ok) return;
-    if (is_npu_device(s)) {
+    if (ok && is_npu_device(s)) {
       fs.uses_npu = true;
       return;
     }
-    if (is_cuda_device(s)) {
-      if (!device_context(n, fs)) return;
-      std::string repl = "npu" + std::string(s.substr(4));
-      auto& f = fs.report("CUDA001", Severity::Error, n,
-                          "CUDA device string '" + std::string(s) + "': there is no CUDA device on an Ascend NPU",
-                          "'" + repl + "'");
-      uint32_t cs = py::string_content_start(fs.text, n);
-      f.edits.push_back({cs, cs + 4, "npu"});
+    if (ok && s == "nccl") {
+      on_nccl(n, fs);
       return;
     }
-    if (s == "nccl") on_nccl(n, fs);
+    CudaLiteral lit = cuda_literal(fs.text, n);
+    if (!lit.found) return;
+    TSNode e = value_expression(n);
+    Context c = device_context(e, fs);
+    if (c == Context::None && !lit.templ) {
+      if (std::string name = stored_as(e, fs); !name.empty()) pending_.push_back({n, std::move(name), Want::Device});
+      return;
+    }
+    report_device_literal(n, c, fs);
   }
 
-  static void on_nccl(TSNode n, FileScan& fs) {
-    const auto& f = py::fields();
-    TSNode p = ts_node_parent(n);
-    bool backend = false;
-    if (py::kind(p) == Kind::KeywordArgument) {
-      backend = fs.text_of(py::field(p, f.name)) == "backend";
-    } else if (py::kind(p) == Kind::ArgumentList) {
-      TSNode call = ts_node_parent(p);
-      std::string d = fs.dotted(py::field(call, f.function));
-      backend = (d.ends_with("init_process_group") || d.ends_with("new_group")) &&
-                ts_node_eq(ts_node_named_child(p, 0), n);
-    }
-    if (!backend) return;
+  static void report_device_literal(TSNode n, Context c, FileScan& fs) {
+    CudaLiteral lit = cuda_literal(fs.text, n);
+    std::string shown(lit.text);
+    std::string repl = "npu" + shown.substr(4);
+    std::string msg = "CUDA device string '" + shown + "': there is no CUDA device on an Ascend NPU";
+    if (c == Context::Test)
+      msg += "; this test is False for an NPU device, so what it gates (autocast, a fused optimizer, "
+             "pin_memory) silently takes the CPU path";
+    auto& f = fs.report("CUDA001", Severity::Error, n, std::move(msg), "'" + repl + "'");
+    f.edits.push_back({lit.at, lit.at + 4, "npu"});
+  }
+
+  static void report_nccl(TSNode n, FileScan& fs) {
     auto& fd = fs.report("CUDA004", Severity::Error, n,
                          "process-group backend 'nccl' is CUDA-only; Ascend collectives use HCCL", "'hccl'");
     uint32_t cs = py::string_content_start(fs.text, n);
     fd.edits.push_back({cs, cs + 4, "hccl"});
   }
 
-  static void on_call(TSNode n, FileScan& fs) {
+  void on_nccl(TSNode n, FileScan& fs) {
     const auto& f = py::fields();
+    TSNode e = value_expression(n);
+    TSNode p = ts_node_parent(e);
+    bool backend = false;
+    if (py::kind(p) == Kind::KeywordArgument) {
+      backend = fs.text_of(py::field(p, f.name)) == "backend";
+    } else if (py::kind(p) == Kind::ArgumentList) {
+      TSNode call = ts_node_parent(p);
+      backend = is_process_group_call(fs.dotted(py::field(call, f.function))) && ts_node_eq(ts_node_named_child(p, 0), e);
+    } else if (py::kind(p) == Kind::Comparison) {
+      backend = true;  // `if backend == 'nccl'`: compares against the backend's name
+    }
+    if (backend) report_nccl(n, fs);
+    else if (std::string name = stored_as(e, fs); !name.empty()) pending_.push_back({n, std::move(name), Want::Backend});
+  }
+
+  static bool is_process_group_call(std::string_view dotted) {
+    return dotted.ends_with("init_process_group") || dotted.ends_with("new_group");
+  }
+
+  // Records where names reach device and backend arguments, for the literals stored in them.
+  void note_sinks(TSNode call, std::string_view dotted, FileScan& fs) {
+    const auto& f = py::fields();
+    TSNode args = py::field(call, f.arguments);
+    uint32_t cnt = ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < cnt; ++i) {
+      TSNode a = ts_node_named_child(args, i);
+      if (py::kind(a) != Kind::KeywordArgument) continue;
+      std::string_view k = fs.text_of(py::field(a, f.name));
+      std::string_view v = flow_name(py::field(a, f.value), fs);
+      if (v.empty()) continue;
+      if (is_device_keyword(k)) device_sinks_.emplace(v);
+      if (k == "backend") backend_sinks_.emplace(v);
+    }
+    auto pos = py::positional_args(call);
+    if (pos.empty()) return;
+    std::string_view first = flow_name(pos[0], fs);
+    if (first.empty()) return;
+    TSNode fn = py::field(call, f.function);
+    std::string_view member = py::kind(fn) == Kind::Attribute ? fs.text_of(py::field(fn, f.attribute)) : "";
+    if (is_process_group_call(dotted)) backend_sinks_.emplace(first);
+    else if (member == "to" || member == "autocast" || dotted == "torch.device" || dotted.ends_with("set_device") ||
+             dotted.ends_with("autocast"))
+      device_sinks_.emplace(first);
+  }
+
+  void on_assignment(TSNode n, FileScan& fs) {
+    const auto& f = py::fields();
+    TSNode right = py::field(n, f.right);
+    Kind rk = py::kind(right);
+    if (rk != Kind::Identifier && rk != Kind::Attribute) return;
+    std::string_view a = flow_name(py::field(n, f.left), fs), b = flow_name(right, fs);
+    if (!a.empty() && !b.empty() && a != b) copies_.emplace_back(a, b);
+  }
+
+  // `return name` inside f: f() carries what name holds.
+  void on_return(TSNode n, FileScan& fs) {
+    if (fs.function_name().empty() || ts_node_named_child_count(n) != 1) return;
+    TSNode v = ts_node_named_child(n, 0);
+    if (py::kind(v) != Kind::Identifier && py::kind(v) != Kind::Attribute) return;
+    std::string_view b = flow_name(v, fs);
+    if (!b.empty() && b != fs.function_name()) copies_.emplace_back(fs.function_name(), b);
+  }
+
+  // Literals whose stored value reaches a device or backend argument (through `a = b` copies).
+  void report_flowed_literals(FileScan& fs) {
+    for (auto* sinks : {&device_sinks_, &backend_sinks_}) {
+      for (bool grew = true; grew;) {
+        grew = false;
+        for (const auto& [a, b] : copies_)
+          if (sinks->contains(a) && sinks->emplace(b).second) grew = true;
+      }
+    }
+    for (const auto& p : pending_) {
+      if (p.want == Want::Device && device_sinks_.contains(p.name)) report_device_literal(p.at, Context::Argument, fs);
+      if (p.want == Want::Backend && backend_sinks_.contains(p.name)) report_nccl(p.at, fs);
+    }
+  }
+
+  void on_call(TSNode n, FileScan& fs) {
+    const auto& f = py::fields();
+    note_sinks(n, fs.call_dotted, fs);
     TSNode fn = py::field(n, f.function);
     if (py::kind(fn) != Kind::Attribute) return;
     TSNode attr = py::field(fn, f.attribute);
@@ -188,37 +411,69 @@ class CudaRules final : public SourceRule {
     fd.edits.push_back({ts_node_start_byte(attr), ts_node_end_byte(attr), "npu"});
   }
 
+  // torch.backends.cudnn.X / torch.backends.cuda.X (also through `import torch.backends.cudnn
+  // as cudnn`): no effect on the NPU, except the TF32 switches, which have HF32 twins.
+  static void on_backend_setting(TSNode n, std::string_view d, FileScan& fs) {
+    static constexpr std::pair<std::string_view, std::string_view> kHf32[] = {
+        {"torch.backends.cuda.matmul.allow_tf32", "torch.npu.matmul.allow_hf32"},
+        {"torch.backends.cudnn.allow_tf32", "torch.npu.conv.allow_hf32"},
+    };
+    for (const auto& [cuda, npu] : kHf32) {
+      if (d != cuda) continue;
+      auto& fd = fs.report("CUDA005", Severity::Info, n,
+                           std::string(d) + " switches TF32 on CUDA; on the NPU the same trade (fp32 matmul/conv "
+                                            "in a 19-bit format) is HF32: " + std::string(npu),
+                           std::string(npu));
+      fd.edits.push_back({ts_node_start_byte(n), ts_node_end_byte(n), std::string(npu)});
+      return;
+    }
+    std::string fix = d.ends_with(".deterministic")
+                          ? "remove it; for deterministic results use torch.use_deterministic_algorithms(True)"
+                          : "remove it: the NPU does not read this setting";
+    bool cudnn = d.starts_with("torch.backends.cudnn");
+    fs.report("CUDA005", Severity::Info, n,
+              std::string(d) + (cudnn ? " configures cuDNN, which the NPU does not use"
+                                      : " configures CUDA's math backends, which the NPU does not use"),
+              fix);
+  }
+
   static void on_attribute(TSNode n, FileScan& fs) {
     const auto& f = py::fields();
     TSNode attr = py::field(n, f.attribute);
     std::string_view name = fs.text_of(attr);
-    if (name != "cuda" && name != "npu" && name != "cudnn") return;
+    TSNode p = ts_node_parent(n);
+    bool is_object = py::kind(p) == Kind::Attribute && ts_node_eq(py::field(p, f.object), n);
+    if (name == "is_cuda") {
+      auto& fd = fs.report("CUDA007", Severity::Warning, n,
+                           "`" + std::string(fs.text_of(n)) + "` is False for a tensor on the NPU, so the code "
+                               "it gates silently takes the non-CUDA path",
+                           "`.is_npu` (torch_npu adds it to tensors)");
+      fd.edits.push_back({ts_node_start_byte(attr), ts_node_end_byte(attr), "is_npu"});
+      return;
+    }
+    // The outermost chain only: torch.backends.cudnn.benchmark, not its torch.backends.cudnn.
+    if (!is_object) {
+      std::string d = fs.dotted(n);
+      if (d.starts_with("torch.backends.cudnn.") || d.starts_with("torch.backends.cuda.")) {
+        on_backend_setting(n, d, fs);
+        return;
+      }
+      if (d == "torch.backends.cudnn") {
+        on_backend_setting(n, d, fs);
+        return;
+      }
+    }
+    if (name != "cuda" && name != "npu") return;
     std::string obj = fs.dotted(py::field(n, f.object));
     if (name == "npu" && obj == "torch") {
       fs.uses_npu = true;
       return;
     }
-    if (name == "cudnn" && obj == "torch.backends") {
-      TSNode p = ts_node_parent(n);
-      std::string_view member;
-      if (py::kind(p) == Kind::Attribute && ts_node_eq(py::field(p, f.object), n))
-        member = fs.text_of(py::field(p, f.attribute));
-      std::string fix = member == "deterministic"
-                            ? "remove it; for deterministic results use torch.use_deterministic_algorithms(True)"
-                            : "remove it: cuDNN flags have no meaning on the NPU";
-      fs.report("CUDA005", Severity::Info, py::kind(p) == Kind::Attribute ? p : n,
-                "torch.backends.cudnn" + (member.empty() ? std::string() : "." + std::string(member)) +
-                    " configures cuDNN, which the NPU does not use",
-                fix);
-      return;
-    }
     if (name != "cuda" || obj != "torch") return;
     // torch.cuda: is it the object of a member access (torch.cuda.X)?
-    TSNode p = ts_node_parent(n);
     if (py::kind(p) == Kind::Call && ts_node_eq(py::field(p, f.function), n)) return;  // torch.cuda(): not an API
     std::string_view member;
-    if (py::kind(p) == Kind::Attribute && ts_node_eq(py::field(p, f.object), n))
-      member = fs.text_of(py::field(p, f.attribute));
+    if (is_object) member = fs.text_of(py::field(p, f.attribute));
     if (!member.empty() && mirrored(member)) {
       auto& fd = fs.report("CUDA003", Severity::Error, p,
                            "torch.cuda." + std::string(member) + " drives the CUDA runtime; torch_npu provides torch.npu." +
@@ -232,7 +487,6 @@ class CudaRules final : public SourceRule {
                 "remove it, or guard it with `if torch.cuda.is_available():`");
     }
   }
-
   static void on_import_from(TSNode n, FileScan& fs) {
     const auto& f = py::fields();
     TSNode mod = py::field(n, f.module_name);

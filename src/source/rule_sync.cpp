@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
+#include <string>
+#include <utility>
 #include <cctype>
 
 namespace npud {
@@ -35,6 +38,7 @@ bool has_word(std::string_view s, const auto& words) {
 class SyncInLoop final : public SourceRule {
  public:
   void visit(TSNode n, Kind k, FileScan& fs) override {
+    if (k == Kind::Assignment) note_assignment(n, fs);
     if (k != Kind::Call || fs.loop_depth == 0) return;
     const auto& f = py::fields();
     TSNode fn = py::field(n, f.function);
@@ -69,7 +73,45 @@ class SyncInLoop final : public SourceRule {
   }
 
  private:
-  static bool tensorish(TSNode e, FileScan& fs) {
+  // Names that hold host values in their function (`lossf = loss.item()`): formatting or
+  // printing them later is not a sync, whatever they are called.
+  std::set<std::pair<int, std::string>, std::less<>> host_names_;
+
+  void note_assignment(TSNode n, FileScan& fs) {
+    const auto& f = py::fields();
+    TSNode left = py::field(n, f.left), right = py::field(n, f.right);
+    if (py::kind(left) != Kind::Identifier || ts_node_is_null(right)) return;
+    std::pair<int, std::string> key{fs.scope_id, std::string(fs.text_of(left))};
+    if (host_value(right, fs)) host_names_.insert(std::move(key));
+    else host_names_.erase(key);
+  }
+
+  // Is e a Python number/string/list made on the host (what .item()/.tolist()/float() return)?
+  bool host_value(TSNode e, FileScan& fs) const {
+    const auto& f = py::fields();
+    std::string_view type = ts_node_type(e);
+    if (type == "integer" || type == "float" || py::kind(e) == Kind::String) return true;
+    switch (py::kind(e)) {
+      case Kind::Parenthesized: return ts_node_named_child_count(e) == 1 && host_value(ts_node_named_child(e, 0), fs);
+      case Kind::UnaryOperator: return host_value(py::field(e, f.argument), fs);
+      case Kind::BinaryOperator: return host_value(py::field(e, f.left), fs) || host_value(py::field(e, f.right), fs);
+      case Kind::Identifier: return host_names_.contains(std::pair<int, std::string>{fs.scope_id, std::string(fs.text_of(e))});
+      case Kind::Call: {
+        TSNode fn = py::field(e, f.function);
+        if (py::kind(fn) == Kind::Attribute) {
+          std::string_view m = fs.text_of(py::field(fn, f.attribute));
+          if (m == "item" || m == "tolist") return true;
+          std::string d = fs.dotted(fn);
+          return d.starts_with("time.") || d.starts_with("math.");
+        }
+        std::string_view name = fs.text_of(fn);
+        return name == "float" || name == "int" || name == "len" || name == "round" || name == "bool" || name == "str";
+      }
+      default: return false;
+    }
+  }
+
+  bool tensorish(TSNode e, FileScan& fs) const {
     const auto& f = py::fields();
     switch (py::kind(e)) {
       case Kind::Call: {
@@ -80,7 +122,7 @@ class SyncInLoop final : public SourceRule {
         std::string obj = fs.dotted(py::field(fn, f.object));
         return !(obj.starts_with("np") || obj.starts_with("math") || obj == "torch");
       }
-      case Kind::Identifier: return has_word(fs.text_of(e), kTensorWords);
+      case Kind::Identifier: return has_word(fs.text_of(e), kTensorWords) && !host_value(e, fs);
       case Kind::Attribute: return has_word(fs.text_of(py::field(e, f.attribute)), kTensorWords);
       case Kind::Subscript: return tensorish(py::field(e, f.value), fs);
       case Kind::String: {

@@ -129,6 +129,16 @@ bool parse_ignore(std::string_view comment, std::vector<std::string>& ids) {
   return true;
 }
 
+// Inside `if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`): imports there never run.
+bool under_type_checking(TSNode n, const FileScan& fs) {
+  const auto& f = py::fields();
+  for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p)) {
+    if (std::string_view(ts_node_type(p)) != "if_statement") continue;
+    if (fs.text_of(py::field(p, f.condition)).ends_with("TYPE_CHECKING")) return true;
+  }
+  return false;
+}
+
 // Import statements: aliases ("F" -> "torch.nn.functional"), `import torch`, `import torch_npu`.
 void track_import(TSNode n, Kind k, FileScan& fs) {
   const auto& f = py::fields();
@@ -146,7 +156,7 @@ void track_import(TSNode n, Kind k, FileScan& fs) {
         continue;
       }
       if (full == "torch_npu" || full.starts_with("torch_npu.")) fs.imports_torch_npu = true;
-      if (full == "torch") {
+      if (full == "torch" && !under_type_checking(n, fs)) {
         // The fix for CUDA006 goes after the first module-level `import torch` (else the first).
         bool top = py::kind(ts_node_parent(n)) == Kind::Module;
         if (!fs.has_import_torch || (top && !fs.import_torch_top)) {

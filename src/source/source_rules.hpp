@@ -29,6 +29,7 @@ class RuleFilter {
   RuleFilter(std::string_view select, std::string_view ignore);
   RuleFilter() = default;
   bool enabled(std::string_view id) const;
+  bool filters() const { return !select_.empty() || !ignore_.empty(); }
 
  private:
   std::vector<std::string> select_, ignore_;

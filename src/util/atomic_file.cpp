@@ -84,6 +84,10 @@ void AtomicFile::commit() {
   struct stat st;
   mode_t mode = ::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? (st.st_mode & 07777)
                                                                            : (0666 & ~current_umask());
+  // ... and its owner, where we may set it (root fixing a user's file must not take it).
+  bool replaces = ::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  if (replaces && (st.st_uid != ::geteuid() || st.st_gid != ::getegid()))
+    (void)!::fchown(fd, st.st_uid, st.st_gid);  // not permitted: the caller checked (scan --fix)
   bool ok = ::fchmod(fd, mode) == 0 && write_all(fd, data) && ::fsync(fd) == 0;
   int err = errno;
   if (::close(fd) != 0 && ok) {

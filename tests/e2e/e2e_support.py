@@ -40,3 +40,22 @@ def torch_version():
         return None
     parts = r.stdout.strip().split("+")[0].split(".")
     return int(parts[0]), int(parts[1])
+
+
+SARIF_SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "sarif",
+                            "sarif-schema-2.1.0.json")
+
+
+def sarif_schema_errors(log):
+    """The official SARIF 2.1.0 schema's complaints about a parsed SARIF log (empty: valid),
+    formats included (helpUri must be a URI). None when the `jsonschema` package is missing
+    (tools/test.sh installs it in the torch 2.13 venv; Debian's Python has it)."""
+    try:
+        import json
+        import jsonschema
+    except ImportError:
+        return None
+    with open(SARIF_SCHEMA) as f:
+        schema = json.load(f)
+    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
+    return ["/".join(map(str, e.absolute_path)) + ": " + e.message for e in validator.iter_errors(log)]

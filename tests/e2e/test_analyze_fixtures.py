@@ -12,6 +12,8 @@ import subprocess
 import tempfile
 import unittest
 
+from e2e_support import sarif_schema_errors
+
 BINARY = os.environ.get("NPUD_BINARY", "")
 SHARED = os.environ.get("NPUD_SHARED_DIR", "")
 FIXTURES = os.path.join(SHARED, "fixtures")
@@ -112,6 +114,25 @@ class AnalyzeRealTraces(unittest.TestCase):
         ai_cpu = {f["location"]["op"] for f in findings(report, "FALLBACK001")}
         self.assertEqual(ai_cpu, {"aclnnReduceSum_CastAiCpu_Cast", "aclnnCast_CastAiCpu_Cast"})
         self.assertEqual(report["summary"]["steps"], 1)
+
+    def test_sarif_reports_validate(self):
+        # A GPU Kineto trace with Python stacks and an NPU profile: the same findings as the
+        # JSON report, each a SARIF result that the official schema accepts.
+        for path in (kineto("alexnet-sync"),
+                     os.path.join(FIXTURES, "ascend", "pt-trace-view-1step", "trace_view.json")):
+            with self.subTest(trace=os.path.relpath(path, FIXTURES)):
+                _, report, _ = analyze(path, "--fail-on", "never")
+                r = subprocess.run([BINARY, "analyze", path, "--format", "sarif", "-q", "--verbose",
+                                    "--fail-on", "never"], capture_output=True, text=True, timeout=300)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                sarif = json.loads(r.stdout)
+                errors = sarif_schema_errors(sarif)
+                if errors is None:
+                    self.skipTest("the jsonschema package is missing: SARIF not validated")
+                self.assertEqual(errors, [])
+                results = sarif["runs"][0]["results"]
+                self.assertEqual(len(results), len(report["findings"]))
+                self.assertEqual(sorted(x["ruleId"] for x in results), sorted(f["id"] for f in report["findings"]))
 
     def test_ascend_kernel_details_ai_cpu_casts(self):
         path = os.path.join(FIXTURES, "ascend", "pt-kernel-details-fp16-legacy-pmu", "kernel_details.csv")

@@ -168,6 +168,37 @@ class CaptureEndToEnd(unittest.TestCase):
             names = {e["name"] for e in json.load(f) if e.get("cat") == "aten"}
         return run, names
 
+    def test_as_subclass_and_named_tensors_never_break_the_program(self):
+        """#18: under a dispatch mode torch 1.x raises on as_subclass and on ops over named
+        tensors; the capture must skip what it cannot record (one stderr line), never raise."""
+        code, plain = plain_run("unusual_tensors.py")
+        self.assertEqual(code, 0, plain)
+        run = Run("unusual_tensors.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertEqual(run.stdout, plain)
+        named = hasattr(__import__("torch").Tensor, "refine_names")
+        if named:
+            self.assertEqual(run.stderr.count("ops on named tensors are not recorded"), 1, run.stderr)
+            for way in ("factory", "setter"):
+                code, plain_way = plain_run("unusual_tensors.py", way)
+                self.assertEqual(code, 0, plain_way)
+                run_way = Run("unusual_tensors.py", program_args=(way,))
+                self.assertEqual((run_way.code, run_way.stdout), (0, plain_way), run_way.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([BINARY, "amp-check", "-q", "--steps", "1:3", "--capture-dir", os.path.join(d, "out"),
+                                "--fail-on", "never", "--", PYTHON, os.path.join(PROGRAMS, "unusual_tensors.py")],
+                               capture_output=True, text=True, timeout=300, cwd=PROGRAMS)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # amp-check runs the program's ops in emulated low precision: the losses differ, the run ends.
+        self.assertEqual(len([l for l in r.stdout.splitlines() if l.startswith("step ")]), 4, r.stdout)
+
+    def test_other_threads_are_named_as_not_recorded(self):
+        run = Run("side_thread.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertEqual(run.stdout, "ok\n")
+        self.assertEqual(run.stderr.count("1 other Python thread (prefetch) ran during the recorded steps"), 1,
+                         run.stderr)
+
     def test_compiled_module_runs_unchanged_under_capture(self):
         """torch.compile (dynamo + AOT autograd; the aot_eager backend keeps the C++ compiler out
         of the test): the program's numbers do not change and the model's ops are recorded."""

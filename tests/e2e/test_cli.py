@@ -96,6 +96,43 @@ class CommandLine(unittest.TestCase):
         finally:
             shutil.rmtree(tmp)
 
+    def test_python_flags_that_hide_the_shim_are_named(self):
+        """#18: `run -- python3 -E` ignored PYTHONPATH, so no capture, and the message blamed
+        the program. Now: exit 2 before it starts, naming the flag."""
+        tmp = tempfile.mkdtemp(prefix="npud-flags-")
+        try:
+            for flag in ("-E", "-I", "-sE"):
+                r = npud("run", "-q", "--capture-dir", tmp, "--", "/usr/bin/python3", flag, "-c", "print('ran')")
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("`/usr/bin/python3 %s` ignores PYTHONPATH" % flag, r.stderr)
+                self.assertNotIn("ran", r.stdout)
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_two_runs_never_share_a_capture_dir(self):
+        """#18: two runs with one --capture-dir used to interleave into one capture; the second
+        is refused at once (exit 2) while the first goes on and reports on its own events."""
+        tmp = tempfile.mkdtemp(prefix="npud-lock-")
+        try:
+            started = os.path.join(tmp, "started")
+            code = "import time; open(%r, 'w').write('1'); time.sleep(3)" % started
+            first = subprocess.Popen([BINARY, "run", "-q", "--capture-dir", tmp, "--", "/usr/bin/python3", "-c", code],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(300):
+                if os.path.exists(started):
+                    break
+                time.sleep(0.05)
+            second = npud("run", "-q", "--capture-dir", tmp, "--", "/usr/bin/python3", "-c", "print('ran')")
+            self.assertEqual(second.returncode, 2, second.stderr)
+            self.assertIn("another npu-doctor run is writing its capture in", second.stderr)
+            self.assertNotIn("ran", second.stdout)   # refused before the program started
+            first.communicate(timeout=120)
+            # The lock goes with the process: a later run may use the folder.
+            third = npud("run", "-q", "--capture-dir", tmp, "--", "/usr/bin/python3", "-c", "print('ran')")
+            self.assertNotIn("another npu-doctor run", third.stderr)
+        finally:
+            shutil.rmtree(tmp)
+
 
 if __name__ == "__main__":
     unittest.main()

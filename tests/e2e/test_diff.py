@@ -58,6 +58,7 @@ class DiffPair(unittest.TestCase):
         self.assertEqual((clone["before_count"], clone["after_count"], clone["delta_count"]), (48, 2334, 2286))
         self.assertEqual(d["step_time"]["basis"], "step")
         assert_deltas_add_up(self, d)
+        self.assertEqual((d["schema_version"], d["tool"]["name"], d["command"]), (1, "npu-doctor", "diff"))
         f = d["findings"]
         self.assertEqual(len(f["fixed"]), f["fixed_count"])
         self.assertEqual(len(f["new"]), f["new_count"])
@@ -76,6 +77,23 @@ class DiffPair(unittest.TestCase):
         self.assertIn("aten::copy_", r.stdout)
         self.assertIn("+4788", r.stdout)
         self.assertIn("Findings:", r.stdout)
+
+    def test_fail_on_regression_gates(self):
+        # test.json.gz is the slower run with more copies: slower one way, not the other way
+        # (which still has findings control alone shows), nothing against itself.
+        a = os.path.join(PAIR, "control", "control.json.gz")
+        b = os.path.join(PAIR, "test", "test.json.gz")
+
+        def gate(before, after, *extra):
+            return subprocess.run([BINARY, "diff", "-q", "--fail-on-regression", *extra, before, after],
+                                  capture_output=True, text=True, timeout=300)
+        worse = gate(a, b)
+        self.assertEqual(worse.returncode, 1, worse.stderr)
+        self.assertRegex(worse.stderr, r"regression: \d+ new findings?, step time [0-9.]+% slower \(limit 5%\)")
+        self.assertEqual(gate(a, a).returncode, 0)
+        better = gate(b, a)
+        self.assertNotIn("slower", better.stderr)
+        self.assertEqual(gate(a, b, "--max-slowdown", "-1").returncode, 2)
 
     def test_bad_input_exits_2(self):
         with tempfile.NamedTemporaryFile(suffix=".json") as bad:

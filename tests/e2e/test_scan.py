@@ -8,6 +8,8 @@ import subprocess
 import tempfile
 import unittest
 
+from e2e_support import sarif_schema_errors
+
 BINARY = os.environ.get("NPUD_BINARY", "")
 SOURCE = os.environ.get("NPUD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 DATA = os.path.join(SOURCE, "tests", "data", "scan")
@@ -42,6 +44,63 @@ class ScanEndToEnd(unittest.TestCase):
         for name in sorted(os.listdir(DATA)):
             if name.endswith(".py"):
                 shutil.copy(os.path.join(DATA, name), os.path.join(dest, name))
+
+    def test_fix_moves_ddp_trainers_whole(self):
+        """Three DDP trainers written the nanoGPT, ImageNet-example and LLaMA ways: after
+        --fix they still parse and name no CUDA device, backend or API anywhere in their code
+        (comments, docstrings and a label marked "left alone" aside); a --select that would apply half of it applies none."""
+        import io
+        import re
+        import tokenize
+        src = os.path.join(DATA, "ddp")
+        half = os.path.join(self.tmp, "half")
+        shutil.copytree(src, half)
+        r = scan("--fix", "--select", "CUDA003", half)
+        self.assertIn("not fixed: the CUDA-to-NPU fixes go together and CUDA004", r.stderr)
+        for name in os.listdir(src):
+            self.assertEqual(read(os.path.join(half, name)), read(os.path.join(src, name)), name)
+
+        whole = os.path.join(self.tmp, "whole")
+        shutil.copytree(src, whole)
+        r = scan("--fix", whole)
+        self.assertIn("Fixed", r.stdout)
+        cuda_token = re.compile(r"^[rRuUfF]*['\"]*(cuda|nccl)\b|^(is_cuda|allow_tf32)$")
+        kinds = {tokenize.NAME, tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+        for name in sorted(os.listdir(whole)):
+            text = read(os.path.join(whole, name))
+            ast.parse(text)
+            self.assertIn("import torch_npu\n", text)
+            left = [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                    if t.type in kinds and cuda_token.search(t.string) and "left alone" not in t.line]
+            self.assertEqual(left, [], name)
+        again = scan(whole)
+        self.assertNotIn("fixable with --fix", again.stdout.replace("(0 fixable with --fix)", ""))
+
+    def test_fix_writes_only_plain_files_of_the_tree(self):
+        """#18: --fix used to follow a .py symlink out of the scanned tree and rewrite its
+        target, split hard links and rewrite read-only files. Now each is refused with a
+        message, the others are fixed, and "Fixed N" counts only what was written."""
+        bad = "import torch\nx = y.cuda()\n"
+        tree = os.path.join(self.tmp, "tree")
+        outside = os.path.join(self.tmp, "outside.py")
+        os.makedirs(tree)
+        for name in ("ok.py", "ro.py", "hard.py"):
+            with open(os.path.join(tree, name), "w") as f:
+                f.write(bad)
+        with open(outside, "w") as f:
+            f.write(bad)
+        os.symlink(outside, os.path.join(tree, "link.py"))
+        os.link(os.path.join(tree, "hard.py"), os.path.join(self.tmp, "hard_twin.py"))
+        os.chmod(os.path.join(tree, "ro.py"), 0o444)
+        r = scan("--fix", tree)
+        self.assertIn("link.py: not fixed: it is a symbolic link", r.stderr)
+        self.assertIn("ro.py: not fixed: it is read-only", r.stderr)
+        self.assertIn("hard.py: not fixed: it has 2 hard links", r.stderr)
+        self.assertIn("Fixed 2 findings.", r.stdout)   # ok.py's CUDA002 and CUDA006 only
+        self.assertIn("x = y.npu()", read(os.path.join(tree, "ok.py")))
+        for path in (outside, os.path.join(tree, "ro.py"), os.path.join(self.tmp, "hard_twin.py")):
+            self.assertEqual(read(path), bad, path)
+        self.assertEqual(os.stat(os.path.join(tree, "hard.py")).st_nlink, 2)
 
     def test_fix_round_trip_and_diff_applies_with_patch(self):
         fixed_dir = os.path.join(self.tmp, "fixed")
@@ -129,6 +188,18 @@ class ScanEndToEnd(unittest.TestCase):
         self.assertEqual(scan("--select", "NOPE9", clean).returncode, 2)
         self.assertEqual(scan("--torch-npu", "0.0.1", clean).returncode, 2)
         self.assertEqual(scan("--select", "FUSE", os.path.join(DATA, "cuda.py")).returncode, 0)
+        # --fail-on as in analyze (default error): sync.py has warnings only.
+        self.assertEqual(scan(os.path.join(DATA, "sync.py")).returncode, 0)
+        self.assertEqual(scan("--fail-on", "warning", os.path.join(DATA, "sync.py")).returncode, 1)
+        self.assertEqual(scan("--fail-on", "error", os.path.join(DATA, "sync.py")).returncode, 0)
+        self.assertEqual(scan("--fail-on", "never", os.path.join(DATA, "cuda.py")).returncode, 0)
+        self.assertEqual(scan("--fail-on", "bad", clean).returncode, 2)
+
+    def test_json_opens_like_every_report(self):
+        r = scan("--format", "json", os.path.join(DATA, "cuda.py"))
+        doc = json.loads(r.stdout)
+        self.assertEqual(list(doc)[:3], ["schema_version", "tool", "command"])
+        self.assertEqual((doc["schema_version"], doc["tool"]["name"], doc["command"]), (1, "npu-doctor", "scan"))
 
     def test_sarif_output(self):
         out = os.path.join(self.tmp, "scan.sarif")
@@ -136,6 +207,10 @@ class ScanEndToEnd(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stderr)
         with open(out) as f:
             sarif = json.load(f)
+        errors = sarif_schema_errors(sarif)
+        if errors is None:
+            self.skipTest("the jsonschema package is missing: SARIF not validated")
+        self.assertEqual(errors, [])
         self.assertEqual(sarif["version"], "2.1.0")
         run = sarif["runs"][0]
         rules = {rule["id"] for rule in run["tool"]["driver"]["rules"]}
@@ -149,6 +224,11 @@ class ScanEndToEnd(unittest.TestCase):
             self.assertEqual(loc["artifactLocation"]["uri"], "cuda.py")
             self.assertGreaterEqual(loc["region"]["startLine"], 1)
             self.assertGreaterEqual(loc["region"]["startColumn"], 1)
+        for rule in run["tool"]["driver"]["rules"]:
+            # The rule's doc: compiled in (help) and installed with the binary (helpUri).
+            self.assertTrue(rule["help"]["markdown"].startswith("# " + rule["id"]), rule["id"])
+            self.assertTrue(rule["helpUri"].startswith("file:///"), rule["id"])
+            self.assertTrue(os.path.isfile(rule["helpUri"][len("file://"):]), rule["helpUri"])
 
 
 if __name__ == "__main__":

@@ -44,6 +44,16 @@ class FreshVenv(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(r.stdout.strip().startswith(self.venv), r.stdout)
 
+    def test_rule_docs_are_installed_for_sarif_help_uris(self):
+        docs = os.path.join(self.venv, "share", "npu-doctor", "rules")
+        self.assertTrue(os.path.isfile(os.path.join(docs, "SYNC001.md")))
+        src = os.path.join(self.dir, "t.py")
+        with open(src, "w") as f:
+            f.write("import torch\nx = torch.ones(2).cuda()\n")
+        r = subprocess.run([self.binary, "scan", "--format", "sarif", src], capture_output=True, text=True, timeout=60)
+        rule = next(x for x in json.loads(r.stdout)["runs"][0]["tool"]["driver"]["rules"] if x["id"] == "CUDA002")
+        self.assertEqual(rule["helpUri"], "file://" + os.path.join(os.path.realpath(docs), "CUDA002.md"))
+
     def test_run_on_the_example_finds_its_planted_problems(self):
         if subprocess.run([DEBIAN_PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
             self.skipTest("Debian's python3-torch is not installed")

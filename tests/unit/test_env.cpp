@@ -228,6 +228,9 @@ TEST(EnvCli, ExitCodesAndJson) {
   EXPECT_EQ(bad, 1);
   EXPECT_NE(bad_out.find("\"consistent\": false"), std::string::npos) << bad_out;
   EXPECT_NE(bad_out.find("\"level\": \"mismatch\""), std::string::npos) << bad_out;
+  // Opens like every JSON document of the CLI (docs/json-schema.md).
+  EXPECT_EQ(bad_out.find("{\n  \"schema_version\": 1,\n  \"tool\": {\n    \"name\": \"npu-doctor\""), 0u) << bad_out;
+  EXPECT_NE(bad_out.find("\"command\": \"env\""), std::string::npos) << bad_out;
 
   auto [usage, usage_out] = run_binary("env --format yaml");
   EXPECT_EQ(usage, 2);

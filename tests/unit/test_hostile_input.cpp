@@ -407,3 +407,22 @@ TEST(HostileInput, EmptyOrDanglingProfilerOutputIsAnError) {
   }
   fs::remove_all(root);
 }
+
+// #18: only a capture's last line may be cut off (a killed run). A line cut in the middle,
+// with the rest of the capture after it, used to swallow everything after it silently.
+TEST(HostileInput, CaptureCutInTheMiddleIsAnErrorNotATruncation) {
+  std::string header =
+      "[\n{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"npu_doctor\",\"args\":{\"format\":\"npu-doctor-capture\","
+      "\"version\":1,\"torch\":\"2.1.0\",\"python\":\"3.11\",\"device\":\"cpu\"}}\n";
+  std::string op = ",{\"ph\":\"X\",\"cat\":\"aten\",\"name\":\"aten::add.Tensor\",\"pid\":1,\"tid\":1,\"ts\":1.0,\"dur\":1.0}\n";
+  std::string cut = ",{\"ph\":\"X\",\"cat\":\"aten\",\"name\":\"aten::mu";
+  // Cut last line: read, with a warning.
+  Trace t = read_chrome_json_buffer(header + op + op + cut, "c.npud.json", {});
+  EXPECT_EQ(t.ops.size(), 2u);
+  ASSERT_EQ(t.warnings.size(), 1u);
+  // The same cut with more lines after it: an error at the end of the damaged line.
+  std::string text = header + op + cut + "\n" + op + op;
+  InputError e = error_of(text);
+  EXPECT_EQ(e.offset(), text.find(cut) + cut.size());
+  EXPECT_NE(std::string(e.what()).find("more lines follow"), std::string::npos) << e.what();
+}

@@ -31,7 +31,7 @@ std::string read_file(const fs::path& p) {
 
 std::vector<fs::path> scan_inputs() {
   std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(fs::path(NPUD_TEST_DATA) / "scan"))
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(NPUD_TEST_DATA) / "scan"))
     if (e.path().extension() == ".py") out.push_back(e.path());
   std::sort(out.begin(), out.end());
   return out;
@@ -137,6 +137,29 @@ TEST(Scan, ImportTorchNpuKeepsIndentAndHandlesMissingNewline) {
   std::string tail = "x.cuda()\nimport torch";
   FileResult r2 = scan_source("t.py", tail, {});
   EXPECT_EQ(apply_edits(tail, collect_edits(r2.findings)), "x.npu()\nimport torch\nimport torch_npu\n");
+}
+
+// #18.8: fixes that changed behaviour. A CRLF file keeps CRLF; `import torch_npu` never goes
+// under `if TYPE_CHECKING:` (it would never run); a file with its own cuda() method gets no
+// automatic `.cuda()` rewrite (the call may be that method).
+TEST(Scan, FixesKeepLineEndingsRuntimeImportsAndOwnMethods) {
+  REQUIRE_SCAN();
+  std::string crlf = "import torch\r\nx = y.cuda()\r\n";
+  EXPECT_EQ(apply_edits(crlf, collect_edits(scan_source("t.py", crlf, {}).findings)),
+            "import torch\r\nimport torch_npu\r\nx = y.npu()\r\n");
+  std::string typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\nx = y.cuda()\n";
+  std::string fixed = apply_edits(typed, collect_edits(scan_source("t.py", typed, {}).findings));
+  EXPECT_EQ(fixed.find("import torch_npu"), std::string::npos) << fixed;
+  std::string own = "import torch\nclass Box:\n    def cuda(self):\n        return self\nb = Box().cuda()\n";
+  FileResult r = scan_source("t.py", own, {});
+  bool reported = false;
+  for (const auto& f : r.findings) {
+    if (f.rule != "CUDA002") continue;
+    reported = true;
+    EXPECT_FALSE(f.fixable());
+    EXPECT_NE(f.fix.find("defines its own cuda()"), std::string::npos) << f.fix;
+  }
+  EXPECT_TRUE(reported);
 }
 
 TEST(Scan, SyntaxErrorIsReportedAndFixesWithheld) {

@@ -30,3 +30,10 @@ def collate(batch):
         out.append(int(b))  # not a train/step function and not a tensor name: fine
         print(b)
     return out
+
+
+def train_epoch_logged(loader, model):
+    for batch in loader:
+        loss = model(batch)
+        lossf = loss.item() * 4  # expect: SYNC101
+        print(f"loss {lossf:.4f}")  # a Python float: no second finding
