@@ -454,11 +454,7 @@ class CudaRules final : public SourceRule {
     // The outermost chain only: torch.backends.cudnn.benchmark, not its torch.backends.cudnn.
     if (!is_object) {
       std::string d = fs.dotted(n);
-      if (d.starts_with("torch.backends.cudnn.") || d.starts_with("torch.backends.cuda.")) {
-        on_backend_setting(n, d, fs);
-        return;
-      }
-      if (d == "torch.backends.cudnn") {
+      if (d == "torch.backends.cudnn" || d.starts_with("torch.backends.cudnn.") || d.starts_with("torch.backends.cuda.")) {
         on_backend_setting(n, d, fs);
         return;
       }
