@@ -53,6 +53,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   add_report_options(*cmd, *opts);
   cmd->add_flag("--allow-truncated", opts->allow_truncated,
                 "accept a trace whose last event is cut off (a killed run); a warning says what was dropped");
+  add_max_events_option(*cmd, opts->max_events);
   cmd->footer(
       "Exit codes: 0 no finding at or above --fail-on, 1 findings at or above --fail-on, 2 bad input or usage.");
   cmd->callback([opts, path, &exit_code] { exit_code = analyze_trace_file(*path, *opts); });
@@ -114,7 +115,10 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   }
 
   Trace trace;
-  if (!read_trace_or_report(path, o.allow_truncated, o.quiet, trace)) return kExitBadInput;
+  ReadOptions ro;
+  ro.allow_truncated = o.allow_truncated;
+  ro.max_events = o.max_events;
+  if (!read_trace_or_report(path, ro, o.quiet, trace)) return kExitBadInput;
   if (!o.quiet) print_warnings(trace);
   std::string why;
   const KnowledgeVersion* version = torch_npu_version_for(o.torch_npu, trace, why);

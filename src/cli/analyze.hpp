@@ -24,6 +24,7 @@ struct AnalyzeOptions {
   bool quiet = false;               // no progress, no warnings on stderr
   bool verbose = false;
   bool allow_truncated = false;
+  uint64_t max_events = limits::kMaxEvents;  // 0: no limit
   // run/amp-check: the capture must hold a recorded step (else the report would be an
   // all-clear about nothing): print the report, say so, exit 2.
   std::string require_steps;        // the --steps that were asked for; empty = not required

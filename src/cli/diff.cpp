@@ -27,6 +27,7 @@ struct DiffOptions {
   size_t top = 15;
   bool quiet = false;
   bool allow_truncated = false;
+  uint64_t max_events = limits::kMaxEvents;
   bool fail_on_regression = false;
   double max_slowdown_pct = 5;
 };
@@ -48,8 +49,10 @@ int diff_command(const DiffOptions& o) {
   const KnowledgeVersion* version = torch_npu_version_or_report(o.torch_npu);
   if (!version) return kExitBadInput;
   Trace before, after;
-  if (!read_trace_or_report(o.before, o.allow_truncated, o.quiet, before) ||
-      !read_trace_or_report(o.after, o.allow_truncated, o.quiet, after))
+  ReadOptions ro;
+  ro.allow_truncated = o.allow_truncated;
+  ro.max_events = o.max_events;
+  if (!read_trace_or_report(o.before, ro, o.quiet, before) || !read_trace_or_report(o.after, ro, o.quiet, after))
     return kExitBadInput;
   TraceDiff d = diff_traces(before, after, *version, trace_rules());
   bool written = emit_report(o.output, false, [&](std::ostream& os, bool color) {
@@ -81,6 +84,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--top", o->top, "rows per op table in the text output")->check(finite_in(0, 1e6))->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress on stderr");
   cmd->add_flag("--allow-truncated", o->allow_truncated, "accept traces whose last event is cut off");
+  add_max_events_option(*cmd, o->max_events);
   cmd->add_flag("--fail-on-regression", o->fail_on_regression,
                 "exit 1 when AFTER has findings BEFORE did not, or its step time is more than --max-slowdown slower");
   cmd->add_option("--max-slowdown", o->max_slowdown_pct, "step-time growth, in percent, that --fail-on-regression allows")

@@ -50,10 +50,14 @@ const KnowledgeVersion* torch_npu_version_for(std::string_view requested, const 
   return &kb.newest();
 }
 
-bool read_trace_or_report(const std::string& path, bool allow_truncated, bool quiet, Trace& out) {
+void add_max_events_option(CLI::App& cmd, uint64_t& max_events) {
+  cmd.add_option("--max-events", max_events,
+                 "refuse a trace with more events than this (each takes ~150 bytes of memory; 0: no limit)")
+      ->capture_default_str();
+}
+
+bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, Trace& out) {
   try {
-    ReadOptions ro;
-    ro.allow_truncated = allow_truncated;
     Progress progress("reading " + path, !quiet);
     if (progress.enabled()) ro.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
     out = read_trace(path, ro);

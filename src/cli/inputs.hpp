@@ -5,6 +5,9 @@
 #include <string>
 #include <string_view>
 
+#include <CLI/CLI.hpp>
+
+#include "ingest/reader.hpp"
 #include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
 
@@ -20,8 +23,11 @@ const KnowledgeVersion* torch_npu_version_or_report(std::string_view requested);
 // newest release. `why` says which, for the report.
 const KnowledgeVersion* torch_npu_version_for(std::string_view requested, const Trace& trace, std::string& why);
 
-// Reads `path` into `out` with progress on stderr (TTY, not quiet); on bad input prints
-// "npu-doctor: error: ..." and returns false.
-bool read_trace_or_report(const std::string& path, bool allow_truncated, bool quiet, Trace& out);
+// --max-events N for commands that read traces.
+void add_max_events_option(CLI::App& cmd, uint64_t& max_events);
+
+// Reads `path` into `out` with progress on stderr (TTY, not quiet; sets ro.progress); on bad
+// input prints "npu-doctor: error: ..." and returns false.
+bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, Trace& out);
 
 }  // namespace npud

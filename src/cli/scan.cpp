@@ -19,6 +19,7 @@
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
 #include "report/json_writer.hpp"
+#include "source/source_encoding.hpp"
 #include "report/sarif.hpp"
 #include "report/text_style.hpp"
 #include "source/fixes.hpp"
@@ -156,7 +157,9 @@ std::string why_not_writable(const FileResult& r) {
   std::ostringstream now;
   now << in.rdbuf();
   if (!in.good() && !in.eof()) return "it could not be read again";
-  if (now.str() != r.text) return "it changed while the scan ran (your edits are kept)";
+  std::string again = now.str();
+  if (!decode_python_source(again).error.empty() || again != r.text)
+    return "it changed while the scan ran (your edits are kept)";
   return {};
 }
 
@@ -200,10 +203,15 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
         std::cerr << fmt::format("npu-doctor: {}: not fixed: {}\n", terminal_safe(r.path), why);
         continue;
       }
+      std::string bytes, why_not;
+      if (!encode_python_source(text, r.encoding, bytes, why_not)) {
+        std::cerr << fmt::format("npu-doctor: {}: not fixed: {}\n", terminal_safe(r.path), why_not);
+        continue;
+      }
       try {
         // AtomicFile keeps the file's mode and owner (symlinks and hard links were refused above).
         AtomicFile out(r.path);
-        out.stream() << text;
+        out.stream() << bytes;
         out.commit();
       } catch (const std::exception& e) {
         std::cerr << "npu-doctor: error: " << e.what() << '\n';

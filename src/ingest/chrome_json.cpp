@@ -942,11 +942,25 @@ Trace read_source(ByteSource& src, const std::string& name, const ReadOptions& o
   ChromeBuilder builder(trace, stream, name);
   builder.reserve(src.size_hint);
   JsonEventStream::Item item;
-  while (stream.next(item)) {
-    if (item.kind == JsonEventStream::Item::Kind::Event) builder.on_event(item);
-    else builder.on_top_value(item);
+  try {
+    while (stream.next(item)) {
+      if (item.kind != JsonEventStream::Item::Kind::Event) {
+        builder.on_top_value(item);
+        continue;
+      }
+      if (opts.max_events && item.index >= opts.max_events)
+        throw InputError(name, item.offset,
+                         fmt::format("more than {} events (about {:.1f} GB in memory); pass --max-events N to read "
+                                     "more, or profile fewer steps",
+                                     opts.max_events, double(opts.max_events) * 150 / 1e9));
+      builder.on_event(item);
+    }
+    builder.finish();
+  } catch (const std::bad_alloc&) {
+    throw InputError(name, item.offset,
+                     fmt::format("out of memory after {} events; profile fewer steps or pass a smaller --max-events",
+                                 item.index));
   }
-  builder.finish();
   trace.finalize();
   return trace;
 }

@@ -33,6 +33,12 @@ inline constexpr size_t kMaxCsvFields = 4096;                 // fields in one r
 // end (ts + dur) or the span between the earliest and the latest time that does not fit
 // int64 (about 292 years) is an error.
 
+// Events in one trace: each kept event costs ~150 bytes in the model, so 2^25 events is
+// about 5 GB. A small .gz of repeated events inflates to billions: error at the event that
+// passes the limit (ReadOptions::max_events, `--max-events`, raises it); running out of
+// memory first is an error at the offset reached, not a crash.
+inline constexpr uint64_t kMaxEvents = uint64_t(1) << 25;
+
 // Python sources (scan): files over 256 MiB are skipped with a note (source/scanner.cpp).
 
 }  // namespace npud::limits

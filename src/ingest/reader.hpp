@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "ingest/limits.hpp"
 #include "model/trace.hpp"
 
 namespace npud {
@@ -15,6 +16,8 @@ struct ReadOptions {
   bool allow_truncated = false;
   // Called now and then with (bytes done, bytes total or 0 if unknown).
   std::function<void(uint64_t, uint64_t)> progress;
+  // More events than this is an error at the event that passes it (0: no limit).
+  uint64_t max_events = limits::kMaxEvents;
 };
 
 InputFormat detect_format(const std::string& path);

@@ -28,6 +28,17 @@ std::string_view status_name(PairResult::Status s) {
 
 namespace {
 
+// The dtype an index names against the .npy header's. bfloat16 is saved widened to float32
+// (numpy has no bfloat16); a dtype .npy cannot hold (complex, float8) is not checked.
+bool dtype_agrees(std::string_view index_dtype, DType file) {
+  if (index_dtype.empty() || index_dtype == dtype_name(file)) return true;
+  if (index_dtype == "bfloat16") return file == DType::F32;
+  for (DType d : {DType::F16, DType::F32, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8,
+                  DType::U16, DType::U32, DType::U64, DType::Bool})
+    if (index_dtype == dtype_name(d)) return false;
+  return true;
+}
+
 
 // Pairs by key; the k-th occurrence of a key on one side goes with the k-th on the other.
 std::vector<std::pair<size_t, size_t>> match_by_key(const Dump& ref, const Dump& target) {
@@ -143,6 +154,11 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
           throw InputError(side->path(), side->header().data_offset,
                            fmt::format("the file's shape {} is not the index's {} (for {})",
                                        shape_text(side->header().shape), shape_text(e.shape), e.key));
+        if (!dtype_agrees(e.dtype, side->header().dtype))
+          throw InputError(side->path(), side->header().data_offset,
+                           fmt::format("the file's dtype {} is not the index's {} (for {}); the metrics would be "
+                                       "computed on the wrong precision",
+                                       dtype_name(side->header().dtype), e.dtype, e.key));
       }
       if (a.header().fortran_order != b.header().fortran_order) {
         size_t non_unit = 0;

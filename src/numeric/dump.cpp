@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <unistd.h>
@@ -186,11 +187,71 @@ void parse_index_jsonl(std::string_view text, const std::string& name, Dump& out
 
 namespace {
 
+// Byte offset where simdjson's on-demand walk of `text` stops on a syntax error (the DOM
+// parser says what is wrong but not where): every value is visited, so the first bad byte
+// is found. 0 when it cannot tell.
+uint64_t json_error_offset(std::string_view text) {
+  namespace od = simdjson::ondemand;
+  simdjson::padded_string padded(text);
+  od::parser parser;
+  od::document doc;
+  auto where = [&]() -> uint64_t {
+    const char* p = nullptr;
+    if (doc.current_location().get(p) || p < padded.data() || p > padded.data() + text.size()) return text.size();
+    return uint64_t(p - padded.data());
+  };
+  if (parser.iterate(padded).get(doc)) return 0;
+  std::function<bool(od::value)> visit = [&](od::value v) -> bool {
+    od::json_type t;
+    if (v.type().get(t)) return false;
+    if (t == od::json_type::object) {
+      od::object o;
+      if (v.get_object().get(o)) return false;
+      for (auto field : o) {
+        od::value sub;
+        if (field.value().get(sub) || !visit(sub)) return false;
+      }
+      return true;
+    }
+    if (t == od::json_type::array) {
+      od::array a;
+      if (v.get_array().get(a)) return false;
+      for (auto el : a) {
+        od::value sub;
+        if (el.get(sub) || !visit(sub)) return false;
+      }
+      return true;
+    }
+    if (t == od::json_type::string) {
+      std::string_view sv;
+      return !v.get_string().get(sv);
+    }
+    if (t == od::json_type::number) {
+      double d;
+      return !v.get_double().get(d);
+    }
+    if (t == od::json_type::boolean) {
+      bool b;
+      return !v.get_bool().get(b);
+    }
+    bool null = false;
+    return !v.is_null().get(null) && null;
+  };
+  od::value root;
+  if (doc.get_value().get(root) || !visit(root)) return where();
+  return where();  // the root parsed: what follows it is the error
+}
+
 struct MsprobeReader {
   const std::string& name;
   Dump& out;
   const std::string& entry;
   bool tensor_task;
+  uint64_t at;  // offset of the entry's key in dump.json (npos: not found)
+
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw InputError(name, at == std::string::npos ? 0 : at, msg, at != std::string::npos);
+  }
 
   // One item (or a nested list of items) of an entry's input/output list.
   void item(dom::element el, const std::string& io, const std::string& arg) {
@@ -216,7 +277,7 @@ struct MsprobeReader {
     e.group = e.kind + "/" + (io == "output" ? "output" : "input") + (backward ? "/backward" : "");
     if (obj["dtype"].get_string().get(dtype) == simdjson::SUCCESS) e.dtype = normalise_dtype(dtype);
     if (!get_shape(obj["shape"], e.shape))
-      throw InputError(name, 0, fmt::format("{}: tensor {} lacks a \"shape\" list", entry, e.key), false);
+      fail(fmt::format("{}: tensor {} lacks a \"shape\" list", entry, e.key));
     TensorStats st;
     dom::element v;
     if (obj["Max"].get(v) == simdjson::SUCCESS) st.max = stat_value(v);
@@ -227,14 +288,12 @@ struct MsprobeReader {
     std::string_view data_name;
     if (tensor_task && obj["data_name"].get_string().get(data_name) == simdjson::SUCCESS) {
       std::string file = std::string(data_name);
-      check_relative_path(file, name, 0);
+      check_relative_path(file, name, at == std::string::npos ? 0 : at);
       if (file.size() >= 3 && file.compare(file.size() - 3, 3, ".pt") == 0)
-        throw InputError(name, 0,
-                         fmt::format("{}: tensor file {} is a torch.save pickle (.pt); npu-doctor never loads pickles, "
+        fail(fmt::format("{}: tensor file {} is a torch.save pickle (.pt); npu-doctor never loads pickles, "
                                      "because loading one can run arbitrary code (see docs/security.md). Dump with "
                                      "numpy output (msprobe's MindSpore dumps are .npy) or npu-doctor run --dump",
-                                     entry, file),
-                         false);
+                                     entry, file));
       e.file = "dump_tensor_data/" + file;
     }
     out.entries.push_back(std::move(e));
@@ -248,7 +307,7 @@ void parse_msprobe_json(std::string_view text, const std::string& name, Dump& ou
   dom::parser parser;
   dom::element doc;
   if (auto err = parser.parse(text.data(), text.size()).get(doc))
-    throw InputError(name, 0, fmt::format("invalid JSON ({})", simdjson::error_message(err)), false);
+    throw InputError(name, json_error_offset(text), fmt::format("invalid JSON ({})", simdjson::error_message(err)));
   dom::object top;
   if (doc.get_object().get(top)) throw InputError(name, 0, "not an msprobe dump.json (top level is not an object)");
   std::string_view s;
@@ -260,11 +319,15 @@ void parse_msprobe_json(std::string_view text, const std::string& name, Dump& ou
   dom::object data;
   if (top["data"].get_object().get(data))
     throw InputError(name, 0, "not an msprobe dump.json (no \"data\" object)", false);
+  // Entries come in file order: each key is searched for after the previous one.
+  size_t search_from = text.find("\"data\"");
   for (auto [entry_key, value] : data) {
     std::string entry(entry_key);
     dom::object groups;
     if (value.get_object().get(groups)) continue;
-    MsprobeReader r{name, out, entry, out.task == "tensor"};
+    size_t at = search_from == std::string::npos ? std::string::npos : text.find("\"" + entry + "\"", search_from);
+    if (at != std::string::npos) search_from = at + entry.size() + 2;
+    MsprobeReader r{name, out, entry, out.task == "tensor", at};
     for (auto [group_key, items] : groups) {
       std::string io;
       if (group_key == "input_args" || group_key == "input") io = "input";

@@ -100,13 +100,15 @@ const Fields& fields() {
   return f;
 }
 
-TreePtr parse(std::string_view text) {
+TreePtr parse(std::string_view text, const TSRange* range) {
   thread_local std::unique_ptr<TSParser, ParserDeleter> parser;
   if (!parser) {
     parser.reset(ts_parser_new());
     if (!ts_parser_set_language(parser.get(), tree_sitter_python()))
       throw std::runtime_error("tree-sitter runtime rejects the Python grammar (ABI mismatch)");
   }
+  if (!ts_parser_set_included_ranges(parser.get(), range, range ? 1 : 0))
+    throw std::runtime_error("tree-sitter rejected a parse range");
   TSTree* t = ts_parser_parse_string(parser.get(), nullptr, text.data(), uint32_t(text.size()));
   if (!t) throw std::runtime_error("tree-sitter failed to parse");
   return TreePtr(t);

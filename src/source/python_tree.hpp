@@ -61,8 +61,9 @@ struct TreeDeleter {
 using TreePtr = std::unique_ptr<TSTree, TreeDeleter>;
 
 // Parses UTF-8 text; never returns null for valid input (syntax errors become ERROR nodes).
-// One parser per thread, reused.
-TreePtr parse(std::string_view text);
+// One parser per thread, reused. With `range`, only that part of text is parsed (nodes keep
+// their offsets and points in the whole text).
+TreePtr parse(std::string_view text, const TSRange* range = nullptr);
 
 inline std::string_view text_of(std::string_view src, TSNode n) {
   uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);

@@ -47,7 +47,7 @@ class AutocastWithoutScaler final : public SourceRule {
       if (!ts_node_is_null(dev) && fs.text_of(dev).find("cpu") != std::string_view::npos) return;
     }
     found_ = true;
-    at_ = n;
+    at_ = NodeSpan::of(n);
   }
 
   void finish(FileScan& fs) override {
@@ -60,7 +60,7 @@ class AutocastWithoutScaler final : public SourceRule {
 
  private:
   bool found_ = false, has_scaler_ = false, has_backward_ = false;
-  TSNode at_{};
+  NodeSpan at_;  // the autocast; its tree may be gone at finish()
 };
 
 }  // namespace

@@ -32,21 +32,39 @@ std::string FileScan::dotted(TSNode n) const {
   return out;
 }
 
-std::pair<int, int> FileScan::position(TSPoint p, uint32_t byte) const {
+std::pair<int, int> FileScan::position(TSPoint p, uint32_t byte, int slot) const {
+  auto is_lead = [&](uint32_t i) { return (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80; };
+  ColumnMemo& m = column_memo_[slot];
   uint32_t line_start = byte - p.column;
-  int col = 1;
-  for (uint32_t i = line_start; i < byte && i < text.size(); ++i)
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++col;
-  return {int(p.row) + 1, col};
+  byte = std::min<uint32_t>(byte, uint32_t(text.size()));
+  if (line_start != m.line_start) m = {line_start, line_start, 1};
+  for (; m.byte < byte; ++m.byte) m.column += is_lead(m.byte);
+  for (; m.byte > byte; --m.byte) m.column -= is_lead(m.byte - 1);
+  return {int(p.row) + 1, m.column};
 }
 
-ScanFinding& FileScan::report(std::string_view rule, Severity sev, TSNode at, std::string message,
+std::vector<ScanFinding> FileScan::take_since(size_t mark) {
+  std::vector<ScanFinding> out(std::make_move_iterator(findings.begin() + long(mark)),
+                               std::make_move_iterator(findings.end()));
+  findings.resize(mark);
+  return out;
+}
+
+TSNode FileScan::parent(TSNode n) const {
+  // Rules ask for the parent of the visited node or of one a few levels up.
+  size_t stop = ancestors.size() > 32 ? ancestors.size() - 32 : 0;
+  for (size_t i = ancestors.size(); i-- > stop;)
+    if (ts_node_eq(ancestors[i], n)) return i ? ancestors[i - 1] : TSNode{};
+  return ts_node_parent(n);
+}
+
+ScanFinding& FileScan::report(std::string_view rule, Severity sev, const NodeSpan& at, std::string message,
                               std::string fix) {
   ScanFinding f;
   f.rule = std::string(rule);
   f.severity = sev;
-  auto [l, c] = position(ts_node_start_point(at), ts_node_start_byte(at));
-  auto [el, ec] = position(ts_node_end_point(at), ts_node_end_byte(at));
+  auto [l, c] = position(at.start, at.start_byte);
+  auto [el, ec] = position(at.end, at.end_byte, 1);
   f.line = l;
   f.column = c;
   f.end_line = el;

@@ -17,6 +17,16 @@
 
 namespace npud {
 
+// Where a node was, kept after its syntax tree is gone: large files are parsed one piece of
+// statements at a time (statement_chunks.hpp), so what a rule reports at finish() is a span.
+struct NodeSpan {
+  TSPoint start{}, end{};
+  uint32_t start_byte = 0, end_byte = 0;
+  static NodeSpan of(TSNode n) {
+    return {ts_node_start_point(n), ts_node_end_point(n), ts_node_start_byte(n), ts_node_end_byte(n)};
+  }
+};
+
 struct FileScan {
   FileScan(std::string_view t, const KnowledgeVersion& v, const ApiMap& a) : text(t), kv(v), api(a) {}
 
@@ -24,24 +34,31 @@ struct FileScan {
   const KnowledgeVersion& kv;
   const ApiMap& api;
   std::vector<ScanFinding> findings;
-  TSNode root{};
+  TSNode root{};                // the root of the piece being walked (null at finish())
   // For the Call node being visited: dotted(function), computed once for all rules.
   std::string call_dotted;
 
   // Walk state, kept by the scanner.
   int loop_depth = 0;           // for/while bodies and comprehensions around the node
   int scope_id = 0;             // innermost function (0: module level); unique per function
+  int scopes_seen = 0;          // functions entered so far (the next scope_id)
   std::vector<std::string_view> functions;  // enclosing function names, innermost last
   std::unordered_map<std::string, std::string> aliases;  // "F" -> "torch.nn.functional"
+  std::vector<TSNode> ancestors;  // the node being visited and its ancestors, root first
 
   // File-wide facts, filled by the walk.
   bool imports_torch_npu = false;
   bool uses_npu = false;          // torch.npu / .npu() / 'npu' already in the source
-  TSNode import_torch{};          // first `import torch` (module level preferred)
+  NodeSpan import_torch;          // first `import torch` (module level preferred)
+  NodeSpan first_statement;       // the file's first statement (the module when it has none)
   bool has_import_torch = false;
   bool import_torch_top = false;
+  std::string_view newline = "\n";  // the file's first line end: "\n", "\r\n" or "\r"
 
   std::string_view text_of(TSNode n) const { return py::text_of(text, n); }
+  // The parent of n. ts_node_parent climbs down from the root (O(depth)), which made a scan of
+  // deep call chains quadratic; near the walk's current node this is a lookup.
+  TSNode parent(TSNode n) const;
   // "torch.cuda.synchronize" for an identifier/attribute chain, with the first name resolved
   // through import aliases; "" for anything else (calls, subscripts inside the chain).
   std::string dotted(TSNode n) const;
@@ -49,9 +66,25 @@ struct FileScan {
   std::string_view function_name() const { return functions.empty() ? std::string_view() : functions.back(); }
 
   ScanFinding& report(std::string_view rule, Severity sev, TSNode at, std::string message,
+                      std::string fix = {}) {
+    return report(rule, sev, NodeSpan::of(at), std::move(message), std::move(fix));
+  }
+  ScanFinding& report(std::string_view rule, Severity sev, const NodeSpan& at, std::string message,
                       std::string fix = {});
-  // 1-based line and code-point column of a byte offset.
-  std::pair<int, int> position(TSPoint p, uint32_t byte) const;
+  // Moves the findings reported since `mark` (a findings.size()) out: a rule that can only
+  // decide at finish() renders them while their tree exists and keeps them until then.
+  std::vector<ScanFinding> take_since(size_t mark);
+  // 1-based line and code-point column of a byte offset. `slot` 0 serves start offsets, 1 end
+  // offsets: each continues from its last offset on the same line, forwards or backwards, so
+  // the columns of nested calls on one long line cost the distance moved, not the line length.
+  std::pair<int, int> position(TSPoint p, uint32_t byte, int slot = 0) const;
+
+ private:
+  struct ColumnMemo {
+    uint32_t line_start = UINT32_MAX, byte = 0;
+    int column = 1;
+  };
+  mutable ColumnMemo column_memo_[2];
 };
 
 class SourceRule {

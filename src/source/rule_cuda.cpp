@@ -89,10 +89,10 @@ CudaLiteral cuda_literal(std::string_view src, TSNode n) {
 
 // Climbs from a literal through what keeps its value: `x if c else y`, parentheses, and for
 // a template the `+` / `%` / `.format(...)` that completes it.
-TSNode value_expression(TSNode n) {
+TSNode value_expression(TSNode n, const FileScan& fs) {
   const auto& f = py::fields();
   while (true) {
-    TSNode p = ts_node_parent(n);
+    TSNode p = fs.parent(n);
     if (ts_node_is_null(p)) return n;
     Kind k = py::kind(p);
     if (k == Kind::ConditionalExpression || k == Kind::Parenthesized) {
@@ -101,8 +101,8 @@ TSNode value_expression(TSNode n) {
     } else if (k == Kind::BinaryOperator && ts_node_eq(py::field(p, f.left), n)) {
       n = p;
     } else if (k == Kind::Attribute && ts_node_eq(py::field(p, f.object), n) &&
-               py::kind(ts_node_parent(p)) == Kind::Call) {
-      n = ts_node_parent(p);  // "cuda:{}".format(rank)
+               py::kind(fs.parent(p)) == Kind::Call) {
+      n = fs.parent(p);  // "cuda:{}".format(rank)
     } else {
       return n;
     }
@@ -175,14 +175,12 @@ class CudaRules final : public SourceRule {
         "which registers the 'npu' device and torch.npu";
     if (!fs.has_import_torch) {
       // No anchor that is safe for an insertion (docstrings, __future__ imports): no edit.
-      TSNode first = ts_node_named_child(fs.root, 0);
-      fs.report("CUDA006", Severity::Error, ts_node_is_null(first) ? fs.root : first, msg,
-                "add `import torch_npu` after `import torch`");
+      fs.report("CUDA006", Severity::Error, fs.first_statement, msg, "add `import torch_npu` after `import torch`");
       return;
     }
-    TSNode imp = fs.import_torch;
-    uint32_t end = ts_node_end_byte(imp);
-    uint32_t line_start = ts_node_start_byte(imp) - ts_node_start_point(imp).column;
+    const NodeSpan& imp = fs.import_torch;
+    uint32_t end = imp.end_byte;
+    uint32_t line_start = imp.start_byte - imp.start.column;
     std::string indent;
     for (uint32_t i = line_start; i < fs.text.size() && (fs.text[i] == ' ' || fs.text[i] == '\t'); ++i)
       indent += fs.text[i];
@@ -190,10 +188,10 @@ class CudaRules final : public SourceRule {
     TextEdit e;
     if (nl == std::string_view::npos) {
       e.start = e.end = fs.text.size();
-      e.replacement = "\n" + indent + "import torch_npu\n";
+      e.replacement = std::string(fs.newline) + indent + "import torch_npu" + std::string(fs.newline);
     } else {
       e.start = e.end = nl + 1;
-      e.replacement = indent + "import torch_npu" + (nl > 0 && fs.text[nl - 1] == '\r' ? "\r\n" : "\n");
+      e.replacement = indent + "import torch_npu" + std::string(fs.newline);
     }
     fs.report("CUDA006", Severity::Error, imp, msg, "import torch_npu").edits.push_back(std::move(e));
   }
@@ -204,7 +202,7 @@ class CudaRules final : public SourceRule {
   // A literal that is a device/backend only if its value reaches a device/backend argument:
   // `backend = 'nccl'` ... `init_process_group(backend=backend)`. Decided at finish().
   struct Pending {
-    TSNode at;
+    ScanFinding finding;  // rendered when seen: its tree may be gone at finish()
     std::string name;
     Want want;
   };
@@ -219,13 +217,13 @@ class CudaRules final : public SourceRule {
   // Test: compared against a device (`device.type == 'cuda'`, `'cuda' in device`).
   static Context device_context(TSNode e, FileScan& fs) {
     const auto& f = py::fields();
-    TSNode p = ts_node_parent(e);
+    TSNode p = fs.parent(e);
     if (ts_node_is_null(p)) return Context::None;
     switch (py::kind(p)) {
       case Kind::KeywordArgument:
         return is_device_keyword(fs.text_of(py::field(p, f.name))) ? Context::Argument : Context::None;
       case Kind::ArgumentList: {
-        TSNode call = ts_node_parent(p);
+        TSNode call = fs.parent(p);
         if (py::kind(call) != Kind::Call) return Context::None;
         TSNode fn = py::field(call, f.function);
         if (py::kind(fn) == Kind::Attribute) {
@@ -257,13 +255,13 @@ class CudaRules final : public SourceRule {
   // `return e` (the function's name), argparse `default=e` (the option's dest).
   static std::string stored_as(TSNode e, FileScan& fs) {
     const auto& f = py::fields();
-    TSNode p = ts_node_parent(e);
+    TSNode p = fs.parent(e);
     if (ts_node_is_null(p)) return {};
     if (py::kind(p) == Kind::Assignment && ts_node_eq(py::field(p, f.right), e))
       return std::string(flow_name(py::field(p, f.left), fs));
     if (std::string_view(ts_node_type(p)) == "return_statement") return std::string(fs.function_name());
     if (py::kind(p) == Kind::KeywordArgument && fs.text_of(py::field(p, f.name)) == "default") {
-      TSNode call = ts_node_parent(ts_node_parent(p));
+      TSNode call = fs.parent(fs.parent(p));
       if (py::kind(call) == Kind::Call && fs.dotted(py::field(call, f.function)).ends_with("add_argument"))
         return argparse_dest(call, fs);
     }
@@ -283,10 +281,14 @@ class CudaRules final : public SourceRule {
     }
     CudaLiteral lit = cuda_literal(fs.text, n);
     if (!lit.found) return;
-    TSNode e = value_expression(n);
+    TSNode e = value_expression(n, fs);
     Context c = device_context(e, fs);
     if (c == Context::None && !lit.templ) {
-      if (std::string name = stored_as(e, fs); !name.empty()) pending_.push_back({n, std::move(name), Want::Device});
+      if (std::string name = stored_as(e, fs); !name.empty()) {
+        size_t mark = fs.findings.size();
+        report_device_literal(n, Context::Argument, fs);
+        pending_.push_back({std::move(fs.take_since(mark).front()), std::move(name), Want::Device});
+      }
       return;
     }
     report_device_literal(n, c, fs);
@@ -313,19 +315,23 @@ class CudaRules final : public SourceRule {
 
   void on_nccl(TSNode n, FileScan& fs) {
     const auto& f = py::fields();
-    TSNode e = value_expression(n);
-    TSNode p = ts_node_parent(e);
+    TSNode e = value_expression(n, fs);
+    TSNode p = fs.parent(e);
     bool backend = false;
     if (py::kind(p) == Kind::KeywordArgument) {
       backend = fs.text_of(py::field(p, f.name)) == "backend";
     } else if (py::kind(p) == Kind::ArgumentList) {
-      TSNode call = ts_node_parent(p);
+      TSNode call = fs.parent(p);
       backend = is_process_group_call(fs.dotted(py::field(call, f.function))) && ts_node_eq(ts_node_named_child(p, 0), e);
     } else if (py::kind(p) == Kind::Comparison) {
       backend = true;  // `if backend == 'nccl'`: compares against the backend's name
     }
     if (backend) report_nccl(n, fs);
-    else if (std::string name = stored_as(e, fs); !name.empty()) pending_.push_back({n, std::move(name), Want::Backend});
+    else if (std::string name = stored_as(e, fs); !name.empty()) {
+      size_t mark = fs.findings.size();
+      report_nccl(n, fs);
+      pending_.push_back({std::move(fs.take_since(mark).front()), std::move(name), Want::Backend});
+    }
   }
 
   static bool is_process_group_call(std::string_view dotted) {
@@ -385,10 +391,9 @@ class CudaRules final : public SourceRule {
           if (sinks->contains(a) && sinks->emplace(b).second) grew = true;
       }
     }
-    for (const auto& p : pending_) {
-      if (p.want == Want::Device && device_sinks_.contains(p.name)) report_device_literal(p.at, Context::Argument, fs);
-      if (p.want == Want::Backend && backend_sinks_.contains(p.name)) report_nccl(p.at, fs);
-    }
+    for (auto& p : pending_)
+      if ((p.want == Want::Device ? device_sinks_ : backend_sinks_).contains(p.name))
+        fs.findings.push_back(std::move(p.finding));
   }
 
   void on_call(TSNode n, FileScan& fs) {
@@ -441,7 +446,7 @@ class CudaRules final : public SourceRule {
     const auto& f = py::fields();
     TSNode attr = py::field(n, f.attribute);
     std::string_view name = fs.text_of(attr);
-    TSNode p = ts_node_parent(n);
+    TSNode p = fs.parent(n);
     bool is_object = py::kind(p) == Kind::Attribute && ts_node_eq(py::field(p, f.object), n);
     if (name == "is_cuda") {
       auto& fd = fs.report("CUDA007", Severity::Warning, n,

@@ -5,11 +5,14 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "source/api_map.hpp"
 #include "source/rule_context.hpp"
+#include "source/source_encoding.hpp"
+#include "source/statement_chunks.hpp"
 
 namespace npud {
 
@@ -130,9 +133,10 @@ bool parse_ignore(std::string_view comment, std::vector<std::string>& ids) {
 }
 
 // Inside `if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`): imports there never run.
-bool under_type_checking(TSNode n, const FileScan& fs) {
+// Called before n is pushed on fs.ancestors, which holds its enclosing nodes.
+bool under_type_checking(const FileScan& fs) {
   const auto& f = py::fields();
-  for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p)) {
+  for (TSNode p : fs.ancestors) {
     if (std::string_view(ts_node_type(p)) != "if_statement") continue;
     if (fs.text_of(py::field(p, f.condition)).ends_with("TYPE_CHECKING")) return true;
   }
@@ -156,11 +160,11 @@ void track_import(TSNode n, Kind k, FileScan& fs) {
         continue;
       }
       if (full == "torch_npu" || full.starts_with("torch_npu.")) fs.imports_torch_npu = true;
-      if (full == "torch" && !under_type_checking(n, fs)) {
+      if (full == "torch" && !under_type_checking(fs)) {
         // The fix for CUDA006 goes after the first module-level `import torch` (else the first).
-        bool top = py::kind(ts_node_parent(n)) == Kind::Module;
+        bool top = !fs.ancestors.empty() && py::kind(fs.ancestors.back()) == Kind::Module;
         if (!fs.has_import_torch || (top && !fs.import_torch_top)) {
-          fs.import_torch = n;
+          fs.import_torch = NodeSpan::of(n);
           fs.has_import_torch = true;
           fs.import_torch_top = top;
         }
@@ -222,7 +226,6 @@ void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
     int saved_scope = 0;
   };
   std::vector<Frame> stack;
-  int next_scope = 0;
   std::vector<std::string> ids;
 
   auto enter = [&](TSNode n) {
@@ -241,7 +244,7 @@ void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
       fr.saved_loop = fs.loop_depth;
       fr.saved_scope = fs.scope_id;
       fs.loop_depth = 0;
-      fs.scope_id = ++next_scope;
+      fs.scope_id = ++fs.scopes_seen;
       fs.functions.push_back(fs.text_of(py::field(n, f.name)));
     } else if (k == Kind::Comment) {
       if (parse_ignore(fs.text_of(n), ids)) {
@@ -253,6 +256,7 @@ void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
       track_import(n, k, fs);
     }
     stack.push_back(fr);
+    fs.ancestors.push_back(n);
     if (k == Kind::Call) fs.call_dotted = fs.dotted(py::field(n, f.function));
     for (auto& r : rules) r->visit(n, k, fs);
   };
@@ -265,6 +269,7 @@ void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
       fs.functions.pop_back();
     }
     stack.pop_back();
+    fs.ancestors.pop_back();
   };
 
   enter(ts_tree_cursor_current_node(&c));
@@ -325,34 +330,61 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
     return r;
   }
   const KnowledgeVersion& kv = opts.version ? *opts.version : Knowledge::builtin().newest();
-  py::TreePtr tree = py::parse(text);
-  FileScan fs(text, kv, ApiMap::builtin());
-  fs.root = ts_tree_root_node(tree.get());
+  // Python ends a line at CR alone too (old Mac files); the grammar only knows LF and CRLF. A
+  // CR -> LF copy of the same length keeps every offset, so fixes apply to the original.
+  std::string lf_text;
+  std::string_view newline = "\n";
+  if (size_t cr = text.find('\r'); cr != std::string::npos) {
+    newline = cr + 1 < text.size() && text[cr + 1] == '\n' ? "\r\n" : "\r";
+    for (size_t i = cr; i < text.size(); i = text.find('\r', i + 1)) {
+      if (i + 1 < text.size() && text[i + 1] == '\n') continue;
+      if (lf_text.empty()) lf_text = text;
+      lf_text[i] = '\n';
+      if (i + 1 >= text.size()) break;
+    }
+  }
+  std::string_view parsed = lf_text.empty() ? std::string_view(text) : std::string_view(lf_text);
+  if (!lf_text.empty()) r.lines = size_t(std::count(parsed.begin(), parsed.end(), '\n')) + (parsed.back() != '\n');
+  FileScan fs(parsed, kv, ApiMap::builtin());
+  fs.newline = newline;
   auto rules = make_source_rule_instances();
   std::unordered_map<int, std::vector<std::string>> ignores;
-  walk(fs, rules, ignores);
+  // One syntax tree at a time: a piece of whole top-level statements (one piece up to 1 MiB).
+  std::optional<ScanFinding> parse_error;
+  for (const StatementChunk& piece : statement_chunks(parsed, opts.piece_bytes)) {
+    TSRange range{{piece.start_row, 0}, {UINT32_MAX, UINT32_MAX}, piece.start_byte, piece.end_byte};
+    py::TreePtr tree = py::parse(parsed, piece.start_byte == 0 && piece.end_byte == parsed.size() ? nullptr : &range);
+    fs.root = ts_tree_root_node(tree.get());
+    if (piece.start_byte == 0) {
+      TSNode first = ts_node_named_child(fs.root, 0);
+      fs.first_statement = NodeSpan::of(ts_node_is_null(first) ? fs.root : first);
+    }
+    walk(fs, rules, ignores);
+    if (!parse_error && ts_node_has_error(fs.root)) {
+      TSNode err = first_error(fs.root);
+      size_t mark = fs.findings.size();
+      fs.report("PARSE001", Severity::Error, err,
+                ts_node_is_missing(err) ? "syntax error: missing `" + std::string(ts_node_type(err)) + "`"
+                                        : "syntax error: the parser could not read this",
+                "fix the syntax; other findings in this file are reported without fixes");
+      parse_error = std::move(fs.take_since(mark).front());
+    }
+    fs.root = TSNode{};
+  }
   keep_wanted(fs.findings, opts.filter, ignores);
   size_t before = fs.findings.size();
   for (auto& rule : rules) rule->finish(fs);
   if (fs.findings.size() > before) {
-    std::vector<ScanFinding> late(std::make_move_iterator(fs.findings.begin() + long(before)),
-                                  std::make_move_iterator(fs.findings.end()));
-    fs.findings.resize(before);
+    std::vector<ScanFinding> late = fs.take_since(before);
     keep_wanted(late, opts.filter, ignores);
     for (auto& l : late) fs.findings.push_back(std::move(l));
   }
-  if (ts_node_has_error(fs.root)) {
+  if (parse_error) {
     r.syntax_error = true;
     for (auto& f : fs.findings) f.edits.clear();  // never rewrite a file we did not fully understand
-    TSNode err = first_error(fs.root);
-    std::vector<ScanFinding> parse;
-    FileScan tmp(text, kv, ApiMap::builtin());
-    tmp.report("PARSE001", Severity::Error, err,
-               ts_node_is_missing(err) ? "syntax error: missing `" + std::string(ts_node_type(err)) + "`"
-                                       : "syntax error: the parser could not read this",
-               "fix the syntax; other findings in this file are reported without fixes");
-    keep_wanted(tmp.findings, opts.filter, {});
-    for (auto& p : tmp.findings) fs.findings.push_back(std::move(p));
+    std::vector<ScanFinding> parse{std::move(*parse_error)};
+    keep_wanted(parse, opts.filter, {});
+    for (auto& p : parse) fs.findings.push_back(std::move(p));
   }
   std::stable_sort(fs.findings.begin(), fs.findings.end(), [](const ScanFinding& a, const ScanFinding& b) {
     if (a.line != b.line) return a.line < b.line;
@@ -392,8 +424,17 @@ std::vector<FileResult> scan_files(const std::vector<std::string>& files, const 
         results[i].note = error;
         continue;
       }
+      SourceEncoding enc = decode_python_source(text);
+      if (!enc.error.empty()) {
+        results[i].path = files[i];
+        results[i].bytes = text.size();
+        results[i].status = FileStatus::NotUtf8;
+        results[i].note = enc.error;
+        continue;
+      }
       try {
         results[i] = scan_source(files[i], std::move(text), opts);
+        results[i].encoding = enc.name;
       } catch (const std::exception& e) {
         results[i] = FileResult{};
         results[i].path = files[i];

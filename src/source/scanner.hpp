@@ -21,6 +21,7 @@ struct ScanOptions {
   RuleFilter filter;
   unsigned threads = 0;                       // 0: one per hardware thread
   bool keep_text = false;                     // keep each file's text (for --fix / --diff)
+  size_t piece_bytes = size_t(1) << 20;       // parse larger files in pieces of this size
 };
 
 enum class FileStatus { Scanned, Binary, NotUtf8, TooLarge, ReadError };
@@ -29,6 +30,7 @@ struct FileResult {
   std::string path;
   FileStatus status = FileStatus::Scanned;
   std::string note;            // why it was skipped
+  std::string encoding;        // its PEP 263 coding cookie when not UTF-8 ("latin-1"); text is UTF-8
   size_t bytes = 0, lines = 0;
   bool syntax_error = false;   // PARSE001 reported; its other findings carry no edits
   std::vector<ScanFinding> findings;  // by line, column, rule
@@ -41,7 +43,8 @@ struct FileResult {
 // `notes` receives one line per skipped virtualenv / package tree.
 std::vector<std::string> collect_python_files(const std::vector<std::string>& paths, std::vector<std::string>& notes);
 
-// Scan one file's bytes (checks NUL bytes and UTF-8 first).
+// Scan one file's UTF-8 text (checks NUL bytes and UTF-8 first; scan_files converts files
+// with another coding cookie). CR-only line ends are read as Python reads them.
 FileResult scan_source(std::string path, std::string text, const ScanOptions& opts);
 // Read and scan files in parallel; results in the order of `files`.
 std::vector<FileResult> scan_files(const std::vector<std::string>& files, const ScanOptions& opts);

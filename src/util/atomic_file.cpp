@@ -1,6 +1,7 @@
 #include "util/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,12 +9,63 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <stdexcept>
 
 namespace npud {
 namespace {
 
 namespace fs = std::filesystem;
+
+// While a temporary file exists, SIGINT, SIGTERM and SIGHUP (where they would kill us anyway)
+// remove it first, then take their default action: Ctrl-C during --fix or -o leaves nothing
+// behind. Only SIGKILL can still leave `.NAME.npud-XXXXXX` (nothing runs after it).
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+char g_pending_tmp[4096];
+volatile sig_atomic_t g_pending = 0;
+
+extern "C" void remove_pending_then_die(int sig) {
+  if (g_pending) ::unlink(g_pending_tmp);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+class PendingTmpGuard {
+ public:
+  // Blocks the signals while mkostemp creates the file, so none lands between its creation
+  // and the handler knowing its name.
+  PendingTmpGuard() {
+    sigemptyset(&set_);
+    for (int s : kCleanupSignals) sigaddset(&set_, s);
+    ::sigprocmask(SIG_BLOCK, &set_, &old_mask_);
+  }
+  // The file exists now (tmp is its name, or "" when mkostemp failed): arm and unblock.
+  void created(const std::string& tmp) {
+    if (!tmp.empty() && tmp.size() < sizeof g_pending_tmp) {
+      std::memcpy(g_pending_tmp, tmp.c_str(), tmp.size() + 1);
+      g_pending = 1;
+      for (size_t i = 0; i < std::size(kCleanupSignals); ++i) {
+        struct sigaction now{};
+        ::sigaction(kCleanupSignals[i], nullptr, &now);
+        if (now.sa_handler != SIG_DFL) continue;  // ignored, or the program's own handler: leave it
+        struct sigaction sa{};
+        sa.sa_handler = remove_pending_then_die;
+        sigemptyset(&sa.sa_mask);
+        installed_[i] = ::sigaction(kCleanupSignals[i], &sa, nullptr) == 0;
+      }
+    }
+    ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  ~PendingTmpGuard() {
+    g_pending = 0;
+    for (size_t i = 0; i < std::size(kCleanupSignals); ++i)
+      if (installed_[i]) ::signal(kCleanupSignals[i], SIG_DFL);
+  }
+
+ private:
+  sigset_t set_, old_mask_;
+  bool installed_[std::size(kCleanupSignals)] = {};
+};
 
 std::runtime_error failure(const std::string& what, const std::string& path, int err) {
   return std::runtime_error(what + " " + path + ": " + std::strerror(err));
@@ -77,8 +129,11 @@ void AtomicFile::commit() {
   fs::path target(target_);
   std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
   std::string tmp = dir + "/." + target.filename().string() + ".npud-XXXXXX";
+  PendingTmpGuard guard;
   int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0) throw failure("cannot create a temporary file in", dir, errno);
+  int mkostemp_errno = errno;
+  guard.created(fd < 0 ? std::string() : tmp);
+  if (fd < 0) throw failure("cannot create a temporary file in", dir, mkostemp_errno);
   // The new file takes the old one's permissions (--fix on an executable script keeps it
   // executable); a new file gets what the umask allows, as any created file would.
   struct stat st;

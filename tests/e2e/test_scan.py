@@ -102,6 +102,32 @@ class ScanEndToEnd(unittest.TestCase):
             self.assertEqual(read(path), bad, path)
         self.assertEqual(os.stat(os.path.join(tree, "hard.py")).st_nlink, 2)
 
+    def test_fix_keeps_coding_cookies_and_line_ends(self):
+        """#18: files with a PEP 263 cookie (latin-1, gbk) were skipped as "not UTF-8" and
+        CR-only files gave a false PARSE001. Now both are scanned and fixed, written back in
+        their own encoding and line ends, and Python still compiles them."""
+        cases = {
+            "latin.py": ("latin-1", "# -*- coding: latin-1 -*-\nimport torch\n# café\nx = torch.ones(2).cuda()  # « moved »\n"),
+            "gbk.py": ("gbk", "#!/usr/bin/env python\n# coding: gbk\nimport torch\nname = '中文'\nx = torch.ones(2).cuda()\n"),
+            "mac.py": ("utf-8", "import torch\r# comment\rx = torch.ones(2).cuda()\r"),
+        }
+        for name, (enc, text) in cases.items():
+            with open(os.path.join(self.tmp, name), "wb") as f:
+                f.write(text.encode(enc))
+        with open(os.path.join(self.tmp, "klingon.py"), "wb") as f:
+            f.write(b"# coding: klingon\nx = y.cuda()\n")
+        r = scan("--fix", self.tmp)
+        self.assertNotIn("PARSE001", r.stdout)
+        self.assertIn("Fixed 6 findings.", r.stdout)
+        self.assertIn("klingon.py: unknown encoding `klingon`", r.stderr)
+        for name, (enc, text) in cases.items():
+            with open(os.path.join(self.tmp, name), "rb") as f:
+                raw = f.read()
+            compile(raw, name, "exec")
+            nl = "\r" if name == "mac.py" else "\n"
+            want = text.replace(".cuda()", ".npu()").replace("import torch" + nl, "import torch" + nl + "import torch_npu" + nl, 1)
+            self.assertEqual(raw, want.encode(enc), name)
+
     def test_fix_round_trip_and_diff_applies_with_patch(self):
         fixed_dir = os.path.join(self.tmp, "fixed")
         patched_dir = os.path.join(self.tmp, "patched")

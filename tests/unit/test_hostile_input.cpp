@@ -12,6 +12,7 @@
 
 #include "ingest/chrome_json.hpp"
 #include "ingest/input_error.hpp"
+#include "ingest/limits.hpp"
 #include "ingest/reader.hpp"
 
 namespace fs = std::filesystem;
@@ -378,6 +379,31 @@ TEST(HostileInput, ByteOrderMarkIsSkipped) {
     TempFile plain(body), packed(gzip_bytes(body), ".json.gz");
     EXPECT_EQ(read_trace(plain.path).ops.size(), 1u);
     EXPECT_EQ(read_trace(packed.path).ops.size(), 1u);
+  }
+}
+
+// #18.11: a small .gz of repeated events inflates to billions of them; the event model grew
+// until bad_alloc. More events than ReadOptions::max_events is an error at the offset of the
+// event that passes it.
+TEST(HostileInput, RepeatedEventsBombStopsAtTheEventLimit) {
+  std::string body = "{\"traceEvents\":[\n";
+  for (int i = 0; i < 5000; ++i)
+    body += R"({"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":)" + std::to_string(i * 10) +
+            R"(,"dur":5},)" "\n";
+  body += R"({"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":1,"ts":1,"dur":1}]})";
+  TempFile packed(gzip_bytes(body), ".json.gz");
+  ReadOptions opts;
+  EXPECT_EQ(opts.max_events, limits::kMaxEvents);
+  EXPECT_EQ(read_trace(packed.path, opts).ops.size(), 5001u);
+  opts.max_events = 1000;
+  try {
+    read_trace(packed.path, opts);
+    ADD_FAILURE() << "read more than max_events";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 1000 events"), std::string::npos) << e.what();
+    size_t at = 0;  // the 1001st event's line
+    for (int line = 0; line < 1001; ++line) at = body.find('\n', at) + 1;
+    EXPECT_EQ(e.offset(), at);
   }
 }
 

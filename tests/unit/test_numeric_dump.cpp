@@ -166,6 +166,51 @@ TEST(NumericDump, IndexLinesBadAndCutOff) {
   EXPECT_NE(error_of_read(d.path).find("shape"), std::string::npos);
 }
 
+// #18.9: an index dtype that disagrees with the .npy header was trusted (metrics on the wrong
+// precision). bfloat16 saved widened to float32 is how dumps hold it, and is accepted.
+TEST(NumericDump, IndexDtypeThatLiesAboutTheFile) {
+  TempDir ref, tgt;
+  make_ours(ref.path, 1);
+  make_ours(tgt.path, 1);
+  auto with_dtype = [&](const std::string& dtype) {
+    std::string e = entry(1, "m.a.forward.0.output.0", "tensors/000001.npy");
+    e.replace(e.find("\"float32\""), 9, "\"" + dtype + "\"");
+    write(tgt.path / "dump/index.jsonl", std::string(kHeader) + "\n" + e + "\n" +
+                                             entry(2, "m.b.forward.0.output.0", "tensors/000002.npy") + "\n" +
+                                             entry(3, "m.c.forward.0.output.0", "tensors/000003.npy", "[2,2]") + "\n");
+    return read_dump(tgt.path.string());
+  };
+  Dump r = read_dump(ref.path.string());
+  EXPECT_NO_THROW(compare_dumps(r, with_dtype("bfloat16")));
+  try {
+    compare_dumps(r, with_dtype("float16"));
+    FAIL() << "compared";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.describe().find("000001.npy"), std::string::npos) << e.describe();
+    EXPECT_NE(e.describe().find("the file's dtype float32 is not the index's float16"), std::string::npos) << e.describe();
+  }
+}
+
+// #18 (messages): msprobe dump.json errors name their byte offset: where the JSON breaks, or
+// the key of the entry that is wrong.
+TEST(NumericDump, MsprobeErrorsNameTheirOffset) {
+  TempDir d;
+  std::string good = R"({"task":"statistics","framework":"pytorch","data":{
+ "Tensor.add.0.forward":{"input_args":[{"type":"torch.Tensor","dtype":"torch.float32","shape":[2],"Max":1}]},
+ "Tensor.mul.1.forward":{"input_args":[{"type":"torch.Tensor","dtype":"torch.float32","Max":1}]}}})";
+  write(d.path / "dump.json", good);
+  std::string e = error_of_read(d.path);
+  EXPECT_NE(e.find("byte " + std::to_string(good.find("\"Tensor.mul.1.forward\""))), std::string::npos) << e;
+  EXPECT_NE(e.find("lacks a \"shape\" list"), std::string::npos) << e;
+  std::string broken = good;
+  size_t comma = good.find("\"Max\":1}]},") + 7;
+  broken.insert(comma, ",");  // {"Max":1,}: the '}' after it is where a key is missing
+  write(d.path / "dump.json", broken);
+  e = error_of_read(d.path);
+  EXPECT_NE(e.find("invalid JSON"), std::string::npos) << e;
+  EXPECT_NE(e.find("byte " + std::to_string(comma + 1)), std::string::npos) << e;
+}
+
 TEST(NumericDump, MsprobeTensorTaskNpyAndPt) {
   TempDir ref, tgt;
   const char* json = R"({"task":"tensor","level":"L1","framework":"mindspore","data":{

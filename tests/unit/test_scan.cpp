@@ -1,6 +1,7 @@
 // The static scan: per-rule inputs with inline `# expect: ID` comments (tests/data/scan),
 // fix round-trips, diffs, skipped inputs, filters and SARIF structure.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <filesystem>
@@ -15,6 +16,8 @@
 #include "source/api_map.hpp"
 #include "source/fixes.hpp"
 #include "source/scanner.hpp"
+#include "source/source_encoding.hpp"
+#include "source/statement_chunks.hpp"
 #include "util/embedded.hpp"
 
 namespace fs = std::filesystem;
@@ -94,6 +97,51 @@ TEST(Scan, InlineExpectationsPerRuleInput) {
   }
 }
 
+// #18.12: large files are parsed a piece of top-level statements at a time. Cutting every
+// input at every statement (pieces of 1 byte) must give exactly the findings and edits of one
+// whole parse: rules that decide at finish() keep spans, never nodes of a freed tree.
+TEST(Scan, PiecewiseParseFindsWhatOneParseFinds) {
+  REQUIRE_SCAN();
+  auto key = [](const FileResult& r) {
+    std::vector<std::string> out;
+    for (const auto& f : r.findings) {
+      std::string k = fmt::format("{}:{}-{}:{} {} {} | {}", f.line, f.column, f.end_line, f.end_column, f.rule, f.message, f.fix);
+      for (const auto& e : f.edits) k += fmt::format(" [{},{})={}", e.start, e.end, e.replacement);
+      out.push_back(k);
+    }
+    return out;
+  };
+  for (const auto& p : scan_inputs()) {
+    SCOPED_TRACE(p.string());
+    std::string text = read_file(p), version;
+    expectations(text, version);
+    ScanOptions whole = options_for(version), pieces = whole;
+    pieces.piece_bytes = 1;
+    ASSERT_GT(statement_chunks(text, 1).size(), 3u);
+    EXPECT_EQ(key(scan_source(p.string(), text, pieces)), key(scan_source(p.string(), text, whole)));
+  }
+}
+
+TEST(Scan, StatementPiecesCutOnlyBetweenTopLevelStatements) {
+  std::string src =
+      "import torch\n"                            // 0: a piece starts here
+      "x = (1,\n2)\n"                             // 13: brackets join the next line
+      "s = \"\"\"\ny = 2\n\"\"\"\n"               // 24: a triple-quoted string
+      "t = 1 + \\\n3\n"                         // 42: a backslash continuation
+      "@dec\n# note\ndef f():\n    return 1\n"   // 54: decorator, comment, def: one piece
+      "if x:\n    pass\nelse:\n    pass\n"        // 88: else stays with its if
+      "z = '#(' # )\n";                            // 118: brackets in strings/comments
+  std::vector<uint32_t> starts, rows;
+  for (const auto& c : statement_chunks(src, 1)) {
+    starts.push_back(c.start_byte);
+    rows.push_back(c.start_row);
+  }
+  EXPECT_EQ(starts, (std::vector<uint32_t>{0, 13, 24, 42, 54, 88, 118}));
+  EXPECT_EQ(rows, (std::vector<uint32_t>{0, 1, 3, 6, 8, 12, 16}));
+  EXPECT_EQ(statement_chunks(src, 1).back().end_byte, src.size());
+  EXPECT_EQ(statement_chunks(src, 1000).size(), 1u);
+}
+
 TEST(Scan, FixesRoundTripToCleanParse) {
   REQUIRE_SCAN();
   for (const auto& p : scan_inputs()) {
@@ -160,6 +208,50 @@ TEST(Scan, FixesKeepLineEndingsRuntimeImportsAndOwnMethods) {
     EXPECT_NE(f.fix.find("defines its own cuda()"), std::string::npos) << f.fix;
   }
   EXPECT_TRUE(reported);
+}
+
+// #18.8: Python ends lines at a lone CR too: no false PARSE001, the finding on its line, and
+// the inserted import ends with CR like the file's other lines.
+TEST(Scan, CarriageReturnOnlyFilesReadLikePythonReadsThem) {
+  REQUIRE_SCAN();
+  std::string cr = "import torch\r# old Mac editor\rx = y.cuda()\r";
+  FileResult r = scan_source("t.py", cr, {});
+  EXPECT_FALSE(r.syntax_error);
+  EXPECT_EQ(r.lines, 3u);
+  bool cuda = false;
+  for (const auto& f : r.findings) cuda = cuda || (f.rule == "CUDA002" && f.line == 3 && f.column == 5);
+  EXPECT_TRUE(cuda);
+  EXPECT_EQ(apply_edits(cr, collect_edits(r.findings)), "import torch\rimport torch_npu\r# old Mac editor\rx = y.npu()\r");
+}
+
+// #18.8: PEP 263 coding cookies. The file is converted for the scan and back for --fix.
+TEST(Scan, CodingCookiesAreDecodedAndEncodedBack) {
+  std::string latin = "# -*- coding: latin-1 -*-\n# caf\xe9\nx = 1\n";
+  SourceEncoding e = decode_python_source(latin);
+  EXPECT_EQ(e.error, "");
+  EXPECT_EQ(e.name, "latin-1");
+  EXPECT_EQ(latin, "# -*- coding: latin-1 -*-\n# caf\xc3\xa9\nx = 1\n");
+  std::string back, why;
+  ASSERT_TRUE(encode_python_source(latin, e.name, back, why));
+  EXPECT_EQ(back, "# -*- coding: latin-1 -*-\n# caf\xe9\nx = 1\n");
+  EXPECT_FALSE(encode_python_source("# \xe4\xb8\xad\n", "latin-1", back, why));  // no 中 in latin-1
+  std::string gbk = "#!/usr/bin/env python\n# vim: set fileencoding=gbk :\ns = '\xd6\xd0'\n";
+  e = decode_python_source(gbk);
+  EXPECT_EQ(e.name, "gbk");
+  EXPECT_NE(gbk.find("'\xe4\xb8\xad'"), std::string::npos) << gbk;
+  std::string below_code = "x = 1\n# coding: latin-1\n\xe9\n";  // a cookie under code does not count
+  e = decode_python_source(below_code);
+  EXPECT_NE(e.error.find("not UTF-8 (invalid byte at offset 24)"), std::string::npos) << e.error;
+  std::string unknown = "# coding: klingon\n";
+  EXPECT_NE(decode_python_source(unknown).error.find("unknown encoding `klingon`"), std::string::npos);
+  std::string bad_gbk = "# coding: gbk\n'\xff\xff'\n";
+  EXPECT_NE(decode_python_source(bad_gbk).error.find("offset 15"), std::string::npos);
+  std::string bom = "\xEF\xBB\xBF# coding: latin-1\n";
+  EXPECT_NE(decode_python_source(bom).error.find("disagree"), std::string::npos);
+  std::string utf8 = "# coding: utf_8\nx = '\xc3\xa9'\n";
+  e = decode_python_source(utf8);
+  EXPECT_EQ(e.name, "");
+  EXPECT_EQ(e.error, "");
 }
 
 TEST(Scan, SyntaxErrorIsReportedAndFixesWithheld) {
