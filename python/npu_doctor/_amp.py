@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import threading
+import weakref
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -85,6 +86,8 @@ class AmpSession:
         self._api = AmpApiPatches(self)
         self._scaled = None            # loss scale of this step's GradScaler.scale, or None
         self._unscaled = set()         # id() of optimizers unscale_d this step
+        self.autocast_depth = 0        # the program's own enabled autocast regions open now
+        self._optimizers = []          # weakrefs to the optimizers stepped: their params' .grad
 
     # --- recorder hooks ----------------------------------------------------------------
     def attach(self, rec):
@@ -127,6 +130,10 @@ class AmpSession:
         self._in_optimizer = False
         self._scaled = None
         self._unscaled = set()
+
+    def note_optimizer(self, optimizer):
+        if not any(r() is optimizer for r in self._optimizers):
+            self._optimizers.append(weakref.ref(optimizer))
 
     def before_optimizer_step(self, optimizer):
         rec = self.rec
@@ -237,7 +244,8 @@ class AmpSession:
         if self._in_optimizer or info.is_view:
             return False
         smap = self.shadows
-        if mutated:
+        if mutated and self._accumulates_grad(mutated):
+            return False   # autocast's parameters stay fp32, and so do their .grad sums
             return any(t.is_floating_point() and smap.is_lowp(t) for t in mutated)
         floats = [t for t in inputs if t.is_floating_point()]
         if not floats:
@@ -277,15 +285,17 @@ class AmpSession:
         gens = p.gens or []
         post = em.rng_save(gens) if p.rng_pre is not None else None
         try:
-            if post is not None:
-                em.rng_restore(p.rng_pre)
-            shadow_out = p.func(*p.shadow_args, **p.shadow_kwargs)
+            # The local run first: an in-place op writes into its shadow input, and the local
+            # run must start from that input as it was (else leaky_relu_ runs twice on it).
             lowp = p.lowp if self.config.emulate else self._real_lowp(outs)
             local_out = None
             if lowp:
                 if post is not None:
                     em.rng_restore(p.rng_pre)
                 local_out = self._run_local(p)
+            if post is not None:
+                em.rng_restore(p.rng_pre)
+            shadow_out = p.func(*p.shadow_args, **p.shadow_kwargs)
         finally:
             if post is not None:
                 em.rng_restore(post)
@@ -318,6 +328,26 @@ class AmpSession:
         else:
             local = identity_metrics(so, self._mdtype)
         return self._numeric(p, lowp, o, local, drift, i, frame)
+
+    def _accumulates_grad(self, mutated):
+        """The op writes into a parameter's .grad (AccumulateGrad). torch >= 2.1 names the
+        node; on 1.x: a backward-pass write into a .grad of the optimizers' parameters."""
+        links = self.rec.links if self.rec is not None else None
+        back = links.backward_of() if links is not None else None
+        if back is None:
+            return False
+        if back[0] == "AccumulateGrad":
+            return True
+        if back[0]:
+            return False   # another backward node
+        grads = set()
+        for ref in self._optimizers:
+            opt = ref()
+            for g in (opt.param_groups if opt is not None else ()):
+                for param in g["params"]:
+                    if param.grad is not None:
+                        grads.add(id(param.grad))
+        return any(id(t) in grads for t in mutated)
 
     def _real_lowp(self, outs):
         for o in outs:
@@ -356,8 +386,9 @@ class AmpSession:
 
     def _numeric(self, p, lowp, out, local, drift, index, frame):
         dtype = self.config.dtype_name if (lowp and self.config.emulate) else str(out.dtype).replace("torch.", "")
-        text = ('"numeric":{"lowp":%s,"dtype":"%s",%s"local":%s,"drift":%s}'
+        text = ('"numeric":{"lowp":%s,"dtype":"%s",%s%s"local":%s,"drift":%s}'
                 % ("true" if lowp else "false", dtype, ('"out":%d,' % index) if index else "",
+                   '"autocast":true,' if self.autocast_depth > 0 else "",
                    metrics_json(local), metrics_json(drift)))
         if self.records is not None:
             self.records.append(OpRecord(self.rec.op_name(p.func), self.rec.step, lowp, dtype, local, drift,

@@ -119,6 +119,14 @@ class AmpApiPatches:
             if orig is not None and not getattr(orig, "_npud_wrapped", False):
                 self._saved.append((cls, "__enter__", orig))
                 setattr(cls, "__enter__", self._wrap_autocast(orig))
+            orig = cls.__dict__.get("__init__")
+            if orig is not None and not getattr(orig, "_npud_wrapped", False):
+                self._saved.append((cls, "__init__", orig))
+                setattr(cls, "__init__", _wrap_autocast_init(orig))
+            orig = cls.__dict__.get("__exit__")
+            if orig is not None and not getattr(orig, "_npud_wrapped", False):
+                self._saved.append((cls, "__exit__", orig))
+                setattr(cls, "__exit__", self._wrap_autocast_exit(orig))
 
     def remove(self):
         for cls, name, orig in reversed(self._saved):
@@ -173,6 +181,9 @@ class AmpApiPatches:
                 caller = caller.f_back   # @autocast() on a function: the call site is the user's
             t0 = rec.now()
             result = orig(ctx)
+            if getattr(ctx, "_npud_asked", getattr(ctx, "_enabled", True)) and not getattr(ctx, "_npud_open", False):
+                ctx._npud_open = True   # an op inside it runs under autocast (AMP006: banned ops)
+                session.autocast_depth += 1
             try:
                 if _frames.is_user_frame(caller):
                     dtype = getattr(ctx, "fast_dtype", None)
@@ -187,6 +198,35 @@ class AmpApiPatches:
 
         __enter__._npud_wrapped = True
         return __enter__
+
+    def _wrap_autocast_exit(self, orig):
+        session = self._session
+
+        @functools.wraps(orig)
+        def __exit__(ctx, *args):
+            if getattr(ctx, "_npud_open", False):
+                ctx._npud_open = False
+                session.autocast_depth -= 1
+            return orig(ctx, *args)
+
+        __exit__._npud_wrapped = True
+        return __exit__
+
+
+def _wrap_autocast_init(orig):
+    """Keeps what the program asked for: `torch.autocast("cuda")` on a machine without CUDA
+    disables itself, but the program means autocast on the accelerator it moves to."""
+
+    @functools.wraps(orig)
+    def __init__(ctx, *args, **kwargs):
+        orig(ctx, *args, **kwargs)
+        try:
+            ctx._npud_asked = bool(kwargs["enabled"] if "enabled" in kwargs else args[2] if len(args) > 2 else True)
+        except Exception:
+            pass
+
+    __init__._npud_wrapped = True
+    return __init__
 
 
 def api_event_json(rec, name, t0, frame, args):

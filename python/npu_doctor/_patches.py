@@ -35,6 +35,8 @@ def _notify_step_begin(optimizer):
     if rec is not None and rec.recording:
         rec.record_optimizer(optimizer, sys._getframe(2))
     amp = getattr(rec, "amp", None) if rec is not None else None
+    if amp is not None:
+        amp.note_optimizer(optimizer)   # before recording too: its parameters' .grad (1.x backward)
     if amp is not None and rec.recording:
         try:
             amp.before_optimizer_step(optimizer)
@@ -150,6 +152,38 @@ def patch_api_functions():
     except Exception:
         pass
     F.scaled_dot_product_attention = scaled_dot_product_attention
+
+
+# --- the backward pass -------------------------------------------------------------------
+
+_autograd_patched = [False]
+
+
+def patch_autograd():
+    """Counts torch.autograd.backward / grad calls in progress (Tensor.backward calls the
+    former): on torch 1.x, where autograd does not say which node runs, this is how the
+    recorder knows an op belongs to the backward pass (_autograd.py)."""
+    if _autograd_patched[0]:
+        return
+    _autograd_patched[0] = True
+    import torch.autograd as ag
+    for name in ("backward", "grad"):
+        orig = getattr(ag, name, None)
+        if orig is None:
+            continue
+
+        def wrapper(*args, _orig=orig, **kwargs):
+            rec = active
+            links = rec.links if rec is not None else None
+            if links is None:
+                return _orig(*args, **kwargs)
+            links.in_backward += 1
+            try:
+                return _orig(*args, **kwargs)
+            finally:
+                links.in_backward -= 1
+
+        setattr(ag, name, functools.wraps(orig)(wrapper))
 
 
 # --- host syncs at Python level ----------------------------------------------------------

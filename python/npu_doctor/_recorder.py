@@ -14,6 +14,7 @@ import threading
 import time
 
 from . import _frames, _patches
+from ._autograd import AutogradLinks
 from ._modules import ModuleTracker
 from ._writer import EventWriter
 
@@ -77,6 +78,8 @@ class Recorder:
         self._modules = ModuleTracker(self.fail)
         self._torch = None
         self.amp = None        # an _amp.AmpSession in amp-check mode (set before start())
+        self.links = None      # _autograd.AutogradLinks, from start()
+        self._grad_in = False  # the op being recorded has an input that requires grad
 
     # --- lifecycle ---------------------------------------------------------------------
     def start(self):
@@ -84,8 +87,10 @@ class Recorder:
         self._torch = torch
         _frames.add_library_dir(os.path.dirname(torch.__file__))
         self._writer = EventWriter(self.path, exclusive=self._exclusive)
+        self.links = AutogradLinks(torch)
         _patches.patch_optimizers()
         _patches.patch_api_functions()
+        _patches.patch_autograd()
         _patches.active = self
         atexit.register(self._at_exit)
         if hasattr(os, "register_at_fork"):
@@ -113,6 +118,7 @@ class Recorder:
             self.step += 1
             self._step_start = now
             self._modules.reset()
+            self.links.clear()
             if self.amp is not None:
                 self.amp.on_step_end()
             if self.steps is not None:
@@ -321,6 +327,8 @@ class Recorder:
                 self._next_id += 1
                 self._ids[cdata] = tid
             seen_ids[cdata] = tid
+            if t.requires_grad:
+                self._grad_in = True
         try:
             offset = t.storage_offset()
             base = t.data_ptr() - offset * t.element_size()
@@ -387,6 +395,7 @@ class Recorder:
         `include_self`): what decides whether some kernels run on the AI cores."""
         parts = []
         attrs = None
+        self._grad_in = False
         seen_ids = {}
         seen_storages = {}
         pos = 0
@@ -416,11 +425,22 @@ class Recorder:
             self._add_tensors(out, 0, outs, seen_ids, seen_storages, True)
         name = self._op_names[func]
         self._seq += 1
+        module, stack = self._modules.current_json, _frames.user_stack_json(frame)
+        if self._dispatch_depth == 1:   # ops the shim runs inside another op's kernel make no node
+            back = self.links.backward_of()
+            if back is None:
+                if self._grad_in:
+                    self.links.note_forward(name, module, stack)
+            else:   # a backward op: the forward op's module and stack, and its name
+                fwd, fmodule, fstack = back
+                if fstack is not None:
+                    module, stack = fmodule, fstack
+                extra = '"bwd":"%s"' % fwd + ("," + extra if extra else "")
         self._write(
             '{"ph":"X","cat":"aten","name":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f,'
             '"args":{"seq":%d,"step":%d,"module":%s,"stack":%s,"inputs":[%s],"outputs":[%s]%s}}'
             % (name, self._pid, threading.get_native_id(), (t0 - self._origin) / 1000.0, (t1 - t0) / 1000.0,
-               self._seq, self.step, self._modules.current_json, _frames.user_stack_json(frame),
+               self._seq, self.step, module, stack,
                ",".join(parts), ",".join(outs), ("," + extra) if extra else ""))
 
     def record_sdpa(self, args, kwargs, result, t0, t1, frame, from_user):

@@ -50,7 +50,7 @@ std::vector<uint32_t> measured_ops(const Trace& t) {
   std::vector<uint32_t> out;
   out.reserve(t.numerics.size());
   for (const OpNumeric& n : t.numerics)
-    if (n.op < t.ops.size()) out.push_back(n.op);
+    if (n.op < t.ops.size() && !t.ops[n.op].backward) out.push_back(n.op);
   std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
     const Op &x = t.ops[a], &y = t.ops[b];
     if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
@@ -60,13 +60,17 @@ std::vector<uint32_t> measured_ops(const Trace& t) {
   return out;
 }
 
+bool amp_diverges(const TensorMetrics& m) {
+  return m.gained_nonfinite() || (diverges(m) && m.max_abs >= kNegligibleAbsError);
+}
+
 std::string_view local_problem(const OpNumeric& n) {
   if (!n.has_local) return {};
   const TensorMetrics& m = n.local;
   if (m.overflow > 0 || m.gained_nonfinite()) return "overflow";
   int64_t base = m.finite > 0 ? m.finite : m.n;
   if (m.underflow > 0 && base > 0 && double(m.underflow) / double(base) >= kUnderflowShareBad) return "underflow";
-  if (diverges(m)) return "precision loss";
+  if (amp_diverges(m)) return "precision loss";
   return {};
 }
 
@@ -75,8 +79,8 @@ DriftStart find_drift_start(const Trace& t) {
   uint32_t first_drift = kNone;
   for (uint32_t op : measured_ops(t)) {
     const OpNumeric& n = t.numerics[t.ops[op].numeric];
-    bool local = n.has_local && diverges(n.local);
-    bool drift = n.has_drift && diverges(n.drift);
+    bool local = n.has_local && amp_diverges(n.local);
+    bool drift = n.has_drift && amp_diverges(n.drift);
     if (local) {
       ++s.diverging_local;
       if (s.op == kNone) s.op = op;
@@ -124,7 +128,7 @@ std::vector<DriftRow> drift_table(const Trace& t, bool by_module, size_t top_n) 
     ++r.calls;
     if (n.lowp) ++r.lowp;
     if (n.has_local) {
-      if (diverges(n.local)) ++r.bad_local;
+      if (amp_diverges(n.local)) ++r.bad_local;
       r.worst_local_cos = std::min(r.worst_local_cos, cos_or_zero(n.local));
       r.local_gt_5e3 = std::max(r.local_gt_5e3, n.local.gt_5e3);
       r.local_max_rel = std::max(r.local_max_rel, n.local.max_rel);
@@ -134,7 +138,7 @@ std::vector<DriftRow> drift_table(const Trace& t, bool by_module, size_t top_n) 
       add_saturating(r.underflow, n.local.underflow);
     }
     if (n.has_drift) {
-      if (diverges(n.drift)) ++r.bad_drift;
+      if (amp_diverges(n.drift)) ++r.bad_drift;
       r.worst_drift_cos = std::min(r.worst_drift_cos, cos_or_zero(n.drift));
       r.drift_gt_5e3 = std::max(r.drift_gt_5e3, n.drift.gt_5e3);
     }
@@ -192,7 +196,7 @@ std::vector<KeepFp32> keep_in_fp32(const Trace& t, const KnowledgeVersion& npu) 
   // Calls made before the first bad one were not counted: count them now.
   std::unordered_map<StrId, size_t> lowp_calls;
   for (const OpNumeric& n : t.numerics)
-    if (n.lowp && n.op < t.ops.size()) ++lowp_calls[t.ops[n.op].name];
+    if (n.lowp && n.op < t.ops.size() && !t.ops[n.op].backward) ++lowp_calls[t.ops[n.op].name];
   for (KeepFp32& k : out) k.calls = lowp_calls[t.ops[k.first_op].name];
   std::stable_sort(out.begin(), out.end(), [](const KeepFp32& a, const KeepFp32& b) {
     auto rank = [](const std::string& r) { return r == "overflow" ? 3 : r == "underflow" ? 2 : 1; };
@@ -241,6 +245,7 @@ GradAdvice grad_advice(const Trace& t) {
   // [2^e, 2^(e+1)) scaled by 2^k stays at most 2^15, one bit of headroom for growth.
   g.suggested_log2 = std::clamp(14 - g.max_log2, 0, 24);
   g.underflow_share_suggested = share_below(g.suggested_log2);
+  g.underflow_share_default_scale = share_below(16);
   if (g.scaled && g.loss_scale > 0) g.underflow_share_used = share_below(int(std::floor(std::log2(g.loss_scale))));
   return g;
 }

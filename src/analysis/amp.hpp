@@ -20,6 +20,20 @@ inline constexpr double kUnderflowShareBad = 0.01;      // an op flushing >= 1% 
 inline constexpr double kGradUnderflowShareBad = 0.01;  // >= 1% of gradient elements lost to fp16 underflow
 inline constexpr double kFp16Max = 65504.0;
 inline constexpr int kFp16MinSubnormalLog2 = -24;
+// An error whose largest element is below fp16's smallest subnormal (2^-24) is numerically
+// zero in a low-precision run: a near-zero tensor (x - x.mean() of equal values) can show cos
+// 0.02 from 1e-11 of noise, which changes nothing downstream. Such a tensor does not diverge.
+inline constexpr double kNegligibleAbsError = 5.9604644775390625e-08;  // 2^-24
+
+// docs/metrics.md's divergence (cos < 0.999 or new NaN/Inf), for amp-check: new NaN/Inf, or
+// cos below the threshold with an error above kNegligibleAbsError.
+bool amp_diverges(const TensorMetrics& m);
+
+// The ops amp-check measured, in program order: the forward pass only. Backward ops take
+// their precision from the forward op that made them (autocast decides forward ops), and
+// gradient range is what loss scaling handles (AMP003/AMP004): "keep this gradient op in
+// fp32" is never the fix.
+std::vector<uint32_t> measured_ops(const Trace& t);
 
 // The header's "amp" object (Trace::env).
 struct AmpHeader {
@@ -39,9 +53,6 @@ struct AmpPlace {
   int line = 0;
 };
 AmpPlace amp_place(const Trace& t, uint32_t op);
-
-// Ops with numeric records, in program order (start time).
-std::vector<uint32_t> measured_ops(const Trace& t);
 
 // The op where drift starts: the first op (program order) whose own (local) error crosses
 // the docs/metrics.md thresholds; when no op does but drift still crosses them (many small
@@ -96,6 +107,9 @@ struct GradAdvice {
   bool have_hist = false;
   int suggested_log2 = 16;      // initial scale 2^suggested_log2
   double underflow_share_suggested = 0;
+  // GradScaler's default initial scale (2^16), what a program's scaler starts at on the NPU
+  // when it was disabled here (torch.cuda.amp.GradScaler without CUDA).
+  double underflow_share_default_scale = 0;
 };
 GradAdvice grad_advice(const Trace& t);
 

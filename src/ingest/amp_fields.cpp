@@ -130,6 +130,7 @@ void AmpFieldReader::numeric(std::string_view raw, Trace& t, OpNumeric& out) {
     od::value v = f.value();
     std::string_view token = v.raw_json_token();
     if (key == "lowp") out.lowp = boolean(token, "numeric.lowp");
+    else if (key == "autocast") out.in_autocast = boolean(token, "numeric.autocast");
     else if (key == "dtype") {
       std::string_view s;
       if (v.get_string().get(s) != simdjson::SUCCESS) fail(token, "amp-check \"numeric.dtype\" is not a string");

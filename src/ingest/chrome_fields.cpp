@@ -27,6 +27,8 @@ void EventFields::reset() {
   has_mem_bytes = false;
   sync_kind = task_type = call_stack = module = reason = message = arg_name = copy_kind = {};
   stack_raw = {};
+  bwd = {};
+  has_bwd = false;
   dims.clear();
   strides.clear();
   types.clear();
@@ -279,6 +281,10 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
       case 3:
         if (key == "seq") lenient_int(a, ev.sequence);
         else if (key == "amp") raw_amp(c, a, ev, kAmpHeader);
+        else if (key == "bwd") {
+          lenient_string(a, ev.bwd);
+          ev.has_bwd = true;
+        }
         break;
       case 4:
         if (key == "step") lenient_int(a, ev.step);
@@ -407,6 +413,7 @@ void check_kept_strings(const Ctx& c, const EventFields& ev) {
   check("\"stack\"", ev.stack_raw);
   check("\"module\"", ev.module);
   check("\"reason\"", ev.reason);
+  check("\"bwd\"", ev.bwd);
   check("\"message\"", ev.message);
   check("\"Task Type\"", ev.task_type);
   check("\"cuda_sync_kind\"", ev.sync_kind);

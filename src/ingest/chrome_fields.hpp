@@ -66,6 +66,8 @@ struct EventFields {
   bool has_mem_bytes = false;
   std::string_view sync_kind, task_type, call_stack, module, reason, message, arg_name, copy_kind;
   std::string_view stack_raw;  // capture "stack": raw JSON array
+  std::string_view bwd;        // capture "bwd": the forward op of a backward-pass op
+  bool has_bwd = false;
   NestedInts dims, strides;
   std::vector<std::string_view> types;
   bool has_types = false;

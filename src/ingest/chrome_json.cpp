@@ -515,6 +515,10 @@ ChromeBuilder::Ref ChromeBuilder::complete(uint64_t offset) {
       op.sequence = ev_.sequence;
       if (!ev_.module.empty()) op.module = t_.intern(ev_.module);
       if (!ev_.reason.empty()) op.detail = t_.intern(ev_.reason);
+      if (ev_.has_bwd) {
+        op.backward = true;
+        if (!ev_.bwd.empty()) op.forward_op = t_.intern(ev_.bwd);
+      }
       if (!ev_.stack_raw.empty()) op.stack = capture_stack(ev_.stack_raw);
       else if (!ev_.call_stack.empty()) op.stack = legacy_stack(ev_.call_stack);
       if (ev_.has_inputs || ev_.has_outputs) {

@@ -45,6 +45,10 @@ enum class OpKind : uint8_t {
 struct Op {
   StrId name = 0;            // e.g. "aten::add_" or "aten::add.Tensor" (captures keep overloads)
   OpKind kind = OpKind::Other;
+  // Run by autograd's backward pass (captures: `bwd`). Its `stack` and `module` are then those
+  // of the forward op that made it, and `forward_op` holds that op's name ("AccumulateGrad"
+  // for writes into .grad; 0 when not known, torch 1.x: then `stack` is the backward() line).
+  bool backward = false;
   int32_t pid = 0;
   int32_t tid = 0;
   int64_t start_ns = 0;      // relative to Trace::time_origin_ns
@@ -59,7 +63,8 @@ struct Op {
   uint32_t outputs_count = 0;
   uint32_t stack = kNone;         // index into Trace::stacks
   StrId module = 0;               // module path, e.g. "model.blocks.0.attn"
-  StrId detail = 0;               // free text from the source (capture: sync reason)
+  StrId detail = 0;               // free text from the source (capture: sync reason, string args)
+  StrId forward_op = 0;           // backward ops: see `backward`
   uint32_t parent = kNone;        // enclosing op on the same thread (set by finalize())
   int64_t self_ns = 0;            // dur minus children's dur (set by finalize())
 };
@@ -157,6 +162,7 @@ struct OpNumeric {
   StrId dtype = 0;            // precision the op ran in: "float16", "bfloat16", "float32"
   int32_t out_arg = 0;        // which output was measured
   bool lowp = false;          // ran in low precision
+  bool in_autocast = false;   // ran inside the program's own autocast region (`autocast`)
   bool has_local = false, has_drift = false;
   TensorMetrics local;       // error this op adds on its own (fed exact inputs)
   TensorMetrics drift;       // accumulated error up to and including this op

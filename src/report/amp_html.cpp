@@ -31,8 +31,9 @@ void drift_chart(std::ostream& os, std::string_view id, const std::vector<DriftR
     double w = kBarW * log_error(r) / 7.0;
     bool bad = r.bad_local > 0 || r.bad_drift > 0 || r.overflow > 0;
     std::string label = r.name.size() > 46 ? r.name.substr(0, 45) + "\xE2\x80\xA6" : r.name;
-    std::string text = fmt::format("cos {} / drift {}, >5e-3 {:.1f}%{}", cell(r.worst_local_cos), cell(r.worst_drift_cos),
-                                   100 * std::max(r.local_gt_5e3, r.drift_gt_5e3),
+    // The same two pairs of numbers as the text table: local cos and >5e-3 share, then drift's.
+    std::string text = fmt::format("local cos {}, >5e-3 {:.1f}% / drift cos {}, >5e-3 {:.1f}%{}", cell(r.worst_local_cos),
+                                   100 * r.local_gt_5e3, cell(r.worst_drift_cos), 100 * r.drift_gt_5e3,
                                    r.overflow ? fmt::format(", overflow {}", r.overflow) : "");
     os << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", kLabelW - 6, y + 13,
                       html_escape(label));

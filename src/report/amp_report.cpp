@@ -30,12 +30,13 @@ std::string metrics_line(const TensorMetrics& m) {
 void table(std::ostream& os, std::string_view title, const std::vector<DriftRow>& rows, std::string_view what) {
   if (rows.empty()) return;
   os << fmt::format("  {}\n", title);
-  os << fmt::format("    {:>6} {:>6} {:>5} {:>10} {:>8} {:>10} {:>8} {:>9}  {}\n", "calls", "lowp", "bad", "local cos",
-                    ">5e-3", "drift cos", "overflow", "underflow", what);
+  // local: the op's own error; drift: the error accumulated up to its output (docs/amp-check.md).
+  os << fmt::format("    {:>6} {:>6} {:>5} {:>10} {:>8} {:>10} {:>8} {:>8} {:>9}  {}\n", "calls", "lowp", "bad",
+                    "local cos", ">5e-3", "drift cos", ">5e-3", "overflow", "underflow", what);
   for (const DriftRow& r : rows)
-    os << fmt::format("    {:>6} {:>6} {:>5} {:>10} {:>8} {:>10} {:>8} {:>9}  {}\n", r.calls, r.lowp, r.bad_local,
-                      cos_cell(r.worst_local_cos), pct(r.local_gt_5e3), cos_cell(r.worst_drift_cos), r.overflow,
-                      r.underflow, terminal_safe(r.name));
+    os << fmt::format("    {:>6} {:>6} {:>5} {:>10} {:>8} {:>10} {:>8} {:>8} {:>9}  {}\n", r.calls, r.lowp, r.bad_local,
+                      cos_cell(r.worst_local_cos), pct(r.local_gt_5e3), cos_cell(r.worst_drift_cos),
+                      pct(r.drift_gt_5e3), r.overflow, r.underflow, terminal_safe(r.name));
 }
 
 }  // namespace

@@ -30,6 +30,15 @@ class LossScaleRule final : public Rule {
     if (g.nonzero == 0) return;
     double suggested = std::ldexp(1.0, g.suggested_log2);
     bool bad = g.underflow_share_used >= kGradUnderflowShareBad || (!g.scaled && g.overflow > 0);
+    // The program has its own GradScaler: it covers underflow unless its scale is too small,
+    // and it handles overflow itself (skips the step, halves the scale). When it was disabled
+    // here (no CUDA), judge it at the 2^16 it starts at on the NPU.
+    if (scaler_use(t).scale > 0) {
+      double at_scale = g.scaled ? g.underflow_share_used : g.underflow_share_default_scale;
+      if (at_scale < kGradUnderflowShareBad) return;
+      bad = true;
+      if (!g.scaled) g.underflow_share_used = at_scale, g.scaled = true, g.loss_scale = 65536;
+    }
     Finding f;
     f.rule = "AMP003";
     f.severity = bad ? Severity::Warning : Severity::Info;

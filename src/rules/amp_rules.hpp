@@ -13,5 +13,6 @@ const Rule& amp002_rule();   // amp-keep-fp32
 const Rule& amp003_rule();   // amp-loss-scale
 const Rule& amp004_rule();   // amp-gradscaler-missing
 const Rule& amp005_rule();   // amp-gradscaler-misuse
+const Rule& amp006_rule();   // amp-banned-op
 
 }  // namespace npud

@@ -131,6 +131,55 @@ class AmpCheckEndToEnd(unittest.TestCase):
         self.assertEqual(run.findings("AMP004"), [], run.dump("AMP004"))
         self.assertEqual(run.findings("AMP003"), [], run.dump("AMP003"))
 
+    # --- #16: realistic programs, none of the false findings -----------------------------------
+    def test_gpt_with_gradscaler_gets_no_gradient_advice_and_nothing_at_backward(self):
+        """nanoGPT-style fp16 + GradScaler: gradient ops underflowed in the backward pass and
+        were reported as "keep bmm / _to_copy in fp32" at the backward() line; the scaler the
+        program already uses covers them."""
+        run = self.run_once("gpt_scaler.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertGreater(run.report["amp"]["measured_ops"], 100, run.dump())
+        for rule in ("AMP001", "AMP002", "AMP003", "AMP004", "AMP005", "AMP006"):
+            self.assertEqual(run.findings(rule), [], run.dump(rule))
+        backward_line = planted_line("gpt_scaler.py", "# BACKWARD")
+        for f in (run.report or {}).get("findings", []):
+            self.assertNotEqual(f["location"].get("line"), backward_line, run.dump())
+
+    def test_in_place_activations_measure_like_out_of_place_ones(self):
+        """DCGAN's LeakyReLU(inplace=True): the local run started from the already-mutated
+        shadow, so leaky_relu_ showed cos 0.989 where leaky_relu shows none."""
+        run = self.run_once("dcgan_inplace.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        for rule in ("AMP001", "AMP002", "AMP006"):
+            self.assertEqual(run.findings(rule), [], run.dump(rule))
+        capture = os.path.join(run.dir, "out", "capture.npud.json")
+        cos = []
+        with open(capture) as f:
+            for line in f:
+                if '"aten::leaky_relu_"' in line and '"bwd"' not in line:
+                    ev = json.loads(line.strip().lstrip(","))
+                    cos.append(ev["args"]["numeric"]["local"]["cos"])
+        self.assertTrue(cos, "no leaky_relu_ recorded")
+        self.assertGreater(min(cos), 0.9999, cos)
+
+    def test_bce_loss_under_autocast_is_an_error(self):
+        run = self.run_once("bce_loss.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        hits = run.findings("AMP006")
+        self.assertEqual(len(hits), 1, run.dump())
+        self.assertEqual(hits[0]["severity"], "error")
+        self.assertEqual(hits[0]["location"]["op"], "aten::binary_cross_entropy")
+        self.assertEqual(hits[0]["location"]["line"], planted_line("bce_loss.py"))
+        self.assertIn("BCEWithLogitsLoss", hits[0]["fix"])
+
+    def test_bf16_llama_with_gradient_accumulation_is_clean(self):
+        """bf16 flagged the fp32 gradient-accumulation add_ into .grad (autocast keeps
+        parameters, and so their .grad sums, in fp32)."""
+        run = self.run_once("llama_bf16.py", "--dtype", "bf16")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertEqual(run.report["amp"]["dtype"], "bfloat16")
+        self.assertEqual(run.report.get("findings", []), [], run.dump())
+
     def test_lists_file_comes_from_the_knowledge_base(self):
         run = self.run_once("safe.py")
         lists = os.path.join(run.dir, "out", "amp_lists.tsv")
