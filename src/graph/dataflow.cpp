@@ -62,8 +62,9 @@ DataflowGraph::DataflowGraph(const Trace& trace) : t_(trace) {
   std::unordered_set<uint64_t> backward_lines;
   // Besides ops named *backward*, loss.backward() starts with ones_like(loss) outside any
   // module: the implicit gradient seed (a Linear-only model has no *backward* op at all).
+  // Ops the capture marked as backward (`bwd`) carry their forward op's line: not a backward line.
   for (const Op& op : ops) {
-    if (op.kind != OpKind::Aten) continue;
+    if (op.kind != OpKind::Aten || op.backward) continue;
     std::string_view base = aten_base(t_.str(op.name));
     bool seed = false;
     if (base == "ones_like" && op.module == 0) {
@@ -96,7 +97,7 @@ DataflowGraph::DataflowGraph(const Trace& trace) : t_(trace) {
       for (size_t j = i; j < ops.size() && same_scope(ops[j], op); ++j) {
         if (ops[j].kind != OpKind::Aten) continue;
         scope_has_module |= ops[j].module != 0;
-        scope_has_backward |= is_backward_name(aten_base(t_.str(ops[j].name)));
+        scope_has_backward |= ops[j].backward || is_backward_name(aten_base(t_.str(ops[j].name)));
       }
     }
     Node n;
@@ -106,7 +107,7 @@ DataflowGraph::DataflowGraph(const Trace& trace) : t_(trace) {
     n.is_view = is_free_view(n.base);
     n.pass_through = n.is_view || value_copies().count(n.base) > 0;
     bool at_backward_line = !backward_lines.empty() && op.module == 0 && backward_lines.count(frame_key(t_, op));
-    if (is_backward_name(n.base) || at_backward_line || (scope_has_backward && !scope_has_module)) {
+    if (op.backward || is_backward_name(n.base) || at_backward_line || (scope_has_backward && !scope_has_module)) {
       n.phase = Phase::Backward;
       seen_backward = true;
     } else if (seen_backward && op.module == 0) {

@@ -70,6 +70,8 @@ class DynamicShapes final : public Rule {
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
       if (op.kind != OpKind::Aten || op.step < 0 || op.inputs_count == 0 || index.inside_composite(i)) continue;
+      // Backward ops' shapes follow their forward op's: the forward op is the one cause.
+      if (op.backward) continue;
       if (ignored(aten_base(t.str(op.name)))) continue;
       const Frame* frame = index.user_frame(i);
       if (!frame) continue;
