@@ -1,80 +1,189 @@
-"""Capture overhead on the demo model: step time captured / plain, measured in one process.
+"""What the capture costs, against the plain program and torch.profiler, on realistic models.
 
-    /usr/bin/python3 bench/capture/bench_capture.py [--rounds 4] [--steps 5] [--fixed]
+    python bench/capture/bench_capture.py [--models gpt,tiny_gpt,cnn] [--rounds 4] [--steps 5]
+                                          [--modes capture,profiler,amp] [--whole-steps 10]
 
-Alternates blocks of plain and captured steps (after warm-up) so both see the same machine
-state, and reports the median step time of each and their ratio. The sequence length is
-fixed at 32 so every step does the same work. No tensor statistics are recorded.
+Two measures, both in the same run, so they share the machine's state:
+  - per recorded step: in this process, blocks of `--steps` plain steps alternated with
+    blocks under each mode (after 3 warm-up steps), `--rounds` times; median step time,
+    its ratio to plain, and the cost per recorded op ((mode - plain) / ops per step). A
+    torch.profiler block's stop (trace collection, not export) is timed on its own.
+  - whole process (with --whole-steps N > 0): run_model.py as a child, plain and under each
+    mode: the capture from the environment (NPUD_CAPTURE, steps 1:3, as `npu-doctor run`
+    records), torch.profiler (all steps, trace exported), amp-check (NPUD_AMP, steps 1:3);
+    median wall time of `--rounds` alternated runs and the child's peak RSS (wait4).
+Modes: capture (every op recorded), profiler (record_shapes, with_stack), amp (amp-check:
+fp16 O1 emulated, every op shadowed). Rows come out as markdown; the header says which
+torch and which BLAS ran the matmuls (models.blas()).
 """
 import argparse
-import importlib.util
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PYDIR = os.path.join(ROOT, "python")
+sys.path.insert(0, PYDIR)
+sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 
+import models  # noqa: E402
 import npu_doctor  # noqa: E402
+from npu_doctor._amp import AmpConfig, AmpSession  # noqa: E402
+from npu_doctor._recorder import Recorder  # noqa: E402
 
 
-def load_example():
-    path = os.path.join(ROOT, "examples", "tiny_gpt", "train.py")
-    spec = importlib.util.spec_from_file_location("tiny_gpt_train", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def _events(path):
+    with open(path) as f:
+        return sum(1 for line in f if '"cat":"aten"' in line)
+
+
+class Block:
+    """Runs `steps` steps under one mode; returns the step times and what it recorded."""
+
+    def __init__(self, step, out_dir):
+        self.step = step
+        self.out = out_dir
+        self.n = 0
+
+    def timed(self, steps):
+        times = []
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            self.step()
+            times.append(time.perf_counter() - t0)
+        return times
+
+    def plain(self, steps):
+        return self.timed(steps), 0, 0.0, 0
+
+    def capture(self, steps):
+        self.n += 1
+        path = os.path.join(self.out, "capture%d.npud.json" % self.n)
+        with npu_doctor.capture(path, steps=None):
+            times = self.timed(steps)
+        return times, _events(path), 0.0, os.path.getsize(path)
+
+    def amp(self, steps):
+        self.n += 1
+        path = os.path.join(self.out, "amp%d.npud.json" % self.n)
+        rec = Recorder(path, None)
+        rec.amp = AmpSession(AmpConfig("fp16", "O1", True))
+        rec.amp.attach(rec)
+        rec.start()
+        times = self.timed(steps)
+        rec.finish("stopped")
+        return times, _events(path), 0.0, os.path.getsize(path)
+
+    def profiler(self, steps):
+        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                      record_shapes=True, with_stack=True)
+        prof.__enter__()
+        times = self.timed(steps)
+        t0 = time.perf_counter()
+        prof.__exit__(None, None, None)
+        stop = time.perf_counter() - t0
+        ops = sum(1 for e in prof.events() if e.name.startswith("aten::"))
+        return times, ops, stop, 0
+
+
+def per_step(name, modes, rounds, steps):
+    _, step = models.make(name)
+    block = Block(step, tempfile.mkdtemp(prefix="npud-bench-capture-"))
+    block.timed(3)   # warm-up
+    times = {m: [] for m in ["plain"] + modes}
+    ops = {m: 0 for m in modes}
+    stops = {m: [] for m in modes}
+    sizes = {m: 0 for m in modes}
+    for _ in range(rounds):
+        times["plain"] += block.plain(steps)[0]
+        for m in modes:
+            t, n, stop, size = getattr(block, m)(steps)
+            times[m] += t
+            ops[m] += n
+            stops[m].append(stop)
+            sizes[m] = max(sizes[m], size)
+    plain = statistics.median(times["plain"])
+    rows = []
+    for m in modes:
+        med = statistics.median(times[m])
+        per_step_ops = ops[m] / (rounds * steps)
+        per_op = (med - plain) / per_step_ops * 1e6 if per_step_ops else float("nan")
+        rows.append((name, m, plain * 1e3, med * 1e3, med / plain, per_step_ops, per_op,
+                     statistics.median(stops[m]), sizes[m] / 1e6 / steps))
+    return rows
+
+
+def _run_child(cmd, env):
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit("benchmark child failed: %s" % " ".join(cmd))
+    return wall, usage.ru_maxrss / 1024.0
+
+
+def whole_process(name, rounds, steps, modes):
+    out = tempfile.mkdtemp(prefix="npud-bench-whole-")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("NPUD_")}
+    capture_env = dict(base, PYTHONPATH=os.path.join(PYDIR, "npu_doctor", "_bootstrap") + os.pathsep + PYDIR,
+                       NPUD_CAPTURE=os.path.join(out, "capture.npud.json"), NPUD_STEPS="1:3")
+    child = [sys.executable, os.path.join(HERE, "run_model.py"), name, str(steps)]
+    runs = [("plain", child, base)]
+    if "capture" in modes:
+        runs.append(("capture (steps 1:3)", child, capture_env))
+    if "profiler" in modes:
+        runs.append(("profiler (all steps)", child + ["--profiler"], base))
+    if "amp" in modes:   # as `npu-doctor amp-check` runs it (CPU emulation of fp16 O1)
+        runs.append(("amp-check (steps 1:3)", child, dict(capture_env, NPUD_AMP="fp16", NPUD_AMP_LEVEL="O1",
+                                                          NPUD_AMP_EMULATE="1")))
+    results = {label: [] for label, _, _ in runs}
+    for _ in range(rounds):
+        for label, cmd, env in runs:
+            results[label].append(_run_child(cmd, env))
+    plain = statistics.median(w for w, _ in results["plain"])
+    rows = []
+    for label, _, _ in runs:
+        wall = statistics.median(w for w, _ in results[label])
+        rss = max(r for _, r in results[label])
+        rows.append((name, label, wall, wall / plain, rss))
+    return rows
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default="gpt,tiny_gpt,cnn")
+    ap.add_argument("--modes", default="capture,profiler")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--steps", type=int, default=5, help="steps per block")
-    ap.add_argument("--fixed", action="store_true", help="bench the fixed variant of the example")
+    ap.add_argument("--whole-steps", type=int, default=10, help="steps of the whole-process runs (0: skip)")
     args = ap.parse_args()
-
-    ex = load_example()
-    torch.manual_seed(0)
-    gen = torch.Generator().manual_seed(0)
-    model = ex.TinyGPT(fixed=args.fixed)
-    opt = ex.make_optimizer(model, args.fixed)
-    special = torch.tensor(ex.SPECIAL_TOKENS)
-    loss_fn = ex.loss_fixed if args.fixed else ex.loss_planted
-
-    def one_step():
-        inputs, targets = ex.batch(gen, 32)
-        t0 = time.perf_counter()
-        loss = loss_fn(model(inputs), targets, special)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        if not args.fixed:
-            loss.item()
-        return time.perf_counter() - t0
-
-    for _ in range(3):
-        one_step()   # warm-up
-    plain, captured = [], []
-    out_dir = tempfile.mkdtemp(prefix="npud-bench-")
-    events = 0
-    for r in range(args.rounds):
-        plain += [one_step() for _ in range(args.steps)]
-        path = os.path.join(out_dir, "round%d.npud.json" % r)
-        with npu_doctor.capture(path, steps=None):
-            captured += [one_step() for _ in range(args.steps)]
-        with open(path) as f:
-            events += sum(1 for _ in f) - 3
-    p, c = statistics.median(plain), statistics.median(captured)
-    print("variant        %s" % ("fixed" if args.fixed else "planted"))
-    print("torch          %s, %d threads" % (torch.__version__, torch.get_num_threads()))
-    print("steps          %d plain, %d captured (%d rounds)" % (len(plain), len(captured), args.rounds))
-    print("events/step    %.0f" % (events / max(1, len(captured))))
-    print("median step    plain %.2f ms, captured %.2f ms" % (p * 1e3, c * 1e3))
-    print("ratio          %.2fx (captured / plain)" % (c / p))
+    names = [m for m in args.models.split(",") if m]
+    modes = [m for m in args.modes.split(",") if m]
+    load = os.getloadavg()[0]
+    print("torch %s, BLAS %s, %d intra-op threads, %d CPUs, Python %s"
+          % (torch.__version__, models.blas(), torch.get_num_threads(), os.cpu_count(), sys.version.split()[0]))
+    print()
+    print("| model | mode | plain ms/step | mode ms/step | ratio | aten ops/step | us per op | stop s | MB/step |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in names:
+        for r in per_step(name, modes, args.rounds, args.steps):
+            print("| %s | %s | %.1f | %.1f | %.2fx | %.0f | %.1f | %.2f | %.2f |" % r, flush=True)
+    if args.whole_steps > 0:
+        print()
+        print("| model | whole process, %d steps | wall s | ratio | peak RSS MB |" % args.whole_steps)
+        print("|---|---|---:|---:|---:|")
+        for name in names:
+            for r in whole_process(name, args.rounds, args.whole_steps, modes):
+                print("| %s | %s | %.2f | %.2fx | %.0f |" % r, flush=True)
+    print()
+    print("load average %.1f before, %.1f after" % (load, os.getloadavg()[0]))
 
 
 if __name__ == "__main__":

@@ -21,16 +21,66 @@ _cpu = torch._C._TensorBase.cpu
 _item = torch._C._TensorBase.item
 
 
+CHUNK_ELEMENTS = 1 << 24   # gradients counted together, flattened into one float32 buffer
+
+
 def grad_histogram(grads, loss_scale=None):
     """Counts over all elements of `grads` (each divided by `loss_scale` when given)."""
     buckets = LOG2_MAX - LOG2_MIN + 1
-    totals = None
+    totals = [0] * (4 + buckets)
     elements = 0
+    chunk, size = [], 0
     for g in grads:
         n = g.numel()
         if n == 0:
             continue
         elements += n
+        if chunk and (size + n > CHUNK_ELEMENTS or g.device != chunk[0].device):
+            _add(totals, _chunk_counts(chunk, loss_scale, buckets))
+            chunk, size = [], 0
+        chunk.append(g)
+        size += n
+    if chunk:
+        _add(totals, _chunk_counts(chunk, loss_scale, buckets))
+    return {"params": len(grads), "elements": elements, "zero": totals[0], "nonfinite": totals[1],
+            "underflow_fp16": totals[2], "overflow_fp16": totals[3], "log2_min": LOG2_MIN,
+            "log2_hist": totals[4:]}
+
+
+def _add(totals, counts):
+    for i, c in enumerate(counts):
+        totals[i] += c
+
+
+def _chunk_counts(grads, loss_scale, buckets):
+    """[zero, nonfinite, underflow, overflow, log2 buckets...] of some gradients on one
+    device: one float32 buffer, frexp for the exponents, comparisons into float buffers
+    (bool tensors cost several times more on CPU), one host read. A non-finite element
+    sends the chunk to the exact per-gradient path."""
+    try:
+        a = torch.cat([_to(g.detach().reshape(-1), torch.float32) for g in grads]).abs_()
+        if loss_scale:
+            a.div_(loss_scale)
+        buf = torch.empty_like(a)
+        _, e = torch.frexp(a)   # a = m * 2^e, m in [0.5, 1): floor(log2 a) = e - 1; a = 0 gives e = 0
+        idx = _to((e - 1).clamp_(LOG2_MIN, LOG2_MAX) - LOG2_MIN, torch.int64)
+        hist = torch.bincount(idx, minlength=buckets)
+        head = torch.stack([a.sum(), torch.eq(a, 0, out=buf).sum(), torch.lt(a, FP16_TINY, out=buf).sum(),
+                            torch.gt(a, FP16_MAX, out=buf).sum()])
+        total, zero, below_tiny, over = _tolist(_cpu(head))
+    except RuntimeError:   # a device without frexp or bincount kernels
+        return _exact_counts(grads, loss_scale, buckets)
+    if not (total == total and total != float("inf")):
+        return _exact_counts(grads, loss_scale, buckets)
+    hist = [int(x) for x in _tolist(_cpu(hist))]
+    zero = int(zero)
+    hist[-1 - LOG2_MIN] -= zero   # zeros took the bucket of e = 0
+    return [zero, 0, int(below_tiny) - zero, int(over)] + hist
+
+
+def _exact_counts(grads, loss_scale, buckets):
+    totals = None
+    for g in grads:
         mdt = metric_dtype(g.device.type)
         v = _to(g.detach().reshape(-1), mdt)
         if loss_scale:
@@ -45,10 +95,7 @@ def grad_histogram(grads, loss_scale=None):
                                                     (nonzero & (a < FP16_TINY)).sum(), (fin & (a > FP16_MAX)).sum())])
         part = _to(_cpu(torch.cat([_to(counts, hist.dtype), hist])), torch.float64)
         totals = part if totals is None else totals + part
-    values = [0.0] * (4 + buckets) if totals is None else _tolist(totals)
-    return {"params": len(grads), "elements": elements, "zero": int(values[0]), "nonfinite": int(values[1]),
-            "underflow_fp16": int(values[2]), "overflow_fp16": int(values[3]), "log2_min": LOG2_MIN,
-            "log2_hist": [int(x) for x in values[4:]]}
+    return [int(x) for x in _tolist(totals)]
 
 
 def optimizer_grads(optimizer):

@@ -52,7 +52,10 @@ def storage_ptr(t):
 
 def storage_flat(t):
     """The whole storage under `t` as a 1-D tensor of t's dtype (a view, no copy)."""
-    n = t.storage().size()
+    if hasattr(t, "untyped_storage"):   # torch >= 2.0: TypedStorage warns that it is deprecated
+        n = t.untyped_storage().nbytes() // t.element_size()
+    else:
+        n = t.storage().size()
     return t.as_strided((n,), (1,), 0)
 
 

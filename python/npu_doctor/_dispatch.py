@@ -31,12 +31,21 @@ _PLAIN_COMPOSITES = frozenset((
 ))
 
 
+# Convolutions: every backend (torch_npu included) implements convolution / _convolution /
+# convolution_backward whole; their composite kernels only pick a CPU/GPU library kernel
+# (mkldnn_, cudnn_, slow_conv...), which says nothing about an NPU and costs a Python round
+# trip per layer.
+_BACKEND_FAMILIES = ("convolution", "_convolution", "mkldnn_", "cudnn_", "miopen_", "_nnpack", "slow_conv",
+                     "thnn_conv", "_slow_conv")
+
+
 def _explicit_key(func, name):
     """The composite key to run `func` at so its inner ops are seen, or None: the op has a
     CompositeExplicitAutograd kernel and no CPU/CUDA kernel of its own, and returns no
     view (views and detach only re-wrap their input, detach by calling itself)."""
     has = getattr(torch._C, "_dispatch_has_kernel_for_dispatch_key", None)
-    if has is None or not name or name.split("::")[-1].split(".")[0] in _PLAIN_COMPOSITES:
+    base = name.split("::")[-1].split(".")[0] if name else ""
+    if has is None or not base or base in _PLAIN_COMPOSITES or base.startswith(_BACKEND_FAMILIES):
         return None
     try:
         if any(r.alias_info is not None for r in func._schema.returns):

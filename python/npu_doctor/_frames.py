@@ -70,13 +70,34 @@ _user_code = {}      # code object -> bool
 _frame_json = {}     # (code object, line) -> '["file",line,"function"]'
 
 
-def user_stack_json(frame):
-    """JSON array text of the user frames from `frame` outwards, innermost first."""
+def user_stack_json(frame, boundary=None):
+    """JSON array text of the user frames from `frame` outwards, innermost first.
+
+    boundary: [call_frame, outer] of the innermost module call running now (_modules.py).
+    The frames outwards of a running call do not change while it runs, so the walk stops at
+    call_frame and reuses `outer` (the texts of its user frames, filled on first use)."""
+    if boundary is None:
+        parts, _ = _user_parts(frame, None)
+    else:
+        parts, stopped = _user_parts(frame, boundary[0])
+        if stopped and len(parts) < MAX_FRAMES:
+            outer = boundary[1]
+            if outer is None:
+                outer = boundary[1] = _user_parts(boundary[0], None)[0]
+            parts += outer[:MAX_FRAMES - len(parts)]
+    return "[" + ",".join(parts) + "]"
+
+
+def _user_parts(frame, stop):
+    """(texts of up to MAX_FRAMES user frames from `frame` outwards, whether the walk
+    reached the frame `stop`)."""
     parts = []
     walked = 0
     cache = _user_code
     fj = _frame_json
     while frame is not None and walked < MAX_WALK:
+        if frame is stop:
+            return parts, True
         code = frame.f_code
         is_user = cache.get(code)
         if is_user is None:
@@ -95,7 +116,7 @@ def user_stack_json(frame):
                 break
         frame = frame.f_back
         walked += 1
-    return "[" + ",".join(parts) + "]"
+    return parts, False
 
 
 def first_user_frame(frame):

@@ -14,11 +14,14 @@ from . import _frames
 class ModuleTracker:
     def __init__(self, on_error):
         self._on_error = on_error
-        self._stack = []           # [(module, path, path_json)]
+        self._stack = []           # [(module, path, path_json, boundary)]
         self._handles = []
         self._child_names = {}     # (id(parent), id(child)) -> (weakref(child), relative name)
         self._root_names = {}      # id(module) -> (weakref(module), name)
         self.current_json = '""'
+        # [frame of the innermost running module call, its outer stack]: _frames.user_stack_json
+        # stops its walk there (held only while the call runs, or until reset() after a raise).
+        self.boundary = None
 
     def install(self):
         from torch.nn.modules import module as torch_module
@@ -38,6 +41,7 @@ class ModuleTracker:
         """Forgets the stack (a forward that raised never ran its post hook)."""
         self._stack = []
         self.current_json = '""'
+        self.boundary = None
 
     # Hooks return None: they never change the module's inputs or outputs.
     def _pre(self, module, inputs):
@@ -48,8 +52,10 @@ class ModuleTracker:
             else:
                 path = parent[1] + "." + self._child_name(parent[0], module)
             text = json.dumps(path)
-            self._stack.append((module, path, text))
+            boundary = [sys._getframe(1), None]   # Module._call_impl, which calls forward next
+            self._stack.append((module, path, text, boundary))
             self.current_json = text
+            self.boundary = boundary
         except Exception as e:  # never raise into the program
             self._on_error(e)
         return None
@@ -61,7 +67,10 @@ class ModuleTracker:
                 if stack[i][0] is module:
                     del stack[i:]
                     break
-            self.current_json = stack[-1][2] if stack else '""'
+            if stack:
+                self.current_json, self.boundary = stack[-1][2], stack[-1][3]
+            else:
+                self.current_json, self.boundary = '""', None
         except Exception as e:
             self._on_error(e)
         return None

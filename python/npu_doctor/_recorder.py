@@ -71,7 +71,7 @@ class Recorder:
         self._storages = {}    # storage base address -> storage id
         self._next_id = 1
         self._next_storage = 1
-        self._dtype_names = {}
+        self._layouts = {}     # (dtype, shape, strides, device) -> its JSON text (_tensor_json)
         self._op_names = {}
         self._error_reported = False
         self._tensor_patches = _patches.TensorPatches(self)
@@ -114,6 +114,7 @@ class Recorder:
             now = self.now()
             if self.recording:
                 self._write(self._step_event(self.step, self._step_start, now))
+                self._writer.flush()   # a step's events are on disk when the next step starts
                 self._note_other_threads()
             self.step += 1
             self._step_start = now
@@ -228,6 +229,18 @@ class Recorder:
                                       "torch ops run there are not recorded (the capture follows the thread "
                                       "that runs the steps)" % (len(others), "" if len(others) == 1 else "s",
                                                                 ", ".join(others[:5])))
+
+    def enter_call(self, frame):
+        """A call the program makes outside any module (optimizer.step()) runs many ops: their
+        stacks end in `frame`'s, walked once (_frames.user_stack_json's boundary). Returns
+        what leave_call restores."""
+        modules = self._modules
+        outer = (modules.boundary,)
+        modules.boundary = [frame, None]
+        return outer
+
+    def leave_call(self, outer):
+        self._modules.boundary = outer[0]
 
     def note_once(self, key, line):
         """One line on stderr, the first time `key` comes up: what the capture skipped."""
@@ -350,17 +363,25 @@ class Recorder:
                 self._next_storage += 1
                 self._storages[base] = sid
             seen_storages[base] = sid
-        dtype = t.dtype
-        dname = self._dtype_names.get(dtype)
-        if dname is None:
-            dname = str(dtype).replace("torch.", "")
-            self._dtype_names[dtype] = dname
+        # Models reuse a few layouts: the text of each (dtype, shape, strides, device) is made once.
         try:
-            strides = str(list(t.stride()))
-        except Exception:
-            strides = "[]"
-        return ('{"arg":%d,"id":%d,"storage":%d,"dtype":"%s","shape":%s,"strides":%s,"offset":%d,"device":"%s"}'
-                % (pos, tid, sid, dname, str(list(t.shape)), strides, offset, t.device))
+            key = (t.dtype, t.shape, t.stride(), t.device)
+        except Exception:   # no strides (sparse)
+            key = (t.dtype, t.shape, None, t.device)
+        layout = self._layouts.get(key)
+        if layout is None:
+            layout = self._layout_json(key)
+        return '{"arg":%d,"id":%d,"storage":%d,%s,"offset":%d,%s}' % (pos, tid, sid, layout[0], offset, layout[1])
+
+    def _layout_json(self, key):
+        dtype, shape, strides, device = key
+        layout = ('"dtype":"%s","shape":%s,"strides":%s' % (str(dtype).replace("torch.", ""), str(list(shape)),
+                                                            "[]" if strides is None else str(list(strides))),
+                  '"device":"%s"' % device)
+        if len(self._layouts) > 100000:   # a program whose shapes never repeat
+            self._layouts.clear()
+        self._layouts[key] = layout
+        return layout
 
     def _add_tensors(self, a, pos, out, seen_ids, seen_storages, is_output):
         """Appends the JSON of a tensor argument, or of each tensor in a list argument (each
@@ -425,17 +446,18 @@ class Recorder:
             self._add_tensors(out, 0, outs, seen_ids, seen_storages, True)
         name = self._op_names[func]
         self._seq += 1
-        module, stack = self._modules.current_json, _frames.user_stack_json(frame)
+        modules = self._modules
+        module = stack = None
         if self._dispatch_depth == 1:   # ops the shim runs inside another op's kernel make no node
             back = self.links.backward_of()
-            if back is None:
-                if self._grad_in:
-                    self.links.note_forward(name, module, stack)
-            else:   # a backward op: the forward op's module and stack, and its name
-                fwd, fmodule, fstack = back
-                if fstack is not None:
-                    module, stack = fmodule, fstack
+            if back is not None:   # a backward op: the forward op's module and stack, and its name
+                fwd, module, stack = back
                 extra = '"bwd":"%s"' % fwd + ("," + extra if extra else "")
+            elif self._grad_in:
+                module, stack = modules.current_json, _frames.user_stack_json(frame, modules.boundary)
+                self.links.note_forward(name, module, stack)
+        if stack is None:
+            module, stack = modules.current_json, _frames.user_stack_json(frame, modules.boundary)
         self._write(
             '{"ph":"X","cat":"aten","name":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f,'
             '"args":{"seq":%d,"step":%d,"module":%s,"stack":%s,"inputs":[%s],"outputs":[%s]%s}}'

@@ -125,8 +125,8 @@ std::vector<DriftRow> drift_table(const Trace& t, bool by_module, size_t top_n) 
       rows.back().first_op = op;
     }
     DriftRow& r = rows[it->second];
-    ++r.calls;
-    if (n.lowp) ++r.lowp;
+    r.calls += n.calls;
+    if (n.lowp) r.lowp += n.calls;
     if (n.has_local) {
       if (amp_diverges(n.local)) ++r.bad_local;
       r.worst_local_cos = std::min(r.worst_local_cos, cos_or_zero(n.local));
@@ -180,7 +180,7 @@ std::vector<KeepFp32> keep_in_fp32(const Trace& t, const KnowledgeVersion& npu) 
       out.back().policy = policy_for(npu, name);
     }
     KeepFp32& k = out[it->second];
-    ++k.calls;
+    k.calls += n.calls;
     if (problem.empty()) continue;
     ++k.bad_calls;
     // overflow counts elements beyond 65504 or Inf; new NaN/Inf overlap them: the larger of the two
@@ -196,7 +196,7 @@ std::vector<KeepFp32> keep_in_fp32(const Trace& t, const KnowledgeVersion& npu) 
   // Calls made before the first bad one were not counted: count them now.
   std::unordered_map<StrId, size_t> lowp_calls;
   for (const OpNumeric& n : t.numerics)
-    if (n.lowp && n.op < t.ops.size() && !t.ops[n.op].backward) ++lowp_calls[t.ops[n.op].name];
+    if (n.lowp && n.op < t.ops.size() && !t.ops[n.op].backward) lowp_calls[t.ops[n.op].name] += n.calls;
   for (KeepFp32& k : out) k.calls = lowp_calls[t.ops[k.first_op].name];
   std::stable_sort(out.begin(), out.end(), [](const KeepFp32& a, const KeepFp32& b) {
     auto rank = [](const std::string& r) { return r == "overflow" ? 3 : r == "underflow" ? 2 : 1; };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -138,6 +139,8 @@ void AmpFieldReader::numeric(std::string_view raw, Trace& t, OpNumeric& out) {
     } else if (key == "out" || key == "arg") {
       int64_t n = count(token, "numeric.out");
       out.out_arg = int32_t(std::min<int64_t>(n, 1 << 20));
+    } else if (key == "calls") {
+      out.calls = uint32_t(std::clamp<int64_t>(count(token, "numeric.calls"), 1, int64_t(1) << 30));
     } else if (key == "local") {
       metrics(v, "numeric.local", out.local);
       out.has_local = true;

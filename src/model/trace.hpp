@@ -164,6 +164,10 @@ struct OpNumeric {
   bool lowp = false;          // ran in low precision
   bool in_autocast = false;   // ran inside the program's own autocast region (`autocast`)
   bool has_local = false, has_drift = false;
+  // Calls of this op at this line and module the record stands for (`calls`): amp-check
+  // measures a site's calls 1-4 and each power of two of a step, each record counting the
+  // unmeasured calls since the site's previous one.
+  uint32_t calls = 1;
   TensorMetrics local;       // error this op adds on its own (fed exact inputs)
   TensorMetrics drift;       // accumulated error up to and including this op
 };
