@@ -11,7 +11,7 @@ Two measures, both in the same run, so they share the machine's state:
   - whole process (with --whole-steps N > 0): run_model.py as a child, plain and under each
     mode: the capture from the environment (NPUD_CAPTURE, steps 1:3, as `npu-doctor run`
     records), torch.profiler (all steps, trace exported), amp-check (NPUD_AMP, steps 1:3);
-    median wall time of `--rounds` alternated runs and the child's peak RSS (wait4).
+    median wall time of `--rounds` alternated runs and the child's peak RSS (its VmHWM).
 Modes: capture (every op recorded), profiler (record_shapes, with_stack), amp (amp-check:
 fp16 O1 emulated, every op shadowed). Rows come out as markdown; the header says which
 torch and which BLAS ran the matmuls (models.blas()).
@@ -120,13 +120,14 @@ def per_step(name, modes, rounds, steps):
 
 
 def _run_child(cmd, env):
+    """(wall s, the child's own peak RSS MB, which run_model.py prints last)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
-    if status != 0:
+    if proc.returncode != 0:
         raise SystemExit("benchmark child failed: %s" % " ".join(cmd))
-    return wall, usage.ru_maxrss / 1024.0
+    rss = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("peak_rss_kb ")]
+    return wall, int(rss[-1]) / 1024.0 if rss else float("nan")
 
 
 def whole_process(name, rounds, steps, modes):

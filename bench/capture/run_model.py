@@ -28,6 +28,17 @@ def main():
     else:
         for _ in range(steps):
             step()
+    print("peak_rss_kb", _peak_rss_kb())
+
+
+def _peak_rss_kb():
+    """This process's own high-water RSS (VmHWM: per address space, so the fork from a large
+    parent that wait4's ru_maxrss also counts is not in it)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
 
 
 if __name__ == "__main__":
