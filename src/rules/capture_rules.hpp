@@ -2,11 +2,22 @@
 // every input, per-step shapes): they find nothing on traces without that data.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "rules/rule.hpp"
 
 namespace npud {
 
+class Trace;
+class TraceIndex;
+
 const Rule& contig002_rule();     // noncontiguous-input
 const Rule& dynshape001_rule();   // dynamic-shapes
+
+// Flags by op index (empty when there is none): the copies PyTorch makes inside a matmul
+// call from a strided input (matmul/linear: clone + _unsafe_view), which CONTIG002 reports
+// as the call's implicit input; CONTIG001 leaves them to it (one problem, one finding).
+std::vector<uint8_t> copies_inside_matmul_calls(const Trace& t, const TraceIndex& index);
 
 }  // namespace npud

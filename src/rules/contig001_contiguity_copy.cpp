@@ -9,6 +9,7 @@
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
 #include "rules/builtin_rules.hpp"
+#include "rules/capture_rules.hpp"
 #include "rules/rule_support.hpp"
 
 namespace npud {
@@ -48,6 +49,7 @@ class ContiguityCopy final : public Rule {
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
     const TraceIndex& index = ctx.index();
+    const std::vector<uint8_t> inside_matmul = copies_inside_matmul_calls(t, index);
     GroupMap groups;
     const size_t n = t.ops.size();
     std::vector<uint8_t> anchor(n, 0), covered(n, 0);
@@ -64,6 +66,7 @@ class ContiguityCopy final : public Rule {
       if (op.kind != OpKind::Aten || covered[i] || index.inside_composite(i)) continue;
       std::string_view base = aten_base(t.str(op.name));
       if (!is_layout_copy_op(base)) continue;
+      if (i < inside_matmul.size() && inside_matmul[i]) continue;   // CONTIG002's implicit input
 
       // reshape/flatten copy only when they have to: a clone/copy_ child says they did.
       if (base == "reshape" || base == "flatten") {
@@ -95,12 +98,14 @@ class ContiguityCopy final : public Rule {
       anchor[i] = 1;
       Location loc = location_of(index, i);
       bool created = false;
-      EventGroup& g = groups.get(fmt::format("h\x1f{}\x1f{}:{}\x1f{}", loc.op, loc.file, loc.line, loc.module), &created);
+      // One line is one finding, whichever layer (module) ran it: the other modules are notes.
+      EventGroup& g = groups.get(fmt::format("h\x1f{}\x1f{}:{}", loc.op, loc.file, loc.line), &created);
       if (created) {
         g.what = loc.op;
-        g.location = std::move(loc);
         g.category = kHost;
+        g.location = loc;
       }
+      if (!loc.module.empty()) g.add_module(loc.module);
       g.add(op.step, op.dur_ns);
       g.add_example(trigger);
     }
@@ -165,6 +170,7 @@ class ContiguityCopy final : public Rule {
                 "(torch_npu.npu_format_cast(weight, 29) for FRACTAL_NZ) and measure.";
         if (!g.context.empty()) f.notes.push_back("launched by " + g.context);
       }
+      if (g.modules.size() > 1) f.notes.push_back(modules_note(g));
       out.push_back(std::move(f));
     }
   }

@@ -146,46 +146,63 @@ class NonContiguousInput final : public Rule {
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
     const TraceIndex& index = ctx.index();
-    // Tensor id -> index of the op that last produced it, in trace order.
-    std::unordered_map<int64_t, uint32_t> producer;
     std::vector<InputSite> sites;
     std::unordered_map<std::string, size_t> site_index;
+    scan(t, index, [&](uint32_t i, size_t k, const Finding_input& found) {
+      const Op& op = t.ops[i];
+      Location loc = location_of(index, i);
+      std::string key = fmt::format("{}\x1f{}:{}\x1f{}\x1f{}", loc.op, loc.file, loc.line, k, found.implicit);
+      auto [it, inserted] = site_index.try_emplace(key, sites.size());
+      if (inserted) {
+        InputSite s;
+        s.op = std::string(t.str(op.name));
+        s.location = std::move(loc);
+        s.input = k;
+        s.implicit = found.implicit;
+        s.shape = dims_text(t.shape(found.tensor));
+        s.strides = dims_text(t.strides(found.tensor));
+        s.bytes = tensor_bytes(t, found.tensor);
+        if (found.maker != kNone) {
+          s.maker = std::string(t.str(t.ops[found.maker].name));
+          s.maker_where = index.user_location(found.maker);
+        }
+        sites.push_back(std::move(s));
+      }
+      InputSite& s = sites[it->second];
+      ++s.count;
+      if (op.step >= 0) ++s.in_steps;
+      s.total_bytes += tensor_bytes(t, found.tensor);
+      add_saturating(s.copy_ns, found.copy_ns);
+    });
+    for (const InputSite& s : sites) out.push_back(to_finding(index, s));
+  }
 
+  struct Finding_input {
+    bool hit = false;
+    bool implicit = false;
+    TensorMeta tensor;        // the strided tensor (the input, or what the copy read)
+    uint32_t maker = kNone;   // the view op that made it strided
+    uint32_t copy_op = kNone; // implicit: the copy PyTorch made inside the call
+    int64_t copy_ns = 0;
+  };
+
+  // Calls fn(op, input index, what was found) for every strided input of a compute op, in
+  // trace order.
+  template <class Fn>
+  static void scan(const Trace& t, const TraceIndex& index, Fn&& fn) {
+    // Tensor id -> index of the op that last produced it, in trace order.
+    std::unordered_map<int64_t, uint32_t> producer;
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
       if (op.kind != OpKind::Aten || index.inside_composite(i)) continue;
-      std::string_view base = aten_base(t.str(op.name));
-      Family fam = family_of(base);
+      Family fam = family_of(aten_base(t.str(op.name)));
       if (fam != Family::None) {
         auto in = t.inputs(op);
         for (size_t k = 0; k < in.size(); ++k) {
           const TensorMeta& m = t.tensors[in[k]];
           if (!m.is_tensor || !m.has_shape || !m.has_strides) continue;
           Finding_input found = examine(t, index, producer, i, m, fam);
-          if (!found.hit) continue;
-          Location loc = location_of(index, i);
-          std::string key = fmt::format("{}\x1f{}:{}\x1f{}\x1f{}", loc.op, loc.file, loc.line, k, found.implicit);
-          auto [it, inserted] = site_index.try_emplace(key, sites.size());
-          if (inserted) {
-            InputSite s;
-            s.op = std::string(t.str(op.name));
-            s.location = std::move(loc);
-            s.input = k;
-            s.implicit = found.implicit;
-            s.shape = dims_text(t.shape(found.tensor));
-            s.strides = dims_text(t.strides(found.tensor));
-            s.bytes = tensor_bytes(t, found.tensor);
-            if (found.maker != kNone) {
-              s.maker = std::string(t.str(t.ops[found.maker].name));
-              s.maker_where = index.user_location(found.maker);
-            }
-            sites.push_back(std::move(s));
-          }
-          InputSite& s = sites[it->second];
-          ++s.count;
-          if (op.step >= 0) ++s.in_steps;
-          s.total_bytes += tensor_bytes(t, found.tensor);
-          add_saturating(s.copy_ns, found.copy_ns);
+          if (found.hit) fn(i, k, found);
         }
       }
       for (uint32_t r : t.outputs(op)) {
@@ -193,18 +210,9 @@ class NonContiguousInput final : public Rule {
         if (m.id != kUnset) producer[m.id] = i;
       }
     }
-
-    for (const InputSite& s : sites) out.push_back(to_finding(index, s));
   }
 
  private:
-  struct Finding_input {
-    bool hit = false;
-    bool implicit = false;
-    TensorMeta tensor;        // the strided tensor (the input, or what the copy read)
-    uint32_t maker = kNone;   // the view op that made it strided
-    int64_t copy_ns = 0;
-  };
 
   static const TensorMeta* input0(const Trace& t, uint32_t op) {
     auto in = t.inputs(t.ops[op]);
@@ -281,6 +289,7 @@ class NonContiguousInput final : public Rule {
         r.implicit = true;
         r.tensor = src;
         r.maker = find_maker(t, producer, src);
+        r.copy_op = p;
         r.copy_ns = t.ops[p].dur_ns;
         return r;
       }
@@ -332,6 +341,16 @@ class NonContiguousInput final : public Rule {
 const Rule& contig002_rule() {
   static const NonContiguousInput rule;
   return rule;
+}
+
+std::vector<uint8_t> copies_inside_matmul_calls(const Trace& t, const TraceIndex& index) {
+  std::vector<uint8_t> copies;
+  NonContiguousInput::scan(t, index, [&](uint32_t, size_t, const NonContiguousInput::Finding_input& found) {
+    if (!found.implicit || found.copy_op == kNone) return;
+    if (copies.empty()) copies.resize(t.ops.size());
+    copies[found.copy_op] = 1;
+  });
+  return copies;
 }
 
 }  // namespace npud

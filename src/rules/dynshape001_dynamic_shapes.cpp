@@ -94,8 +94,13 @@ class DynamicShapes final : public Rule {
       o.all.insert(sig);
     }
 
+    // One root cause (a sequence length that varies, a short last batch) changes the shapes
+    // of every line it reaches in the same steps: sites are grouped by the steps in which
+    // they change, and each group is one finding at its first site in program order.
+    std::vector<std::pair<std::string, Finding>> per_site;
     for (ShapeSite& s : sites) {
       // An op changes shape when the sets of shapes it sees differ between steps.
+      std::set<int32_t> changed_steps;
       std::vector<std::string> changing;
       size_t distinct = 0, steps_seen = 0, new_shapes = 0;
       std::vector<std::string> examples;
@@ -105,7 +110,11 @@ class DynamicShapes final : public Rule {
         if (o.per_step.size() < 2) continue;
         const auto& first = o.per_step.begin()->second;
         bool differs = false;
-        for (const auto& [step, sigs] : o.per_step) differs = differs || sigs != first;
+        for (const auto& [step, sigs] : o.per_step) {
+          if (sigs == first) continue;
+          differs = true;
+          changed_steps.insert(step);
+        }
         if (!differs) continue;
         std::string op_name = name.substr(0, name.find('\x1f'));
         if (std::find(changing.begin(), changing.end(), op_name) == changing.end()) changing.push_back(op_name);
@@ -146,7 +155,42 @@ class DynamicShapes final : public Rule {
               "64) and pass an attention mask; use drop_last=True in the DataLoader; replace data-dependent "
               "shapes (x[mask], nonzero(), masked_select) with fixed-shape masking (torch.where(mask, x, 0), "
               "x * mask).";
-      out.push_back(std::move(f));
+      std::string pattern;
+      for (int32_t step : changed_steps) pattern += std::to_string(step) + ",";
+      per_site.emplace_back(std::move(pattern), std::move(f));
+    }
+    merge_by_cause(per_site, out);
+  }
+
+ private:
+  static void merge_by_cause(std::vector<std::pair<std::string, Finding>>& per_site, std::vector<Finding>& out) {
+    constexpr size_t kListedSites = 8;
+    std::unordered_map<std::string, size_t> group;   // pattern -> index into out
+    std::unordered_map<size_t, size_t> others;       // index into out -> sites folded in
+    for (auto& [pattern, f] : per_site) {
+      auto [it, fresh] = group.try_emplace(pattern, out.size());
+      if (fresh) {
+        f.metrics.push_back({"sites", 1});
+        out.push_back(std::move(f));
+        continue;
+      }
+      Finding& first = out[it->second];
+      size_t& n = others[it->second];
+      ++n;
+      first.cost_ns += f.cost_ns;
+      for (Metric& m : first.metrics) {
+        if (m.key == "sites") m.value += 1;
+        else if (m.key == "new_shapes") m.value += f.metric("new_shapes");
+        else if (m.key == "distinct_shapes" || m.key == "steps") m.value = std::max(m.value, f.metric(m.key));
+      }
+      if (n <= kListedSites)
+        first.notes.push_back(fmt::format("same steps, same cause: {} ({})", where(f.location), f.location.op));
+    }
+    for (auto& [index, n] : others) {
+      Finding& f = out[index];
+      f.message += fmt::format("; {} more call site{} change{} shape in the same steps: one cause, first seen here",
+                               n, n == 1 ? "" : "s", n == 1 ? "s" : "");
+      if (n > kListedSites) f.notes.push_back(fmt::format("and {} more call sites", n - kListedSites));
     }
   }
 };

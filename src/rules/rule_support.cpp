@@ -35,6 +35,19 @@ void EventGroup::add_example(std::string_view name, size_t max) {
   if (std::find(examples.begin(), examples.end(), name) == examples.end()) examples.emplace_back(name);
 }
 
+void EventGroup::add_module(std::string_view path) {
+  // A line runs in as many modules as the model has layers (tens): a linear search is fine.
+  if (std::find(modules.begin(), modules.end(), path) == modules.end()) modules.emplace_back(path);
+}
+
+std::string modules_note(const EventGroup& g) {
+  constexpr size_t kListed = 6;
+  std::string text = fmt::format("the same line runs in {} modules: ", g.modules.size());
+  for (size_t i = 0; i < g.modules.size() && i < kListed; ++i) text += (i ? ", " : "") + g.modules[i];
+  if (g.modules.size() > kListed) text += fmt::format(" and {} more", g.modules.size() - kListed);
+  return text;
+}
+
 EventGroup& GroupMap::get(const std::string& key, bool* created) {
   auto [it, inserted] = index_.try_emplace(key, groups_.size());
   if (inserted) groups_.emplace_back();

@@ -31,6 +31,7 @@ struct EventGroup {
   int64_t self_ns = 0;       // self time of host ops, when the rule tracks it
   int category = 0;          // rule-specific
   std::vector<std::string> examples;  // a few distinct raw names
+  std::vector<std::string> modules;   // distinct module paths seen (add_module), first seen first
 
   void add(int32_t step, int64_t ns) {
     ++count;
@@ -38,7 +39,11 @@ struct EventGroup {
     add_saturating(time_ns, ns);
   }
   void add_example(std::string_view name, size_t max = 3);
+  void add_module(std::string_view path);
 };
+
+// "in 4 modules: model.blocks.0.attn, model.blocks.1.attn, ..." for a group seen in several.
+std::string modules_note(const EventGroup& g);
 
 // Groups keyed by an arbitrary string, in first-seen order.
 class GroupMap {

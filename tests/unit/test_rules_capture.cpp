@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "rules/builtin_rules.hpp"
 #include "rules/capture_rules.hpp"
 #include "trace_builder.hpp"
 
@@ -35,9 +36,10 @@ class CaptureBuilder {
   }
 
   CaptureBuilder& op(std::string_view name, std::initializer_list<T> in, std::initializer_list<T> out,
-                     std::string file = "model.py", int line = 1) {
+                     std::string file = "model.py", int line = 1, std::string_view module = {}) {
     Op op;
     op.name = t_.intern(name);
+    if (!module.empty()) op.module = t_.intern(module);
     op.kind = OpKind::Aten;
     op.pid = op.tid = 1;
     op.start_ns = now_;
@@ -87,6 +89,7 @@ class CaptureBuilder {
 };
 
 std::vector<Finding> contig(const Trace& t) { return test::run_rule(contig002_rule(), t); }
+std::vector<Finding> contig001(const Trace& t) { return test::run_rule(contig001_rule(), t); }
 std::vector<Finding> dynshape(const Trace& t) { return test::run_rule(dynshape001_rule(), t); }
 
 // --- CONTIG002 ---------------------------------------------------------------------------
@@ -131,6 +134,44 @@ TEST(Contig002, ImplicitCopyInsideMatmulIsFoundThroughViews) {
   EXPECT_EQ(f[0].metric("bytes"), 2 * 4 * 8 * 16 * 4);
   EXPECT_NE(f[0].message.find("aten::transpose.int at attn.py:6"), std::string::npos) << f[0].message;
   EXPECT_NE(f[0].message.find("copies it inside the call"), std::string::npos) << f[0].message;
+}
+
+// The same trace seen by CONTIG001: the clone is the bmm call's own copy, which CONTIG002
+// reports; one problem is one finding.
+TEST(Contig001, CopyInsideAMatmulCallIsLeftToContig002) {
+  CaptureBuilder b;
+  b.step(1)
+      .op("aten::transpose.int", {{2, {2, 8, 4, 16}, {512, 64, 16, 1}}}, {{3, {2, 4, 8, 16}, {512, 16, 64, 1}}},
+          "attn.py", 6)
+      .op("aten::clone", {{3, {2, 4, 8, 16}, {512, 16, 64, 1}}}, {{8, {2, 4, 8, 16}, {512, 128, 16, 1}}}, "attn.py", 8)
+      .op("aten::_unsafe_view", {{8, {2, 4, 8, 16}, {512, 128, 16, 1}}}, {{9, {8, 8, 16}, {128, 16, 1}}}, "attn.py", 8)
+      .op("aten::bmm", {{9, {8, 8, 16}, {128, 16, 1}}, {12, {8, 16, 8}, {128, 1, 16}}}, {{13, {8, 8, 8}, {64, 8, 1}}},
+          "attn.py", 8);
+  Trace t = b.build();
+  EXPECT_TRUE(contig001(t).empty());
+  EXPECT_EQ(contig(t).size(), 1u);
+}
+
+// `.permute(...).contiguous()` at one line of a block that runs in every layer: one finding.
+TEST(Contig001, OneLineInEveryLayerIsOneFinding) {
+  CaptureBuilder b;
+  b.step(1);
+  for (int layer = 0; layer < 3; ++layer) {
+    std::string module = "model.blocks." + std::to_string(layer) + ".attn";
+    int64_t id = 10 * (layer + 1);
+    b.op("aten::permute", {{id, {4, 8, 16}, {128, 16, 1}}}, {{id + 1, {8, 4, 16}, {16, 128, 1}}}, "block.py", 7, module)
+        .op("aten::clone", {{id + 1, {8, 4, 16}, {16, 128, 1}}}, {{id + 2, {8, 4, 16}, {64, 16, 1}}}, "block.py", 7,
+            module)
+        .op("aten::_softmax", {{id + 2, {8, 4, 16}, {64, 16, 1}}}, {{id + 3, {8, 4, 16}, {64, 16, 1}}}, "block.py", 8,
+            module);
+  }
+  auto f = contig001(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.line, 7);
+  EXPECT_EQ(f[0].metric("count"), 3);
+  ASSERT_FALSE(f[0].notes.empty());
+  EXPECT_NE(f[0].notes.back().find("3 modules: model.blocks.0.attn, model.blocks.1.attn, model.blocks.2.attn"),
+            std::string::npos) << f[0].notes.back();
 }
 
 TEST(Contig002, ContiguousAndTransposedMatmulOperandsAreClean) {
@@ -219,6 +260,38 @@ TEST(Dynshape001, ShapeChangingEveryStepIsFlaggedOncePerLine) {
   EXPECT_NE(f[0].message.find("[17,64]"), std::string::npos) << f[0].message;
   EXPECT_NE(f[0].message.find("aten::add.Tensor, aten::mm"), std::string::npos) << f[0].message;
   EXPECT_NE(f[0].fix.find("pad"), std::string::npos);
+}
+
+// A sequence length that varies reaches every line after it: one finding at the first line,
+// the others as notes; a line whose shapes change in other steps is another cause.
+TEST(Dynshape001, LinesChangingInTheSameStepsAreOneCause) {
+  CaptureBuilder b;
+  const int64_t lengths[] = {17, 23, 31, 31};
+  int64_t id = 1;
+  for (int s = 0; s < 4; ++s) {
+    int64_t n = lengths[s];
+    int64_t last = s == 3 ? 5 : 8;   // a short last batch: another cause, in step 4 only
+    b.step(s + 1)
+        .op("aten::embedding", {{1000, {512, 64}, {64, 1}}, {id, {8, n}, {n, 1}}}, {{id + 1, {8, n, 64}, {n * 64, 64, 1}}},
+            "model.py", 10)
+        .op("aten::mm", {{id + 1, {8 * n, 64}, {64, 1}}, {1001, {64, 64}, {64, 1}}}, {{id + 2, {8 * n, 64}, {64, 1}}},
+            "model.py", 20)
+        .op("aten::gelu", {{id + 2, {8 * n, 64}, {64, 1}}}, {{id + 3, {8 * n, 64}, {64, 1}}}, "model.py", 30)
+        .op("aten::mm", {{id + 4, {last, 64}, {64, 1}}, {1001, {64, 64}, {64, 1}}}, {{id + 5, {last, 64}, {64, 1}}},
+            "head.py", 5);
+    id += 10;
+  }
+  auto f = dynshape(b.build());
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].location.line, 10);
+  EXPECT_EQ(f[0].metric("sites"), 3);
+  EXPECT_EQ(f[0].metric("new_shapes"), 6);   // two new shapes at each of three lines
+  ASSERT_EQ(f[0].notes.size(), 3u);           // the cost note, then the two other lines
+  EXPECT_NE(f[0].notes[1].find("model.py:20"), std::string::npos) << f[0].notes[1];
+  EXPECT_NE(f[0].notes[2].find("model.py:30"), std::string::npos) << f[0].notes[2];
+  EXPECT_NE(f[0].message.find("2 more call sites change shape in the same steps"), std::string::npos) << f[0].message;
+  EXPECT_EQ(f[1].location.file, "head.py");
+  EXPECT_EQ(f[1].metric("sites"), 1);
 }
 
 // A line that sees two shapes in every step (e.g. a helper called for q and for kv) is
