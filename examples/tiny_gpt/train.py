@@ -8,7 +8,7 @@ with the problems npu-doctor finds planted on purpose:
   - q/k/v permuted and fed to matmul without layout care (strided inputs, hidden copies)
   - hand-written RMSNorm, rotary (rotate_half), softmax, SwiGLU and tanh-GELU
                                                          (fused NPU kernels exist for these)
-  - AdamW(foreach=False): one .item() per parameter per step on torch < 2
+  - AdamW(foreach=False): a Python loop of small ops per parameter (fused AdamW exists)
   - a sequence length that changes every step and x[mask] (dynamic shapes: recompiles)
 
     python examples/tiny_gpt/train.py --steps 6            # the problems

@@ -146,5 +146,18 @@ def is_user_frame(frame):
     return is_user
 
 
+_optimizer_code = {}   # code object -> bool
+
+
+def is_torch_optimizer_code(code):
+    """Code of torch.optim (torch's own optimizers and their helpers)."""
+    hit = _optimizer_code.get(code)
+    if hit is None:
+        path = os.path.abspath(code.co_filename)
+        hit = any(path.startswith(d + "optim" + os.sep) for d in _library_dirs)
+        _optimizer_code[code] = hit
+    return hit
+
+
 def caller(depth):
     return sys._getframe(depth + 1)

@@ -208,6 +208,16 @@ SYNC_METHODS = {
 }
 
 
+def _optimizer_step_counter(tensor, caller):
+    """torch.optim reading its own 0-dim CPU `step` (Adam, AdamW... without capturable):
+    the counter stays on the host when the parameters move to the NPU, so the read syncs
+    nothing there."""
+    try:
+        return tensor.device.type == "cpu" and tensor.dim() == 0 and _frames.is_torch_optimizer_code(caller.f_code)
+    except Exception:
+        return False
+
+
 class TensorPatches:
     def __init__(self, rec):
         self._rec = rec
@@ -321,12 +331,19 @@ class TensorPatches:
         rec = self._rec
         event_name = "Tensor.to(cpu)" if name == "to" else "Tensor." + name
         is_to = name == "to"
+        is_item = name == "item"
         mutes_ops = name in ("__repr__", "__format__")
 
         @functools.wraps(orig)
         def wrapper(self, *args, **kwargs):
             if not rec.recording or rec.in_sync:
                 return orig(self, *args, **kwargs)
+            if is_item and _optimizer_step_counter(self, sys._getframe(1)):
+                muted, rec.mute_ops = rec.mute_ops, True   # nor its aten::_local_scalar_dense
+                try:
+                    return orig(self, *args, **kwargs)
+                finally:
+                    rec.mute_ops = muted
             rec.in_sync = True   # syncs nested inside (e.g. __repr__ -> item) are one event
             rec.mute_ops = mutes_ops   # printing's own bookkeeping ops are not the program's
             t0 = rec.now()

@@ -84,6 +84,13 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertEqual(hits[0]["metrics"]["per_step"], 1)
         self.assertIn("Tensor.item", hits[0]["message"])
 
+    def test_optimizer_step_counter_is_not_a_sync(self):
+        run = self.run_once("adam", "adam_step_counter.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        syncs = run.findings("SYNC001")
+        self.assertEqual([(os.path.basename(f["location"]["file"]), f["location"]["line"]) for f in syncs],
+                         [("adam_step_counter.py", planted_line("adam_step_counter.py"))], json.dumps(syncs, indent=1))
+
     def test_loss_is_bitwise_identical_with_and_without_capture(self):
         code, plain = plain_run("sync_item.py")
         self.assertEqual(code, 0)
