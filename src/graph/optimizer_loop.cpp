@@ -2,6 +2,7 @@
 
 #include <numeric>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace npud::graph {
 namespace {
@@ -22,6 +23,31 @@ struct UnionFind {
 uint64_t line_key(const Trace& t, const Op& op) {
   const Frame* f = t.user_frame(op);
   return f ? (uint64_t(f->file) << 32) | uint32_t(f->line) : 0;
+}
+
+// Storages the forward pass reads as leaves (tensors not made in the step): the parameters,
+// and the batch. An optimizer update writes into one of them in place; clip_grad_norm_
+// (writes .grad), feature-building helpers and logging after backward do not.
+std::unordered_set<int64_t> forward_leaf_storages(const DataflowGraph& g) {
+  std::unordered_set<int64_t> out;
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    if (g.node(i).phase != Phase::Forward) continue;
+    auto in = g.inputs(i);
+    for (uint32_t k = 0; k < in.size(); ++k) {
+      if (in[k].node != kNone) continue;
+      const TensorMeta* m = g.input_meta(i, k);
+      if (m && m->storage != kUnset) out.insert(m->storage);
+    }
+  }
+  return out;
+}
+
+// An in-place op (add_, addcdiv_, copy_...) whose written tensor lives in one of `storages`.
+bool writes_into(const DataflowGraph& g, uint32_t n, const std::unordered_set<int64_t>& storages) {
+  std::string_view base = g.node(n).base;
+  if (base.empty() || base.back() != '_' || g.node(n).inputs_count == 0) return false;
+  const TensorMeta* self = g.input_meta(n, 0);
+  return self && self->storage != kUnset && storages.count(self->storage) > 0;
 }
 
 }  // namespace
@@ -59,9 +85,12 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
       if (r.node != kNone && group[r.node] == group[i]) uf.unite(r.node, i);
     }
   }
-  // Chains: signature of each component, in node order (the root is its first node).
+  // Chains: signature of each component, in node order (the root is its first node), and
+  // whether it updates a parameter (only such chains are an optimizer's).
+  const std::unordered_set<int64_t> params = forward_leaf_storages(g);
   std::unordered_map<uint32_t, std::string> signature;
   std::unordered_map<uint32_t, size_t> length;
+  std::unordered_set<uint32_t> updates;
   for (uint32_t i = 0; i < n; ++i) {
     if (group[i] == kNone) continue;
     uint32_t r = uf.find(i);
@@ -69,6 +98,7 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
     if (!s.empty()) s += ',';
     s += g.node(i).base;
     ++length[r];
+    if (writes_into(g, i, params)) updates.insert(r);
   }
   // Count chains per (line group, signature) and keep repeated ones; then merge across scopes
   // by (line, signature).
@@ -77,7 +107,7 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
   std::vector<std::string> order;
   for (uint32_t i = 0; i < n; ++i) {
     if (group[i] == kNone || uf.find(i) != i) continue;
-    if (length[i] < min_ops) continue;
+    if (length[i] < min_ops || !updates.count(i)) continue;
     std::string key = std::to_string(group[i]) + '\x1f' + signature[i];
     auto [it, inserted] = per_group.try_emplace(key);
     if (inserted) {

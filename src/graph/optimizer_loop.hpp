@@ -2,8 +2,10 @@
 // foreach=False path, hand-written SGD/Adam) runs the same short chain of small ops once per
 // parameter. Found without knowing the optimizer: after the backward pass, outside any module,
 // the ops at one user line (the `opt.step()` call) are split into connected chains by the
-// dataflow edges among them; chains with the same op sequence are counted. Linear: one pass
-// and a union-find.
+// dataflow edges among them; chains that write in place into a parameter (a storage the
+// forward pass read as a leaf) and have the same op sequence are counted. A hand-written
+// `p.data.add_(p.grad, alpha=-lr)` is a one-op chain; clip_grad_norm_ (writes .grad) and
+// helpers that build new tensors are not optimizers. Linear: one pass and a union-find.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +25,8 @@ struct LoopGroup {
   size_t scopes = 0;            // (step, thread) scopes it was seen in
 };
 
-// Chains of at least `min_ops` ops repeated at least `min_repeats` times in one scope.
-std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_ops = 3, size_t min_repeats = 4);
+// Parameter-updating chains of at least `min_ops` ops repeated at least `min_repeats` times
+// in one scope.
+std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_ops = 1, size_t min_repeats = 4);
 
 }  // namespace npud::graph

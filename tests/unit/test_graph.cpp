@@ -212,9 +212,17 @@ TEST(Matcher, AttentionThroughViewsWithMaskAndScale) {
   EXPECT_EQ(m[0].anchor, 4u);
 }
 
-TEST(OptimizerLoop, RepeatedChainsAfterBackward) {
+// A forward pass that reads 5 parameters (ids 1000, 1010... : leaves of the step) and the
+// backward seed: what every optimizer-loop test starts from.
+Capture forward_and_backward() {
   Capture c;
+  for (int p = 0; p < 5; ++p) c.op("aten::mm", {{10 + p}, {1000 + p * 10}}, {{20 + p}}, 12, "model.layer");
   c.op("aten::ones_like", {{500, {}}}, {{501, {}}}, 20, "");
+  return c;
+}
+
+TEST(OptimizerLoop, RepeatedChainsAfterBackward) {
+  Capture c = forward_and_backward();
   for (int p = 0; p < 5; ++p) {
     int64_t b = 1000 + p * 10;
     c.op("aten::mul_.Tensor", {{b + 1}}, {{b + 1}}, 21, "")
@@ -228,6 +236,40 @@ TEST(OptimizerLoop, RepeatedChainsAfterBackward) {
   EXPECT_EQ(loops[0].chains, 5u);
   EXPECT_EQ(loops[0].chain_ops, 4u);
   EXPECT_EQ(loops[0].signature, "mul_,add_,sqrt,addcdiv_");
+}
+
+// `for p in model.parameters(): p.data.add_(p.grad, alpha=-lr)`: one op per parameter, written
+// through `.data` (another tensor id, the parameter's storage).
+TEST(OptimizerLoop, HandWrittenSgdIsOneOpPerParameter) {
+  Capture c = forward_and_backward();
+  for (int p = 0; p < 5; ++p) {
+    int64_t b = 1000 + p * 10;
+    c.op("aten::add_.Tensor", {{5000 + p, {4}, b}, {b + 2}}, {{5000 + p, {4}, b}}, 30, "");
+  }
+  DataflowGraph g(c.done());
+  auto loops = find_optimizer_loops(g);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].chains, 5u);
+  EXPECT_EQ(loops[0].signature, "add_");
+}
+
+// After backward, outside modules, repeated per parameter, but no parameter written:
+// clip_grad_norm_ (norms, then mul_ into each .grad) and a helper that builds features.
+TEST(OptimizerLoop, ChainsThatWriteNoParameterAreNotOptimizers) {
+  Capture c = forward_and_backward();
+  for (int p = 0; p < 5; ++p) {
+    int64_t grad = 1000 + p * 10 + 2;
+    c.op("aten::linalg_vector_norm", {{grad}}, {{7000 + p, {}}}, 40, "");
+  }
+  for (int p = 0; p < 5; ++p) {
+    int64_t grad = 1000 + p * 10 + 2;
+    c.op("aten::mul_.Tensor", {{grad}, {7100, {}}}, {{grad}}, 40, "");
+  }
+  for (int p = 0; p < 5; ++p)
+    c.op("aten::pow.Tensor_Scalar", {{8000 + p}}, {{8100 + p}}, 50, "")
+        .op("aten::cat", {{8100 + p}, {8000 + p}}, {{8200 + p}}, 50, "");
+  DataflowGraph g(c.done());
+  EXPECT_TRUE(find_optimizer_loops(g).empty());
 }
 
 TEST(Patterns, MinimumVersionsComeFromTheKnowledgeBase) {
