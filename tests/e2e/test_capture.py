@@ -146,6 +146,15 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertEqual(early.code, 2, early.stderr)
         self.assertIn("ended before step 2", early.stderr)
 
+    def test_hand_written_sgd_loop_is_an_optimizer_loop(self):
+        self.need_rule("FUSE007")
+        run = self.run_once("hand-sgd-marked", "hand_sgd_marked.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        hits = run.at("FUSE007", "hand_sgd_marked.py", planted_line("hand_sgd_marked.py"))
+        self.assertEqual(len(hits), 1, json.dumps(run.findings("FUSE007"), indent=1))
+        self.assertEqual(hits[0]["metrics"]["per_step"], 6)   # one update per parameter
+        self.assertIn("_foreach_add_", hits[0]["fix"])
+
     def test_killed_program_still_gets_a_report(self):
         run = self.run_once("killed", "killed.py")
         self.assertEqual(run.code, 128 + 9, run.stderr)
