@@ -139,7 +139,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
     if (o.format == "json") render_json(os, report);
     else if (o.format == "html") render_html(os, report, trace);
     else if (o.format == "sarif") render_sarif(os, sarif_from_report(report));
-    else render_text(os, report, TextOptions{color, o.verbose});
+    else render_text(os, report, TextOptions{color, o.verbose, matches_any("HOT001", o.select)});
   });
   if (!written) return kExitBadInput;
   if (!o.require_steps.empty() && trace.steps.empty()) {

@@ -39,6 +39,7 @@ ReportSummary summarize(const Trace& trace);
 struct TextOptions {
   bool color = false;
   bool verbose = false;          // all notes and every finding of a rule (default: top 5 per rule)
+  bool host_ranking = false;     // show HOT001's host-op timings (always with verbose)
 };
 void render_text(std::ostream& os, const Report& report, const TextOptions& opts);
 // One JSON object; schema in docs/json-schema.md (kJsonSchemaVersion).

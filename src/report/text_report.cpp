@@ -1,5 +1,7 @@
-// Terminal report: grouped by rule, worst rule first, a few findings per rule, and a
-// one-line summary. Everything that comes from the input goes through terminal_safe().
+// Terminal report: the top problems in one line each, then the findings grouped by rule,
+// worst rule first, a few findings per rule, and a one-line summary. HOT001 (where this
+// machine's CPU spent its time: no NPU cost) is shown on request only. Everything that comes
+// from the input goes through terminal_safe().
 #include <algorithm>
 #include <map>
 
@@ -16,6 +18,9 @@ namespace {
 
 constexpr size_t kFindingsPerRule = 5;
 constexpr size_t kNotesPerFinding = 2;
+constexpr size_t kTopProblems = 5;
+constexpr size_t kTopLineWidth = 110;
+constexpr std::string_view kHostRanking = "HOT001";
 
 using Style = TextStyle;
 
@@ -92,9 +97,31 @@ std::string summary_line(const Report& report) {
                      report.summary.source.empty() ? "<input>" : report.summary.source);
 }
 
+// "top problems": the first findings in ranking order (severity, then estimated cost), one
+// line each, so the first screen says what to fix first. Only when there is more than one.
+static void render_top(std::ostream& os, const Report& report, const Style& st) {
+  std::vector<const Finding*> top;
+  for (const Finding& f : report.findings)
+    if (f.rule != kHostRanking && top.size() < kTopProblems) top.push_back(&f);
+  if (top.size() < 2) return;
+  os << st.bold("top problems") << st.dim(" (severity, then estimated time lost; docs/json-schema.md `cost_ns`)")
+     << '\n';
+  for (size_t i = 0; i < top.size(); ++i) {
+    std::string line = terminal_safe(top[i]->message);
+    if (line.size() > kTopLineWidth) {
+      size_t cut = kTopLineWidth - 3;
+      while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;   // not inside a UTF-8 char
+      line = line.substr(0, cut) + "...";
+    }
+    os << fmt::format("  {}. {:<12}", i + 1, top[i]->rule) << line << '\n';
+  }
+  os << '\n';
+}
+
 void render_text(std::ostream& os, const Report& report, const TextOptions& opts) {
   Style st{opts.color};
   if (report.amp) render_amp_text(os, *report.amp, opts.color);
+  render_top(os, report, st);
   // Rules in order of their worst finding (findings arrive sorted worst first).
   std::vector<std::string> order;
   std::map<std::string, std::vector<const Finding*>> by_rule;
@@ -105,6 +132,13 @@ void render_text(std::ostream& os, const Report& report, const TextOptions& opts
   }
   for (const std::string& id : order) {
     const auto& list = by_rule[id];
+    if (id == kHostRanking && !opts.verbose && !opts.host_ranking) {
+      os << st.dim(fmt::format("{} hot-ops: {} host-op timings of this machine's CPU, not NPU costs "
+                               "(--verbose or --select {} shows them)",
+                               kHostRanking, list.size(), kHostRanking))
+         << "\n\n";
+      continue;
+    }
     Severity worst = list.front()->severity;
     const Rule* rule = find_trace_rule(id);
     std::string name = rule ? std::string(rule->name()) : "";

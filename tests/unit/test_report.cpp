@@ -179,7 +179,7 @@ TEST(JsonWriter, MisuseThrows) {
 // --- text ---
 
 TEST(ReportText, GroupsByRuleWorstFirstAndEndsWithSummary) {
-  std::string out = text_of(sample_report());
+  std::string out = text_of(sample_report(), {.color = false, .verbose = false, .host_ranking = true});
   size_t sync = out.find("SYNC001 host-device-sync  error  1 finding");
   size_t fallback = out.find("FALLBACK002 cpu-fallback-op  warning  1 finding");
   size_t hot = out.find("HOT001 hot-ops  info  7 findings");
@@ -199,6 +199,22 @@ TEST(ReportText, GroupsByRuleWorstFirstAndEndsWithSummary) {
   EXPECT_NE(out.find("op list: torch_npu 2.1.0 (release tag v5.0.0-pytorch2.1.0, op-plugin 5d116fc37455; chosen"), std::string::npos) << out;
   EXPECT_TRUE(out.ends_with("9 findings (1 error, 1 warning, 7 info) in trace.json\n")) << out;
   EXPECT_EQ(out.find('\x1b'), std::string::npos);  // no colour unless asked
+}
+
+// The first screen: what to fix first, one line each; HOT001 (host CPU timings) only on request.
+TEST(ReportText, OpensWithTopProblemsAndHidesHostTimings) {
+  std::string out = text_of(sample_report());
+  size_t top = out.find("top problems");
+  size_t first = out.find("  1. SYNC001");
+  size_t second = out.find("  2. FALLBACK002");
+  ASSERT_NE(top, std::string::npos) << out;
+  ASSERT_NE(first, std::string::npos) << out;
+  ASSERT_NE(second, std::string::npos) << out;
+  EXPECT_LT(top, out.find("SYNC001 host-device-sync"));
+  EXPECT_EQ(out.find("  3. HOT001"), std::string::npos) << out;
+  EXPECT_EQ(out.find("HOT001 hot-ops  info"), std::string::npos) << out;
+  EXPECT_NE(out.find("HOT001 hot-ops: 7 host-op timings of this machine's CPU, not NPU costs"), std::string::npos) << out;
+  EXPECT_TRUE(out.ends_with("9 findings (1 error, 1 warning, 7 info) in trace.json\n")) << out;
 }
 
 TEST(ReportText, VerboseShowsEverything) {
