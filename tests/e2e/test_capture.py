@@ -85,11 +85,11 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertIn("Tensor.item", hits[0]["message"])
 
     def test_optimizer_step_counter_is_not_a_sync(self):
-        run = self.run_once("adam", "adam_step_counter.py")
+        run = self.run_once("adam", "sync_item.py", program_args=("--adam",))
         self.assertEqual(run.code, 0, run.stderr)
         syncs = run.findings("SYNC001")
         self.assertEqual([(os.path.basename(f["location"]["file"]), f["location"]["line"]) for f in syncs],
-                         [("adam_step_counter.py", planted_line("adam_step_counter.py"))], json.dumps(syncs, indent=1))
+                         [("sync_item.py", planted_line("sync_item.py"))], json.dumps(syncs, indent=1))
 
     def test_loss_is_bitwise_identical_with_and_without_capture(self):
         code, plain = plain_run("sync_item.py")
@@ -148,11 +148,11 @@ class CaptureEndToEnd(unittest.TestCase):
 
     def test_hand_written_sgd_loop_is_an_optimizer_loop(self):
         self.need_rule("FUSE007")
-        run = self.run_once("hand-sgd-marked", "hand_sgd_marked.py")
+        run = self.run_once("hand-sgd-marked", "hand_sgd.py", program_args=("--mark-steps",))
         self.assertEqual(run.code, 0, run.stderr)
-        hits = run.at("FUSE007", "hand_sgd_marked.py", planted_line("hand_sgd_marked.py"))
+        hits = run.at("FUSE007", "hand_sgd.py", planted_line("hand_sgd.py"))
         self.assertEqual(len(hits), 1, json.dumps(run.findings("FUSE007"), indent=1))
-        self.assertEqual(hits[0]["metrics"]["per_step"], 6)   # one update per parameter
+        self.assertEqual(hits[0]["metrics"]["per_step"], 4)   # one update per parameter
         self.assertIn("_foreach_add_", hits[0]["fix"])
 
     def test_killed_program_still_gets_a_report(self):

@@ -12,6 +12,8 @@ import torch
 def parse_args():
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--mark-steps", action="store_true", help="end each step with npu_doctor.step()")
+    p.add_argument("--adam", action="store_true", help="torch.optim.Adam(foreach=False) instead of SGD")
     return p.parse_args()
 
 

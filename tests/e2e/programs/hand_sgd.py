@@ -1,10 +1,13 @@
 # Planted: a training loop without torch.optim (hand-written SGD), so no optimizer.step()
 # ever ends a step: `run` must say that nothing was recorded, not report an all-clear.
+# With --mark-steps the loop ends each step with npu_doctor.step(), as `run` then asks, and
+# the per-parameter update is the finding (FUSE007: torch._foreach_add_ does it at once).
 import torch
 
 from common import make_model, parse_args
 
-steps = parse_args().steps
+args = parse_args()
+steps = args.steps
 model = make_model()
 lr = 0.1
 for step in range(steps):
@@ -15,4 +18,7 @@ for step in range(steps):
     with torch.no_grad():
         for p in model.parameters():
             p.add_(p.grad, alpha=-lr)  # PLANTED
+    if args.mark_steps:
+        import npu_doctor
+        npu_doctor.step()
     print("step", step, "loss", repr(float(loss)))

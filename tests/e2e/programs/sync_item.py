@@ -1,4 +1,8 @@
-# Planted: loss.item() every step.
+# Planted: loss.item() every step. With --adam the optimizer is Adam(foreach=False), which
+# reads its CPU step counter with .item() for every parameter, every step: that counter stays
+# on the host when the model moves to the NPU, so it is no sync (the planted line stays the one).
+import functools
+
 import torch
 
 from common import parse_args, train
@@ -13,4 +17,5 @@ def step(model, i):
     return loss
 
 
-train(step, parse_args().steps)
+args = parse_args()
+train(step, args.steps, functools.partial(torch.optim.Adam, foreach=False) if args.adam else torch.optim.SGD)
