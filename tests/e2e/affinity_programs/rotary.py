@@ -21,6 +21,7 @@ class Rotary(nn.Module):
         self.cos, self.sin = emb.cos(), emb.sin()
         self.inter_cos, self.inter_sin = freqs.repeat_interleave(2, -1).cos(), freqs.repeat_interleave(2, -1).sin()
         self.freqs_cis = torch.polar(torch.ones_like(freqs), freqs)
+        self.pair_cos, self.pair_sin = freqs.cos(), freqs.sin()
 
     def forward(self, x):
         x = self.inp(x)
@@ -29,7 +30,10 @@ class Rotary(nn.Module):
         b = a * self.inter_cos + rot * self.inter_sin  # VARIANT interleaved 1
         bc = torch.view_as_complex(b.float().reshape(*b.shape[:-1], -1, 2))
         c = torch.view_as_real(bc * self.freqs_cis).flatten(-2)  # VARIANT complex 1
-        return c * self.cos + c.flip(-1) * self.sin  # NEARMISS flip
+        x0, x1 = c.reshape(*c.shape[:-1], -1, 2).unbind(-1)
+        d = torch.stack((x0 * self.pair_cos - x1 * self.pair_sin, x1 * self.pair_cos + x0 * self.pair_sin), -1)  # VARIANT pairs 1
+        d = d.flatten(-2)
+        return d * self.cos + d.flip(-1) * self.sin  # NEARMISS flip
 
 
 if __name__ == "__main__":
