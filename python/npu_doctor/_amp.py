@@ -265,8 +265,9 @@ class AmpSession:
         if self._in_optimizer or info.is_view:
             return False
         smap = self.shadows
-        if mutated and self._accumulates_grad(mutated):
-            return False   # autocast's parameters stay fp32, and so do their .grad sums
+        if mutated:   # an in-place op runs in the precision of the tensor it writes
+            if self._accumulates_grad(mutated):
+                return False   # autocast's parameters stay fp32, and so do their .grad sums
             return any(t.is_floating_point() and smap.is_lowp(t) for t in mutated)
         floats = [t for t in inputs if t.is_floating_point()]
         if not floats:
