@@ -52,18 +52,17 @@ def _wrap_step_of(cls):
     @functools.wraps(orig)
     def step(self, *args, **kwargs):
         _step_depth[0] += 1
-        rec = active
-        outer = None
+        rec = active if _step_depth[0] == 1 else None
+        # The optimizer's ops walk the stack up to this frame only.
+        previous = rec.enter_call(sys._getframe()) if rec is not None else None
         try:
             if _step_depth[0] == 1:
                 _notify_step_begin(self)
-                if rec is not None:   # the optimizer's ops walk the stack up to here only
-                    outer = rec.enter_call(sys._getframe())
             result = orig(self, *args, **kwargs)
         finally:
             _step_depth[0] -= 1
-            if outer is not None:
-                rec.leave_call(outer)
+            if rec is not None:
+                rec.leave_call(previous)
         if _step_depth[0] == 0:
             _notify_step()
         return result

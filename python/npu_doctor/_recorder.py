@@ -233,14 +233,13 @@ class Recorder:
     def enter_call(self, frame):
         """A call the program makes outside any module (optimizer.step()) runs many ops: their
         stacks end in `frame`'s, walked once (_frames.user_stack_json's boundary). Returns
-        what leave_call restores."""
-        modules = self._modules
-        outer = (modules.boundary,)
-        modules.boundary = [frame, None]
-        return outer
+        the boundary leave_call restores."""
+        previous = self._modules.boundary
+        self._modules.boundary = [frame, None]
+        return previous
 
-    def leave_call(self, outer):
-        self._modules.boundary = outer[0]
+    def leave_call(self, previous):
+        self._modules.boundary = previous
 
     def note_once(self, key, line):
         """One line on stderr, the first time `key` comes up: what the capture skipped."""
@@ -448,16 +447,15 @@ class Recorder:
         self._seq += 1
         modules = self._modules
         module = stack = None
-        if self._dispatch_depth == 1:   # ops the shim runs inside another op's kernel make no node
-            back = self.links.backward_of()
-            if back is not None:   # a backward op: the forward op's module and stack, and its name
-                fwd, module, stack = back
-                extra = '"bwd":"%s"' % fwd + ("," + extra if extra else "")
-            elif self._grad_in:
-                module, stack = modules.current_json, _frames.user_stack_json(frame, modules.boundary)
-                self.links.note_forward(name, module, stack)
-        if stack is None:
+        # Ops the shim runs inside another op's kernel make no autograd node.
+        back = self.links.backward_of() if self._dispatch_depth == 1 else None
+        if back is not None:   # a backward op: the forward op's module and stack, and its name
+            fwd, module, stack = back
+            extra = '"bwd":"%s"' % fwd + ("," + extra if extra else "")
+        if stack is None:      # forward op, or a backward op whose forward op is not known
             module, stack = modules.current_json, _frames.user_stack_json(frame, modules.boundary)
+        if back is None and self._dispatch_depth == 1 and self._grad_in:
+            self.links.note_forward(name, module, stack)
         self._write(
             '{"ph":"X","cat":"aten","name":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f,'
             '"args":{"seq":%d,"step":%d,"module":%s,"stack":%s,"inputs":[%s],"outputs":[%s]%s}}'
