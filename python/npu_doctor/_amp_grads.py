@@ -4,6 +4,7 @@ autocast calls (docs/formats/amp.md, "Gradients" and "Loss scaling").
 
 import functools
 import json
+import math
 import sys
 import threading
 
@@ -70,7 +71,7 @@ def _chunk_counts(grads, loss_scale, buckets):
         total, zero, below_tiny, over = _tolist(_cpu(head))
     except RuntimeError:   # a device without frexp or bincount kernels
         return _exact_counts(grads, loss_scale, buckets)
-    if not (total == total and total != float("inf")):
+    if not math.isfinite(total):
         return _exact_counts(grads, loss_scale, buckets)
     hist = [int(x) for x in _tolist(_cpu(hist))]
     zero = int(zero)

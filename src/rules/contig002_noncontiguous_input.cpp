@@ -345,6 +345,9 @@ const Rule& contig002_rule() {
 
 std::vector<uint8_t> copies_inside_matmul_calls(const Trace& t, const TraceIndex& index) {
   std::vector<uint8_t> copies;
+  // An implicit copy is found through recorded outputs (captures); CONTIG001 runs on every
+  // profile, so skip the scan where there are none.
+  if (std::none_of(t.ops.begin(), t.ops.end(), [](const Op& op) { return op.outputs_count > 0; })) return copies;
   NonContiguousInput::scan(t, index, [&](uint32_t, size_t, const NonContiguousInput::Finding_input& found) {
     if (!found.implicit || found.copy_op == kNone) return;
     if (copies.empty()) copies.resize(t.ops.size());

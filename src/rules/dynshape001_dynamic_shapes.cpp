@@ -177,7 +177,7 @@ class DynamicShapes final : public Rule {
       Finding& first = out[it->second];
       size_t& n = others[it->second];
       ++n;
-      first.cost_ns += f.cost_ns;
+      add_saturating(first.cost_ns, f.cost_ns);
       for (Metric& m : first.metrics) {
         if (m.key == "sites") m.value += 1;
         else if (m.key == "new_shapes") m.value += f.metric("new_shapes");
