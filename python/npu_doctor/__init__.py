@@ -80,10 +80,10 @@ class capture:
 
 
 def step():
-    """Marks the end of one step. Once called, optimizer.step() no longer counts steps."""
+    """Marks the end of one step. Once called, optimizer.step() and backward() no longer end steps."""
     rec = _current[0]
     if rec is not None:
-        rec.on_step_end(explicit=True)
+        rec.on_step_end("explicit")
 
 
 def _normalize_steps(steps):

@@ -99,6 +99,8 @@ class _CaptureMode(TorchDispatchMode):
         if kwargs is None:
             kwargs = {}
         rec = self._rec
+        if rec.cut_at_forward and rec._dispatch_depth == 0:
+            rec.forward_may_start(args)
         if not rec.recording or rec.mute_ops:
             return func(*args, **kwargs)
         rec._dispatch_depth += 1

@@ -7,6 +7,8 @@ its exception through) unchanged; recording happens around it and never raises.
 
 import functools
 import inspect
+import linecache
+import re
 import sys
 
 from . import _frames
@@ -25,7 +27,7 @@ def _notify_step():
         amp = getattr(rec, "amp", None)
         if amp is not None:
             amp.after_optimizer_step()
-        rec.on_step_end(explicit=False)
+        rec.on_step_end("optimizer")
 
 
 def _notify_step_begin(optimizer):
@@ -167,7 +169,8 @@ _autograd_patched = [False]
 def patch_autograd():
     """Counts torch.autograd.backward / grad calls in progress (Tensor.backward calls the
     former): on torch 1.x, where autograd does not say which node runs, this is how the
-    recorder knows an op belongs to the backward pass (_autograd.py)."""
+    recorder knows an op belongs to the backward pass (_autograd.py). The outermost
+    backward() returning may end a step (programs without an optimizer, _recorder.py)."""
     if _autograd_patched[0]:
         return
     _autograd_patched[0] = True
@@ -177,16 +180,19 @@ def patch_autograd():
         if orig is None:
             continue
 
-        def wrapper(*args, _orig=orig, **kwargs):
+        def wrapper(*args, _orig=orig, _ends_step=name == "backward", **kwargs):
             rec = active
             links = rec.links if rec is not None else None
             if links is None:
                 return _orig(*args, **kwargs)
             links.in_backward += 1
             try:
-                return _orig(*args, **kwargs)
+                result = _orig(*args, **kwargs)
             finally:
                 links.in_backward -= 1
+            if _ends_step and links.in_backward == 0:
+                rec.on_step_end("backward")
+            return result
 
         setattr(ag, name, functools.wraps(orig)(wrapper))
 
@@ -215,6 +221,27 @@ def _optimizer_step_counter(tensor, caller):
         return tensor.device.type == "cpu" and tensor.dim() == 0 and _frames.is_torch_optimizer_code(caller.f_code)
     except Exception:
         return False
+
+
+_CPU_LITERAL = re.compile(r"""\.to\(\s*(device\s*=\s*)?(torch\.device\(\s*)?['"]cpu""")
+_cpu_lines = {}   # (code, line) -> whether that line moves to a literal 'cpu'
+
+
+def _places_on_device(args, kwargs, caller):
+    """A `.to(...)` on a CPU run that names a device (`x.to(device)`, `x.to(other)`): where
+    the program runs on an NPU it moves the tensor there, unless the call spells out 'cpu'
+    (`x.to("cpu")`, `x.to(torch.device("cpu"))`), which stays on the host."""
+    import torch
+    named = kwargs.get("device") is not None or any(
+        isinstance(a, (str, torch.device, torch.Tensor)) for a in args)
+    if not named:
+        return False   # .to(dtype) only
+    key = (caller.f_code, caller.f_lineno)
+    literal = _cpu_lines.get(key)
+    if literal is None:
+        literal = _cpu_lines[key] = bool(_CPU_LITERAL.search(linecache.getline(caller.f_code.co_filename,
+                                                                                caller.f_lineno)))
+    return not literal
 
 
 class TensorPatches:
@@ -352,13 +379,18 @@ class TensorPatches:
                 rec.in_sync = False
                 rec.mute_ops = False
             t1 = rec.now()
+            caller = sys._getframe(1)
             if is_to:
                 try:
-                    if not (result.device.type == "cpu" and self.device.type != "cpu"):
-                        return result
+                    if result.device.type != "cpu" or self.device.type != "cpu":
+                        if result.device.type == "cpu":   # off a device: a host copy
+                            rec.record_python_event("python_sync", event_name, reason, self, t0, t1, caller)
+                    elif _places_on_device(args, kwargs, caller):
+                        rec.record_python_event("placement", "Tensor.to(device)", "", result, t0, t1, caller)
                 except Exception:
-                    return result
-            rec.record_python_event("python_sync", event_name, reason, self, t0, t1, sys._getframe(1))
+                    pass
+                return result
+            rec.record_python_event("python_sync", event_name, reason, self, t0, t1, caller)
             return result
 
         return wrapper

@@ -3,9 +3,18 @@
 States: started (counting steps, nothing recorded) -> recording (steps A..B) -> finished.
 Any exception inside the shim moves it to finished through fail(): one npu_doctor_error
 event, one line on stderr, and the program goes on untouched.
+
+What ends a step, first match wins for the whole run: npu_doctor.step() (the program marks
+steps itself), optimizer.step() (torch.optim), else each outermost backward() of a program
+that has no optimizer at all (hand-written SGD). Such a step ends where the next forward pass
+begins, at the first op after backward() that reads a parameter (a leaf that requires grad)
+with grad mode on, so a recorded step is forward, backward and update, in that order. Before
+recording there is no dispatch mode to see that op: a backward()-ended step is counted at the
+next backward() instead, unless the program ended it itself in between (npu_doctor.step()).
 """
 
 import atexit
+import gc
 import json
 import os
 import platform
@@ -57,7 +66,12 @@ class Recorder:
         self._events = 0
         self._writer = None
         self._header_written = False
-        self._explicit_steps = False
+        self._step_source = None   # what ends steps: "explicit", "optimizer" or "backward"
+        self._has_optimizer = None  # whether the program made a torch.optim optimizer (looked up once)
+        # A backward-ended step is over; the next step begins at the next forward op (_dispatch
+        # calls forward_may_start). Recording itself may wait for that op (recording False).
+        self.cut_at_forward = False
+        self._backward_pending = False   # a backward() ended a step that is not counted yet
         self._mode = None
         self._mode_pop_pending = False
         self._bypass = None      # _dispatch.make_bypass's torch-function mode, while recording
@@ -101,40 +115,100 @@ class Recorder:
     def now(self):
         return time.perf_counter_ns()
 
-    def on_step_end(self, explicit):
+    def on_step_end(self, source):
+        """A step ended: source "explicit" (npu_doctor.step()), "optimizer" (optimizer.step())
+        or "backward" (the outermost backward() returned)."""
         try:
-            if explicit:
-                self._explicit_steps = True
-            elif self._explicit_steps:
-                return   # npu_doctor.step() marks steps: optimizer steps no longer count
-            if self._mode_pop_pending:
-                self._remove_mode()
-            if self.finished or os.getpid() != self._pid:
+            if source == "explicit":
+                self._step_source = "explicit"
+            elif self._step_source == "explicit":
+                return   # npu_doctor.step() marks steps: nothing else counts
+            elif source == "optimizer":
+                self._step_source = "optimizer"
+            elif self._step_source == "optimizer" or self._program_has_optimizer():
+                return   # backward() of a program that steps an optimizer (gradient accumulation)
+            elif self.recording:
+                self._use_backward_steps()
+                self.cut_at_forward = True   # the update after backward() belongs to this step
                 return
-            now = self.now()
-            if self.recording:
-                self._write(self._step_event(self.step, self._step_start, now))
-                self._writer.flush()   # a step's events are on disk when the next step starts
-                self._note_other_threads()
-            self.step += 1
-            self._step_start = now
-            self._modules.reset()
-            self.links.clear()
-            if self.amp is not None:
-                self.amp.on_step_end()
-            if self.steps is not None:
-                first, last = self.steps
-                if self.recording and last is not None and self.step > last:
-                    self.finish("done")
-                elif not self.recording and self.step == first:
-                    self._begin_recording()
+            elif not self._backward_pending:
+                # Not yet counted: the program may still end this step itself (npu_doctor.step()
+                # after backward()). The next backward() confirms it.
+                self._backward_pending = True
+                return
+            else:
+                self._use_backward_steps()
+            if source != "backward":
+                self._backward_pending = self.cut_at_forward = False
+            self._end_step(deferred_start=source == "backward")
         except Exception as e:
             self.fail(e)
+
+    def _use_backward_steps(self):
+        if self._step_source is None:
+            self._step_source = "backward"
+            self.note_once("backward-steps", "npu-doctor: no optimizer in this program: each backward() ends a "
+                                             "step (forward, backward and the update after it); call "
+                                             "npu_doctor.step() to mark steps yourself")
+
+    def forward_may_start(self, args):
+        """Called by the dispatch mode for each top-level op while cut_at_forward is set: an
+        op that reads a parameter with grad mode on begins the next step."""
+        try:
+            if not self._torch.is_grad_enabled() or not _reads_parameter(self._torch.Tensor, args):
+                return
+            self.cut_at_forward = False
+            if self.recording:
+                self._end_step(deferred_start=False)
+            elif not self.finished and self._mode is not None:
+                self.recording = True   # recording was begun at a backward(): it starts here
+                self._step_start = self.now()
+        except Exception as e:
+            self.fail(e)
+
+    def _end_step(self, deferred_start):
+        if self._mode_pop_pending:
+            self._remove_mode()
+        if self.finished or os.getpid() != self._pid:
+            return
+        now = self.now()
+        if self.recording:
+            self._write(self._step_event(self.step, self._step_start, now))
+            self._writer.flush()   # a step's events are on disk when the next step starts
+            self._note_other_threads()
+        self.step += 1
+        self._step_start = now
+        self._modules.reset()
+        self.links.clear()
+        if self.amp is not None:
+            self.amp.on_step_end()
+        if self.steps is not None:
+            first, last = self.steps
+            if self.recording and last is not None and self.step > last:
+                self.finish("done")
+            elif not self.recording and self.step == first:
+                self._begin_recording()
+                if deferred_start:   # the step begins at the next forward op, not here
+                    self.recording = False
+                    self.cut_at_forward = True
+
+    def _program_has_optimizer(self):
+        """Whether any torch.optim optimizer exists: one heap walk, the first time a backward()
+        could end a step (a program with an optimizer ends steps at optimizer.step(), even when
+        it runs several backward() per step)."""
+        if self._has_optimizer is None:
+            Optimizer = self._torch.optim.Optimizer
+            # type(), not isinstance: an object whose __class__ is a property (torch.distributed.reduce_op) warns
+            self._has_optimizer = any(issubclass(type(o), Optimizer) for o in gc.get_objects())
+        return self._has_optimizer
 
     def finish(self, reason):
         if self.finished:
             return
         self.finished = True
+        if self.recording and self.cut_at_forward:   # the last backward-ended step is complete
+            self._write(self._step_event(self.step, self._step_start, self.now()))
+            self.step += 1
         self._end_recording()
         if os.getpid() != self._pid:
             return
@@ -326,6 +400,7 @@ class Recorder:
         """One tensor's metadata; registers ids. Outputs get fresh ids unless they are one
         of the op's inputs (in-place, out=); their storage is an input's (a view) or new."""
         cdata = t._cdata
+        rg = ""
         if is_output:
             tid = seen_ids.get(cdata)
             if tid is None:
@@ -341,6 +416,7 @@ class Recorder:
             seen_ids[cdata] = tid
             if t.requires_grad:
                 self._grad_in = True
+                rg = ',"rg":1'   # a parameter, or computed from one: device data once the program moves
         try:
             offset = t.storage_offset()
             base = t.data_ptr() - offset * t.element_size()
@@ -370,7 +446,7 @@ class Recorder:
         layout = self._layouts.get(key)
         if layout is None:
             layout = self._layout_json(key)
-        return '{"arg":%d,"id":%d,"storage":%d,%s,"offset":%d,%s}' % (pos, tid, sid, layout[0], offset, layout[1])
+        return '{"arg":%d,"id":%d,"storage":%d,%s,"offset":%d,%s%s}' % (pos, tid, sid, layout[0], offset, layout[1], rg)
 
     def _layout_json(self, key):
         dtype, shape, strides, device = key
@@ -523,6 +599,19 @@ class Recorder:
                    _frames.user_stack_json(frame), json.dumps(reason), inputs))
         except Exception as e:
             self.fail(e)
+
+
+def _reads_parameter(Tensor, args):
+    """A tensor argument (or one in a list argument) that is a leaf requiring grad."""
+    for a in args:
+        if isinstance(a, Tensor):
+            if a.requires_grad and a.is_leaf:
+                return True
+        elif isinstance(a, (list, tuple)):
+            for t in a:
+                if isinstance(t, Tensor) and t.requires_grad and t.is_leaf:
+                    return True
+    return False
 
 
 _SDPA_PARAMS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")

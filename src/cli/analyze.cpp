@@ -146,8 +146,9 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
     std::string first = o.require_steps.substr(0, o.require_steps.find(':'));
     std::cerr << fmt::format(
         "npu-doctor: error: no step was recorded (--steps {}): the program {}. A step ends at each "
-        "optimizer.step() (torch.optim); a loop that updates its parameters by hand, or has no optimizer, marks "
-        "the end of each iteration with npu_doctor.step() (docs/capture.md)\n",
+        "optimizer.step() (torch.optim) or, in a program without an optimizer, at each backward(); a program "
+        "that does neither (inference, a custom loop) marks the end of each iteration with npu_doctor.step() "
+        "(docs/capture.md)\n",
         o.require_steps,
         o.require_steps == "all" || first.empty() ? "never ended a step"
                                                   : fmt::format("ended before step {} or never ended a step", first));

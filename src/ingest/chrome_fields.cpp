@@ -246,6 +246,11 @@ void read_capture_tensors(const Ctx& c, od::value v, EventFields& ev, std::vecto
       if (key == "id") lenient_int(fv, t.id);
       else if (key == "storage") lenient_int(fv, t.storage);
       else if (key == "offset") lenient_int(fv, t.offset);
+      else if (key == "rg") {
+        int64_t rg = 0;
+        lenient_int(fv, rg);
+        t.requires_grad = rg != 0;
+      }
       else if (key == "dtype") lenient_string(fv, t.dtype);
       else if (key == "device") lenient_string(fv, t.device);
       else if (key == "shape" || key == "strides") {

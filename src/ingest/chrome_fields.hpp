@@ -40,6 +40,7 @@ struct CaptureTensor {
   std::string_view dtype, device;
   uint32_t shape_begin = 0, shape_count = 0, strides_begin = 0, strides_count = 0;
   bool has_shape = false, has_strides = false;
+  bool requires_grad = false;
 };
 
 // amp-check keys (docs/formats/amp.md). Their values are kept as raw JSON text and only

@@ -48,7 +48,8 @@ Cat classify_cat(std::string_view c) {
   if (c == "python_function") return Cat::Python;
   if (c == "python_sync") return Cat::PythonSync;
   if (c == "python_api") return Cat::Api;
-  if (c == "cuda_api" || c == "optimizer_config" || c == "enqueue" || c == "dequeue") return Cat::HostOther;
+  if (c == "cuda_api" || c == "optimizer_config" || c == "placement" || c == "enqueue" || c == "dequeue")
+    return Cat::HostOther;
   if (c == "cpu_instant_event") return Cat::Instant;
   if (c == "amp_api" || c == "amp_grad") return Cat::Amp;
   // other accelerators' host runtimes: mtia_runtime, privateuse1_runtime, *_driver
@@ -461,6 +462,7 @@ void ChromeBuilder::add_capture_tensors(const std::vector<CaptureTensor>& ts, ui
     m.id = c.id;
     m.storage = c.storage;
     m.storage_offset = c.offset;
+    m.requires_grad = c.requires_grad;
     m.dtype = t_.intern(c.dtype);
     m.device = t_.intern(c.device);
     if (c.has_shape && shape_ok(ev_.tensor_ints.data() + c.shape_begin, c.shape_count)) {

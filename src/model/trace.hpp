@@ -144,6 +144,7 @@ struct TensorMeta {
   bool has_shape = false;
   bool has_strides = false;
   bool is_tensor = true;         // false for scalars/None/lists that the source lists as inputs
+  bool requires_grad = false;    // capture: an op input that requires grad (`rg`)
 };
 
 struct MemoryEvent {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "analysis/placement.hpp"
 #include "analysis/trace_index.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
@@ -127,10 +128,17 @@ class HostDeviceSync final : public Rule {
       g.add(op.step, op.dur_ns);
     };
 
+    // A read of host-side data (batch indices, CPU counters) waits for nothing on an NPU: it
+    // and the ops inside it are not syncs.
+    const Placement placement(t);
     for (uint32_t i = 0; i < n; ++i) {
       const Op& op = t.ops[i];
       if (op.parent != kNone) covered[i] = covered[op.parent] || anchor[op.parent];
       if (covered[i]) continue;
+      if ((op.kind == OpKind::PythonSync || op.kind == OpKind::Aten) && placement.host_only(i)) {
+        covered[i] = 1;
+        continue;
+      }
       if (op.kind == OpKind::PythonSync) {
         anchor[i] = 1;
         add_op_group(i, python_sync_category(t.str(op.name)));

@@ -136,8 +136,8 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertEqual(no_kernel(new), [], json.dumps(new.findings("FALLBACK002"), indent=1))
 
     def test_no_recorded_step_is_an_error_not_an_all_clear(self):
-        # Hand-written SGD: no optimizer.step() ever ends a step (issue 15, item 1).
-        run = self.run_once("hand-sgd", "hand_sgd.py")
+        # An evaluation loop: no optimizer.step(), no backward() ever ends a step (issue 15, item 1).
+        run = self.run_once("inference", "inference_only.py")
         self.assertEqual(run.code, 2, run.stderr)
         self.assertIn("no step was recorded (--steps 1:3)", run.stderr)
         self.assertIn("npu_doctor.step()", run.stderr)
@@ -147,13 +147,20 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertIn("ended before step 2", early.stderr)
 
     def test_hand_written_sgd_loop_is_an_optimizer_loop(self):
+        # Without an optimizer each backward() ends a step; npu_doctor.step() marks them the same.
         self.need_rule("FUSE007")
-        run = self.run_once("hand-sgd-marked", "hand_sgd.py", program_args=("--mark-steps",))
-        self.assertEqual(run.code, 0, run.stderr)
-        hits = run.at("FUSE007", "hand_sgd.py", planted_line("hand_sgd.py"))
-        self.assertEqual(len(hits), 1, json.dumps(run.findings("FUSE007"), indent=1))
-        self.assertEqual(hits[0]["metrics"]["per_step"], 4)   # one update per parameter
-        self.assertIn("_foreach_add_", hits[0]["fix"])
+        for key, extra in (("hand-sgd", ()), ("hand-sgd-marked", ("--mark-steps",))):
+            run = self.run_once(key, "hand_sgd.py", program_args=extra)
+            self.assertEqual(run.code, 0, run.stderr)
+            if not extra:
+                self.assertIn("no optimizer in this program: each backward() ends a step", run.stderr)
+            hits = run.at("FUSE007", "hand_sgd.py", planted_line("hand_sgd.py"))
+            self.assertEqual(len(hits), 1, json.dumps(run.findings("FUSE007"), indent=1))
+            self.assertEqual(hits[0]["metrics"]["per_step"], 4)   # one update per parameter
+            self.assertIn("_foreach_add_", hits[0]["fix"])
+            with open(run.capture) as f:
+                steps = [e for e in json.load(f) if e.get("name", "").startswith("ProfilerStep#")]
+            self.assertEqual(len(steps), 3, steps)
 
     def test_killed_program_still_gets_a_report(self):
         run = self.run_once("killed", "killed.py")

@@ -1,4 +1,5 @@
 // SYNC001 host-device-sync on hand-written traces.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include "rules/builtin_rules.hpp"
@@ -167,6 +168,56 @@ TEST(Sync001, PythonSyncFromCaptureCoversNestedAtenOps) {
   EXPECT_EQ(f[0].severity, Severity::Error);  // once per step, 30% of the step
   EXPECT_EQ(f[1].location.op, "Tensor.cpu");
   EXPECT_NE(f[1].fix.find("non_blocking"), std::string::npos);
+}
+
+// A CPU capture judges where each tensor will live after the move (analysis/placement.hpp):
+// reads of host bookkeeping (batch indices from torch.randint) are not syncs; reads of what a
+// parameter computed, or of what `.to(device)` placed, are.
+TEST(Sync001, CpuCaptureReportsOnlyReadsOfFutureDeviceData) {
+  TraceBuilder b;
+  b.raw().format = InputFormat::Capture;
+  b.raw().set_env("device", "cpu");
+  b.step(1, 0, 1000);
+  using S = test::TensorSpec;
+  auto host = [](int64_t storage) { return S{.dtype = "int64", .shape = {4}, .storage = storage, .device = "cpu"}; };
+  auto at = [](int line) { return test::OpOpts{.kind = OpKind::PythonSync, .file = "train.py", .line = line}; };
+  b.op("aten::randint", 10, 5, {.file = "train.py", .line = 10, .outputs = {host(1)}});
+  auto read_ix = at(11);
+  read_ix.inputs = {host(1)};
+  b.op("Tensor.__int__", 20, 5, read_ix);
+  b.op("aten::_local_scalar_dense", 21, 2, {.inputs = {host(1)}});   // inside the read: not counted either
+  b.op("aten::mm", 30, 5, {.file = "train.py", .line = 12,
+                           .inputs = {host(2), S{.shape = {4, 4}, .storage = 3, .requires_grad = true, .device = "cpu"}},
+                           .outputs = {host(4)}});
+  auto read_loss = at(13);
+  read_loss.inputs = {host(4)};
+  b.op("Tensor.item", 40, 5, read_loss);
+  b.op("aten::stack", 50, 5, {.file = "train.py", .line = 14, .inputs = {host(1)}, .outputs = {host(5)}});
+  b.op("Tensor.to(device)", 60, 1, {.kind = OpKind::Other, .file = "train.py", .line = 15, .inputs = {host(5)}});
+  b.op("aten::nonzero", 70, 5, {.file = "train.py", .line = 16, .inputs = {host(5)}});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 2u);
+  std::vector<int> lines{f[0].location.line, f[1].location.line};
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines, (std::vector<int>{13, 16}));
+}
+
+// A capture run on a device says where each tensor is: a CPU tensor's read is no sync.
+TEST(Sync001, DeviceCaptureUsesEachTensorsOwnDevice) {
+  TraceBuilder b;
+  b.raw().format = InputFormat::Capture;
+  b.raw().set_env("device", "npu");
+  b.step(1, 0, 1000);
+  using S = test::TensorSpec;
+  test::OpOpts cpu_read{.kind = OpKind::PythonSync, .file = "train.py", .line = 20,
+                  .inputs = {S{.dtype = "int64", .shape = {}, .storage = 1, .device = "cpu"}}};
+  test::OpOpts npu_read{.kind = OpKind::PythonSync, .file = "train.py", .line = 21,
+                  .inputs = {S{.shape = {}, .storage = 2, .device = "npu:0"}}};
+  b.op("Tensor.item", 10, 5, cpu_read);
+  b.op("Tensor.item", 20, 5, npu_read);
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.line, 21);
 }
 
 }  // namespace

@@ -25,6 +25,9 @@ struct TensorSpec {
   std::string dtype = "float";
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;   // empty = not recorded
+  int64_t storage = kUnset;       // capture: storage identity
+  bool requires_grad = false;     // capture: `rg`
+  std::string device;
 };
 
 struct OpOpts {
@@ -36,6 +39,7 @@ struct OpOpts {
   int32_t line = 0;
   std::string module;
   std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
   std::string detail;             // capture: "reason" text (string args of aten ops)
 };
 
@@ -76,22 +80,30 @@ class TraceBuilder {
       op.stack = t_.add_stack(std::span<const uint32_t>(&frame, 1));
     }
     op.inputs_begin = uint32_t(t_.tensor_refs.size());
-    for (const TensorSpec& ts : o.inputs) {
-      TensorMeta m;
-      m.dtype = t_.intern(ts.dtype);
-      m.dims_begin = uint32_t(t_.dims.size());
-      m.rank = uint8_t(ts.shape.size());
-      m.has_shape = true;
-      t_.dims.insert(t_.dims.end(), ts.shape.begin(), ts.shape.end());
-      if (!ts.strides.empty()) {
-        m.has_strides = true;
-        t_.dims.insert(t_.dims.end(), ts.strides.begin(), ts.strides.end());
-      }
-      t_.tensor_refs.push_back(t_.add_tensor(m));
-    }
+    for (const TensorSpec& ts : o.inputs) t_.tensor_refs.push_back(tensor(ts));
     op.inputs_count = uint32_t(o.inputs.size());
+    op.outputs_begin = uint32_t(t_.tensor_refs.size());
+    for (const TensorSpec& ts : o.outputs) t_.tensor_refs.push_back(tensor(ts));
+    op.outputs_count = uint32_t(o.outputs.size());
     t_.ops.push_back(op);
     return *this;
+  }
+
+  uint32_t tensor(const TensorSpec& ts) {
+    TensorMeta m;
+    m.dtype = t_.intern(ts.dtype);
+    m.device = t_.intern(ts.device);
+    m.storage = ts.storage;
+    m.requires_grad = ts.requires_grad;
+    m.dims_begin = uint32_t(t_.dims.size());
+    m.rank = uint8_t(ts.shape.size());
+    m.has_shape = true;
+    t_.dims.insert(t_.dims.end(), ts.shape.begin(), ts.shape.end());
+    if (!ts.strides.empty()) {
+      m.has_strides = true;
+      t_.dims.insert(t_.dims.end(), ts.strides.begin(), ts.strides.end());
+    }
+    return t_.add_tensor(m);
   }
 
   TraceBuilder& kernel(std::string_view name, double start_us, double dur_us, const KernelOpts& o = {}) {

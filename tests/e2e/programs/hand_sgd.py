@@ -1,7 +1,6 @@
-# Planted: a training loop without torch.optim (hand-written SGD), so no optimizer.step()
-# ever ends a step: `run` must say that nothing was recorded, not report an all-clear.
-# With --mark-steps the loop ends each step with npu_doctor.step(), as `run` then asks, and
-# the per-parameter update is the finding (FUSE007: torch._foreach_add_ does it at once).
+# Planted: a training loop without torch.optim (hand-written SGD): no optimizer.step() ends a
+# step, so each backward() does (with --mark-steps the loop marks steps with npu_doctor.step()).
+# The per-parameter update is the finding (FUSE007: torch._foreach_add_ does it at once).
 import torch
 
 from common import make_model, parse_args
