@@ -447,7 +447,7 @@ class _AmpMode(TorchDispatchMode):
             kwargs = {}
         rec = self._rec
         if rec.cut_at_forward and rec._dispatch_depth == 0:
-            rec.forward_may_start(args)
+            rec.forward_may_start(func, args)
         if not rec.recording or rec.mute_ops:
             return func(*args, **kwargs)
         session = self._session

@@ -100,7 +100,7 @@ class _CaptureMode(TorchDispatchMode):
             kwargs = {}
         rec = self._rec
         if rec.cut_at_forward and rec._dispatch_depth == 0:
-            rec.forward_may_start(args)
+            rec.forward_may_start(func, args)
         if not rec.recording or rec.mute_ops:
             return func(*args, **kwargs)
         rec._dispatch_depth += 1

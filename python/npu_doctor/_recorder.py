@@ -7,10 +7,11 @@ event, one line on stderr, and the program goes on untouched.
 What ends a step, first match wins for the whole run: npu_doctor.step() (the program marks
 steps itself), optimizer.step() (torch.optim), else each outermost backward() of a program
 that has no optimizer at all (hand-written SGD). Such a step ends where the next forward pass
-begins, at the first op after backward() that reads a parameter (a leaf that requires grad)
-with grad mode on, so a recorded step is forward, backward and update, in that order. Before
-recording there is no dispatch mode to see that op: a backward()-ended step is counted at the
-next backward() instead, unless the program ended it itself in between (npu_doctor.step()).
+begins, at the first op after backward() that computes from a parameter (a leaf that requires
+grad; views and `p.data` do not count) with grad mode on, so a recorded step is forward,
+backward and update, in that order. Before recording there is no dispatch mode to see that
+op: a backward()-ended step is counted at the next backward() instead, unless the program
+ended it itself in between (npu_doctor.step()).
 """
 
 import atexit
@@ -151,11 +152,14 @@ class Recorder:
                                              "step (forward, backward and the update after it); call "
                                              "npu_doctor.step() to mark steps yourself")
 
-    def forward_may_start(self, args):
+    def forward_may_start(self, func, args):
         """Called by the dispatch mode for each top-level op while cut_at_forward is set: an
-        op that reads a parameter with grad mode on begins the next step."""
+        op that computes from a parameter with grad mode on begins the next step. Views and
+        aliases of a parameter do not (`p.data` and `p.detach()` are aten::detach)."""
         try:
             if not self._torch.is_grad_enabled() or not _reads_parameter(self._torch.Tensor, args):
+                return
+            if any(r.alias_info is not None for r in func._schema.returns):
                 return
             self.cut_at_forward = False
             if self.recording:
@@ -422,9 +426,11 @@ class Recorder:
             base = t.data_ptr() - offset * t.element_size()
         except Exception:
             offset, base = 0, 0
+        sparse = None
         if base == 0:   # no storage (empty, meta, sparse): an identity of its own
             sid = self._next_storage
             self._next_storage += 1
+            sparse = _sparse_layout(t)
         elif is_output:
             sid = seen_storages.get(base)
             if sid is None:
@@ -439,20 +445,28 @@ class Recorder:
                 self._storages[base] = sid
             seen_storages[base] = sid
         # Models reuse a few layouts: the text of each (dtype, shape, strides, device) is made once.
-        try:
-            key = (t.dtype, t.shape, t.stride(), t.device)
-        except Exception:   # no strides (sparse)
-            key = (t.dtype, t.shape, None, t.device)
+        if sparse is not None:   # torch 1.x gives sparse tensors made-up strides
+            key = (t.dtype, t.shape, sparse, t.device)
+        else:
+            try:
+                key = (t.dtype, t.shape, t.stride(), t.device)
+            except Exception:
+                key = (t.dtype, t.shape, None, t.device)
         layout = self._layouts.get(key)
         if layout is None:
             layout = self._layout_json(key)
         return '{"arg":%d,"id":%d,"storage":%d,%s,"offset":%d,%s%s}' % (pos, tid, sid, layout[0], offset, layout[1], rg)
 
     def _layout_json(self, key):
+        """Strided tensors: their strides; sparse ones: their layout instead ("sparse_coo")."""
         dtype, shape, strides, device = key
-        layout = ('"dtype":"%s","shape":%s,"strides":%s' % (str(dtype).replace("torch.", ""), str(list(shape)),
-                                                            "[]" if strides is None else str(list(strides))),
-                  '"device":"%s"' % device)
+        if isinstance(strides, str):
+            shape_text = '"dtype":"%s","shape":%s,"layout":"%s"' % (str(dtype).replace("torch.", ""),
+                                                                    str(list(shape)), strides)
+        else:
+            shape_text = '"dtype":"%s","shape":%s,"strides":%s' % (str(dtype).replace("torch.", ""), str(list(shape)),
+                                                                   "[]" if strides is None else str(list(strides)))
+        layout = (shape_text, '"device":"%s"' % device)
         if len(self._layouts) > 100000:   # a program whose shapes never repeat
             self._layouts.clear()
         self._layouts[key] = layout
@@ -599,6 +613,15 @@ class Recorder:
                    _frames.user_stack_json(frame), json.dumps(reason), inputs))
         except Exception as e:
             self.fail(e)
+
+
+def _sparse_layout(t):
+    """"sparse_coo", "sparse_csr"... for a tensor that is not strided, else None."""
+    try:
+        layout = str(t.layout)
+    except Exception:
+        return None
+    return None if layout == "torch.strided" else layout.replace("torch.", "")
 
 
 def _reads_parameter(Tensor, args):

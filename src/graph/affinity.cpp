@@ -300,6 +300,8 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
                           t.str(optimizer->name), settings);
     f.notes.push_back("the chain is counted per parameter: ops outside modules after backward at the optimizer's "
                       "call line, grouped by dataflow");
+    for (const std::string& other : lg.other_signatures)
+      f.notes.push_back(fmt::format("also at this line, counted here: chains {}", other));
     f.notes.push_back(
         "torch_npu's fused optimizer classes are not in this knowledge base, so none is suggested by name");
     out.push_back(std::move(f));

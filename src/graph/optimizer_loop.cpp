@@ -1,5 +1,7 @@
 #include "graph/optimizer_loop.hpp"
 
+#include <algorithm>
+
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>
@@ -32,8 +34,12 @@ std::unordered_set<int64_t> forward_leaf_storages(const DataflowGraph& g) {
   std::unordered_set<int64_t> out;
   for (uint32_t i = 0; i < g.size(); ++i) {
     if (g.node(i).phase != Phase::Forward) continue;
+    // What an in-place op writes is not read as a leaf: `p.grad.zero_()` before the first
+    // backward of a step (zero_grad inside an LBFGS closure) does not make .grad a parameter.
+    std::string_view base = g.node(i).base;
+    const uint32_t first = !base.empty() && base.back() == '_' ? 1 : 0;
     auto in = g.inputs(i);
-    for (uint32_t k = 0; k < in.size(); ++k) {
+    for (uint32_t k = first; k < in.size(); ++k) {
       if (in[k].node != kNone) continue;
       const TensorMeta* m = g.input_meta(i, k);
       if (m && m->storage != kUnset) out.insert(m->storage);
@@ -125,8 +131,9 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
     if (c.chains < min_repeats) continue;
     uint32_t gid = group[c.first];
     std::string sig = key.substr(key.find('\x1f') + 1);
-    std::string mkey = std::to_string(group_line[gid]) + '\x1f' + sig;
-    auto [it, inserted] = merged.try_emplace(mkey, out.size());
+    // One line is one optimizer: chains of other shapes there (Adam's first step creating
+    // its state, a param group without weight decay) are the same loop.
+    auto [it, inserted] = merged.try_emplace(std::to_string(group_line[gid]), out.size());
     if (inserted) {
       LoopGroup lg;
       lg.signature = sig;
@@ -135,6 +142,9 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
       out.push_back(lg);
     }
     LoopGroup& lg = out[it->second];
+    if (lg.signature != sig && std::find(lg.other_signatures.begin(), lg.other_signatures.end(), sig) ==
+                                   lg.other_signatures.end())
+      lg.other_signatures.push_back(sig);
     lg.chains += c.chains;
     lg.chains_in_steps += c.in_steps;
     ++lg.scopes;

@@ -18,6 +18,7 @@ namespace npud::graph {
 
 struct LoopGroup {
   std::string signature;        // "mul_,mul_,add_,mul_,addcmul_,sqrt,div,add_,addcdiv_"
+  std::vector<std::string> other_signatures;   // other chain shapes at the same line
   uint32_t first_node = 0;      // first node of the first chain (locates the finding)
   size_t chain_ops = 0;         // ops per chain
   size_t chains = 0;            // chains over the whole trace

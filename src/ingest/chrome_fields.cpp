@@ -253,6 +253,7 @@ void read_capture_tensors(const Ctx& c, od::value v, EventFields& ev, std::vecto
       }
       else if (key == "dtype") lenient_string(fv, t.dtype);
       else if (key == "device") lenient_string(fv, t.device);
+      else if (key == "layout") lenient_string(fv, t.layout);
       else if (key == "shape" || key == "strides") {
         od::array dims;
         if (fv.get_array().get(dims)) continue;
@@ -429,6 +430,7 @@ void check_kept_strings(const Ctx& c, const EventFields& ev) {
     for (const CaptureTensor& t : *ts) {
       check("a tensor \"dtype\"", t.dtype);
       check("a tensor \"device\"", t.device);
+      check("a tensor \"layout\"", t.layout);
     }
 }
 

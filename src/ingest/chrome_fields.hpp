@@ -37,7 +37,7 @@ struct NestedInts {
 // A tensor of a capture event's "inputs"/"outputs".
 struct CaptureTensor {
   int64_t id = -1, storage = -1, offset = 0;
-  std::string_view dtype, device;
+  std::string_view dtype, device, layout;
   uint32_t shape_begin = 0, shape_count = 0, strides_begin = 0, strides_count = 0;
   bool has_shape = false, has_strides = false;
   bool requires_grad = false;

@@ -138,6 +138,7 @@ struct TensorMeta {
   int64_t storage = kUnset;      // capture: storage identity (aliasing)
   StrId dtype = 0;               // "float32", "c10::Half", "Scalar", ... ("" = unknown)
   StrId device = 0;
+  StrId layout = 0;              // capture: "sparse_coo", "sparse_csr"...; "" = strided
   int64_t storage_offset = 0;
   uint32_t dims_begin = 0;       // shape at dims[begin, begin+rank); strides follow if has_strides
   uint8_t rank = 0;

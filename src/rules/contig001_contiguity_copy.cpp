@@ -55,6 +55,7 @@ class ContiguityCopy final : public Rule {
     std::vector<uint8_t> anchor(n, 0), covered(n, 0);
     // Previous sibling on the same thread: the op that ran just before under the same parent.
     std::unordered_map<uint32_t, uint32_t> last_child;
+    std::vector<std::pair<uint32_t, std::string>> backward;   // joins its line's forward copy
 
     for (uint32_t i = 0; i < n; ++i) {
       const Op& op = t.ops[i];
@@ -96,10 +97,17 @@ class ContiguityCopy final : public Rule {
         continue;
       }
       anchor[i] = 1;
+      BackwardUse use = backward_use(t, op);
+      if (use == BackwardUse::Skip) continue;
       Location loc = location_of(index, i);
+      std::string key = fmt::format("h\x1f{}\x1f{}:{}", loc.op, loc.file, loc.line);
+      if (use == BackwardUse::JoinForward) {
+        backward.emplace_back(i, std::move(key));
+        continue;
+      }
       bool created = false;
       // One line is one finding, whichever layer (module) ran it: the other modules are notes.
-      EventGroup& g = groups.get(fmt::format("h\x1f{}\x1f{}:{}", loc.op, loc.file, loc.line), &created);
+      EventGroup& g = groups.get(key, &created);
       if (created) {
         g.what = loc.op;
         g.category = kHost;
@@ -109,6 +117,9 @@ class ContiguityCopy final : public Rule {
       g.add(op.step, op.dur_ns);
       g.add_example(trigger);
     }
+
+    for (const auto& [i, key] : backward)
+      if (EventGroup* g = groups.find(key)) g->add(t.ops[i].step, t.ops[i].dur_ns);
 
     for (const Kernel& k : t.kernels) {
       if (k.kind == TaskKind::AiCpu) continue;  // FALLBACK001 reports AI-CPU tasks

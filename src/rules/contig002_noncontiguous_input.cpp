@@ -45,6 +45,9 @@ Family family_of(std::string_view base) {
 
 // Elementwise ops are flagged only on tensors this large: small strided reads are cheap.
 constexpr int64_t kElementwiseMinBytes = int64_t(1) << 20;
+// Below this, a strided input of any op is not worth a finding: its copy is one launch like
+// any small op (an LSTMCell's [batch, 1] column of the input sequence, a CLS-token row).
+constexpr int64_t kMinBytes = 4096;
 // Cost model for the copy the NPU makes: one task launch plus read + write of the tensor.
 constexpr double kCopyLaunchNs = 5000;
 constexpr double kCopyBytesPerNs = 200.0;   // 200 GB/s effective for a strided copy
@@ -124,7 +127,8 @@ int64_t tensor_bytes(const Trace& t, const TensorMeta& m) {
 struct InputSite {
   std::string op;            // compute op
   Location location;
-  size_t input = 0;
+  std::vector<size_t> inputs;   // which inputs were strided (first seen first)
+  size_t other_ops = 0;      // other compute ops at the same line
   bool implicit = false;
   std::string shape, strides;
   std::string maker;         // view op that made the input strided
@@ -148,16 +152,34 @@ class NonContiguousInput final : public Rule {
     const TraceIndex& index = ctx.index();
     std::vector<InputSite> sites;
     std::unordered_map<std::string, size_t> site_index;
+    // One line is one finding (every strided input of every compute op there, forward and
+    // backward): the layout is chosen once, at that line.
+    auto site_key = [](const Location& loc) {
+      return loc.file.empty() ? fmt::format("op\x1f{}", loc.op) : fmt::format("{}:{}", loc.file, loc.line);
+    };
+    std::vector<std::pair<uint32_t, Finding_input>> backward;   // joins the forward site of its line
+    constexpr size_t kNoInput = ~size_t(0);   // counted, but not one of the named op's inputs
+    auto add = [&](InputSite& s, uint32_t i, size_t k, const Finding_input& found) {
+      if (k != kNoInput && std::find(s.inputs.begin(), s.inputs.end(), k) == s.inputs.end()) s.inputs.push_back(k);
+      ++s.count;
+      if (t.ops[i].step >= 0) ++s.in_steps;
+      s.total_bytes += tensor_bytes(t, found.tensor);
+      add_saturating(s.copy_ns, found.copy_ns);
+    };
     scan(t, index, [&](uint32_t i, size_t k, const Finding_input& found) {
       const Op& op = t.ops[i];
+      BackwardUse use = backward_use(t, op);
+      if (use == BackwardUse::Skip) return;
+      if (use == BackwardUse::JoinForward) {
+        backward.emplace_back(i, found);
+        return;
+      }
       Location loc = location_of(index, i);
-      std::string key = fmt::format("{}\x1f{}:{}\x1f{}\x1f{}", loc.op, loc.file, loc.line, k, found.implicit);
-      auto [it, inserted] = site_index.try_emplace(key, sites.size());
+      auto [it, inserted] = site_index.try_emplace(site_key(loc), sites.size());
       if (inserted) {
         InputSite s;
         s.op = std::string(t.str(op.name));
         s.location = std::move(loc);
-        s.input = k;
         s.implicit = found.implicit;
         s.shape = dims_text(t.shape(found.tensor));
         s.strides = dims_text(t.strides(found.tensor));
@@ -169,11 +191,14 @@ class NonContiguousInput final : public Rule {
         sites.push_back(std::move(s));
       }
       InputSite& s = sites[it->second];
-      ++s.count;
-      if (op.step >= 0) ++s.in_steps;
-      s.total_bytes += tensor_bytes(t, found.tensor);
-      add_saturating(s.copy_ns, found.copy_ns);
+      bool same_op = s.op == t.str(op.name);
+      if (!same_op) s.other_ops = 1;
+      add(s, i, same_op ? k : kNoInput, found);
     });
+    for (const auto& [i, found] : backward) {
+      auto it = site_index.find(site_key(location_of(index, i)));
+      if (it != site_index.end()) add(sites[it->second], i, kNoInput, found);
+    }
     for (const InputSite& s : sites) out.push_back(to_finding(index, s));
   }
 
@@ -266,7 +291,7 @@ class NonContiguousInput final : public Rule {
     Finding_input r;
     bool dense = is_dense(t.shape(m), t.strides(m), fam == Family::Matmul);
     if (!dense) {
-      if (fam == Family::Elementwise && tensor_bytes(t, m) < kElementwiseMinBytes) return r;
+      if (tensor_bytes(t, m) < (fam == Family::Elementwise ? kElementwiseMinBytes : kMinBytes)) return r;
       r.hit = true;
       r.tensor = m;
       r.maker = find_maker(t, producer, m);
@@ -314,17 +339,20 @@ class NonContiguousInput final : public Rule {
     std::string from = s.maker.empty() ? "" : fmt::format(", made strided by {}{}", s.maker,
                                                           s.maker_where.empty() ? "" : " at " + s.maker_where);
     std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
-    f.message = fmt::format("{}{} is fed a non-contiguous input #{} (shape {}, strides {}){}: {} call{}{}, {} copied per call{}",
-                            s.op, place == s.op ? "" : " at " + place, s.input, s.shape, s.strides, from, s.count,
+    std::string which;
+    for (size_t k : s.inputs) which += fmt::format("{}#{}", which.empty() ? "" : " and ", k);
+    f.message = fmt::format("{}{} is fed a non-contiguous input {} (shape {}, strides {}){}: {} call{}{}, {} copied per call{}",
+                            s.op, place == s.op ? "" : " at " + place, which, s.shape, s.strides, from, s.count,
                             s.count == 1 ? "" : "s", rate, bytes_text(per_call_bytes),
                             s.implicit ? " (PyTorch copies it inside the call)" : "");
     f.metrics = {{"count", double(s.count)},
                  {"per_step", per_step},
                  {"bytes", per_call_bytes},
                  {"bytes_per_step", double(per_step_bytes)},
-                 {"input", double(s.input)}};
+                 {"input", double(s.inputs.empty() ? 0 : s.inputs[0])}};
     if (s.copy_ns) f.metrics.push_back({"copy_time_ns", double(s.copy_ns)});
     if (!s.maker_where.empty()) f.notes.push_back("strided view made by " + s.maker + " at " + s.maker_where);
+    if (s.other_ops) f.notes.push_back("other compute ops at this line are fed strided inputs too (counted here)");
     f.notes.push_back("cost estimated as one copy task per call (5 us launch + read and write at 200 GB/s)");
     f.fix =
         "Give the op the layout it reads: permute/transpose once where the tensor is made (e.g. project q/k/v "
@@ -341,6 +369,12 @@ class NonContiguousInput final : public Rule {
 const Rule& contig002_rule() {
   static const NonContiguousInput rule;
   return rule;
+}
+
+BackwardUse backward_use(const Trace& t, const Op& op) {
+  if (!op.backward) return BackwardUse::Own;
+  std::string_view forward = t.str(op.forward_op);
+  return forward.empty() || forward == "AccumulateGrad" ? BackwardUse::Skip : BackwardUse::JoinForward;
 }
 
 std::vector<uint8_t> copies_inside_matmul_calls(const Trace& t, const TraceIndex& index) {

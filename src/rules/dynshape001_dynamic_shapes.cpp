@@ -42,6 +42,21 @@ std::string signature(const Trace& t, const Op& op) {
   return s;
 }
 
+// The dimension sizes in shape signatures ("[16,12][16]" -> 16, 12, 16).
+void add_sizes(std::string_view sig, std::set<int64_t>& out) {
+  int64_t v = -1;
+  for (char c : sig) {
+    if (c >= '0' && c <= '9') {
+      v = (v < 0 ? 0 : v * 10) + (c - '0');
+      if (v > (int64_t(1) << 40)) v = int64_t(1) << 40;
+    } else if (v >= 0) {
+      out.insert(v);
+      v = -1;
+    }
+  }
+  if (v >= 0) out.insert(v);
+}
+
 struct OpAtSite {
   std::map<int32_t, std::set<std::string>> per_step;   // step -> input shape signatures
   std::set<std::string> all;
@@ -95,12 +110,12 @@ class DynamicShapes final : public Rule {
     }
 
     // One root cause (a sequence length that varies, a short last batch) changes the shapes
-    // of every line it reaches in the same steps: sites are grouped by the steps in which
-    // they change, and each group is one finding at its first site in program order.
-    std::vector<std::pair<std::string, Finding>> per_site;
+    // of every line it reaches: sites are grouped by cause (merge_by_cause), one finding each.
+    std::vector<SiteFinding> per_site;
     for (ShapeSite& s : sites) {
       // An op changes shape when the sets of shapes it sees differ between steps.
       std::set<int32_t> changed_steps;
+      std::set<int64_t> varying;
       std::vector<std::string> changing;
       size_t distinct = 0, steps_seen = 0, new_shapes = 0;
       std::vector<std::string> examples;
@@ -116,6 +131,20 @@ class DynamicShapes final : public Rule {
           changed_steps.insert(step);
         }
         if (!differs) continue;
+        // Sizes seen in some steps and not in others: a short last batch is 16 -> 12 at every
+        // line it reaches, whichever step each line's ops fall in.
+        std::set<int64_t> seen_all, seen_every;
+        bool first_step = true;
+        for (const auto& [step, sigs] : o.per_step) {
+          std::set<int64_t> sizes;
+          for (const auto& sig : sigs) add_sizes(sig, sizes);
+          seen_all.insert(sizes.begin(), sizes.end());
+          if (first_step) seen_every = sizes;
+          else std::erase_if(seen_every, [&](int64_t v) { return !sizes.contains(v); });
+          first_step = false;
+        }
+        for (int64_t v : seen_all)
+          if (!seen_every.contains(v)) varying.insert(v);
         std::string op_name = name.substr(0, name.find('\x1f'));
         if (std::find(changing.begin(), changing.end(), op_name) == changing.end()) changing.push_back(op_name);
         distinct = std::max(distinct, o.all.size());
@@ -157,18 +186,59 @@ class DynamicShapes final : public Rule {
               "x * mask).";
       std::string pattern;
       for (int32_t step : changed_steps) pattern += std::to_string(step) + ",";
-      per_site.emplace_back(std::move(pattern), std::move(f));
+      per_site.push_back({std::move(pattern), *changed_steps.begin(), std::move(varying), std::move(f)});
     }
     merge_by_cause(per_site, out);
   }
 
  private:
-  static void merge_by_cause(std::vector<std::pair<std::string, Finding>>& per_site, std::vector<Finding>& out) {
+  struct SiteFinding {
+    std::string steps;          // the steps in which the site's shapes changed
+    int32_t first_change = 0;   // the first of them
+    std::set<int64_t> varying;  // sizes seen in some steps only
+    Finding finding;
+  };
+
+  // Sites share a cause when they change in the same steps or when the sizes that vary overlap
+  // (a short batch reaches the logging after optimizer.step() one step later than the model).
+  static size_t cause_of(std::vector<size_t>& parent, size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  }
+
+  static void merge_by_cause(std::vector<SiteFinding>& per_site, std::vector<Finding>& out) {
     constexpr size_t kListedSites = 8;
-    std::unordered_map<std::string, size_t> group;   // pattern -> index into out
-    std::unordered_map<size_t, size_t> others;       // index into out -> sites folded in
-    for (auto& [pattern, f] : per_site) {
-      auto [it, fresh] = group.try_emplace(pattern, out.size());
+    std::vector<size_t> parent(per_site.size());
+    for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+    std::unordered_map<std::string, size_t> by_steps;
+    std::unordered_map<int64_t, size_t> by_size;
+    // The site that changed first leads (the DataLoader line before the logging that sees the
+    // short batch a step later); then the first in program order.
+    auto leads = [&](size_t a, size_t b) {
+      return std::pair(per_site[a].first_change, a) < std::pair(per_site[b].first_change, b);
+    };
+    auto join = [&](size_t a, size_t b) {
+      a = cause_of(parent, a), b = cause_of(parent, b);
+      if (a == b) return;
+      if (leads(a, b)) parent[b] = a;
+      else parent[a] = b;
+    };
+    for (size_t i = 0; i < per_site.size(); ++i) {
+      if (auto [it, fresh] = by_steps.try_emplace(per_site[i].steps, i); !fresh) join(it->second, i);
+      for (int64_t v : per_site[i].varying)
+        if (auto [it, fresh] = by_size.try_emplace(v, i); !fresh) join(it->second, i);
+    }
+    std::unordered_map<size_t, size_t> group;   // cause -> index into out
+    std::unordered_map<size_t, size_t> others;  // index into out -> sites folded in
+    std::vector<size_t> order(per_site.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    // Each cause's leading site first, so it is the finding and the others its notes.
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return (cause_of(parent, a) == a) > (cause_of(parent, b) == b);
+    });
+    for (size_t i : order) {
+      Finding& f = per_site[i].finding;
+      auto [it, fresh] = group.try_emplace(cause_of(parent, i), out.size());
       if (fresh) {
         f.metrics.push_back({"sites", 1});
         out.push_back(std::move(f));
@@ -184,11 +254,11 @@ class DynamicShapes final : public Rule {
         else if (m.key == "distinct_shapes" || m.key == "steps") m.value = std::max(m.value, f.metric(m.key));
       }
       if (n <= kListedSites)
-        first.notes.push_back(fmt::format("same steps, same cause: {} ({})", where(f.location), f.location.op));
+        first.notes.push_back(fmt::format("same cause: {} ({})", where(f.location), f.location.op));
     }
     for (auto& [index, n] : others) {
       Finding& f = out[index];
-      f.message += fmt::format("; {} more call site{} change{} shape in the same steps: one cause, first seen here",
+      f.message += fmt::format("; {} more call site{} change{} shape with it (same steps or same sizes): one cause, first seen here",
                                n, n == 1 ? "" : "s", n == 1 ? "s" : "");
       if (n > kListedSites) f.notes.push_back(fmt::format("and {} more call sites", n - kListedSites));
     }

@@ -2,6 +2,8 @@
 // torch_npu version's op list, so on an NPU they would run on the CPU (torch >= 2.1),
 // run on CPU by wrapper / raise (1.11, 2.0), plus ops NPU-FACTS.md names as doing silent
 // host or AI-CPU work. See docs/rules/FALLBACK002.md.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -16,7 +18,28 @@
 namespace npud {
 namespace {
 
-enum Verdict : int { kNone_ = 0, kSilentWork, kFallsBack, kNoKernelLegacy, kToCpu, kUnsupported };
+enum Verdict : int { kNone_ = 0, kSilentWork, kFallsBack, kNoKernelLegacy, kToCpu, kUnsupported, kSparse };
+
+// A sparse (COO, CSR...) tensor input: on an NPU the call needs a SparsePrivateUse1 kernel,
+// which only op-plugin's `sparse_op_api` entries register; torch_npu's CPU fallback is for
+// dense tensors, so any other op raises NotImplementedError there.
+bool has_sparse_input(const Trace& t, const Op& op) {
+  for (uint32_t r : t.inputs(op))
+    if (t.tensors[r].layout) return true;
+  return false;
+}
+
+bool has_sparse_kernel(const KnowledgeVersion& kv, std::string_view name) {
+  return kv.impl_of(name).find("sparse_op_api") != std::string_view::npos;
+}
+
+std::string sparse_kernels(const KnowledgeVersion& kv) {
+  std::vector<std::string> names;
+  for (const auto& [op, impl] : kv.list().impl)
+    if (impl.find("sparse_op_api") != std::string::npos) names.push_back(op);
+  std::sort(names.begin(), names.end());
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+}
 
 // Ops that are never a fallback by themselves: views and metadata handled generically by
 // PyTorch (CompositeExplicitAutograd) and common composites whose parts are what runs.
@@ -79,6 +102,34 @@ bool composite_covered(const Knowledge& kb, const KnowledgeVersion& kv, std::str
 
 bool is_legacy_line(std::string_view v) { return v.starts_with("1.") || v.starts_with("2.0"); }
 
+bool is_float64(std::string_view d) { return d == "float64" || d == "double" || d == "torch.float64"; }
+
+// Captures: tensor id -> the op that cast it to float64 (`.double()`, `.to(torch.float64)`):
+// where float64 data is made in the step is the line to change, more than where it is used.
+class Float64Casts {
+ public:
+  void note(const Trace& t, uint32_t i, std::string_view base) {
+    const Op& op = t.ops[i];
+    if (base != "_to_copy" && base != "to" && base != "type") return;
+    auto in = t.inputs(op);
+    if (in.empty() || is_float64(t.str(t.tensors[in[0]].dtype))) return;
+    for (uint32_t r : t.outputs(op))
+      if (t.tensors[r].id != kUnset && is_float64(t.str(t.tensors[r].dtype))) made_by_[t.tensors[r].id] = i;
+  }
+  // The cast that made one of op's float64 inputs, or kNone.
+  uint32_t cast_of(const Trace& t, const Op& op) const {
+    for (uint32_t r : t.inputs(op)) {
+      const TensorMeta& m = t.tensors[r];
+      if (m.id == kUnset || !is_float64(t.str(m.dtype))) continue;
+      if (auto it = made_by_.find(m.id); it != made_by_.end()) return it->second;
+    }
+    return kNone;
+  }
+
+ private:
+  std::unordered_map<int64_t, uint32_t> made_by_;
+};
+
 // Views and copies move float64 data without computing on it; the op that computes is judged.
 bool moves_data_only(std::string_view base) {
   for (std::string_view op : {"copy_", "_to_copy", "to", "clone", "contiguous", "lift_fresh", "detach", "empty_like",
@@ -99,7 +150,7 @@ OpCallFacts call_facts(const Trace& t, const Op& op, std::string_view base, bool
     if (!m.is_tensor) continue;
     std::string_view d = t.str(m.dtype);
     if (c.dtype.empty()) c.dtype = d;
-    if ((d == "float64" || d == "double" || d == "torch.float64") && m.has_shape && numel(t.shape(m)) > 1)
+    if (is_float64(d) && m.has_shape && numel(t.shape(m)) > 1)
       c.has_float64 = true;
   }
   if (moves_data_only(base)) c.has_float64 = false;
@@ -137,8 +188,10 @@ class CpuFallbackOp final : public Rule {
       if (inserted) it->second = exact ? kv.has_npu_kernel_exact(t.str(op.name)) : kv.has_npu_kernel(t.str(op.name));
       return it->second;
     };
+    Float64Casts casts;
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
+      if (op.kind == OpKind::Aten && op.outputs_count) casts.note(t, i, aten_base(t.str(op.name)));
       // Covered: an enclosing op is already reported, or has its own NPU kernel (then
       // on NPU the ops it called here, e.g. CUDA's cudnn_* implementations or the kernel
       // ops of a CompositeExplicitAutograd op, never run), or is an API call torch_npu
@@ -171,7 +224,9 @@ class CpuFallbackOp final : public Rule {
       }
       int verdict = it->second;
       HostWorkFact fact;
-      if (verdict == kNone_) {
+      if (!is_backend_agnostic(base) && has_sparse_input(t, op) && !has_sparse_kernel(kv, strip_aten(full))) {
+        verdict = kSparse;   // whatever its dense kernels: the sparse call fails first
+      } else if (verdict == kNone_) {
         fact = silent_host_work_fact(call_facts(t, op, base, exact));
         if (fact.text.empty()) continue;
         verdict = kSilentWork;
@@ -181,13 +236,18 @@ class CpuFallbackOp final : public Rule {
       bool created = false;
       // Silent work groups by op and fact (int argsorts and isin calls are two problems);
       // float64 data is one problem whatever ops it flows through.
-      EventGroup& g = groups.get(fact.dtype_wide ? std::string(fact.text)
-                                                 : fmt::format("{}\x1f{}\x1f{}", full, verdict, fact.text),
+      // Sparse tensors are one problem too, whatever ops they reach.
+      EventGroup& g = groups.get(verdict == kSparse ? std::string("sparse")
+                                 : fact.dtype_wide  ? std::string(fact.text)
+                                                    : fmt::format("{}\x1f{}\x1f{}", full, verdict, fact.text),
                                  &created);
       g.add_example(full, 4);
+      if (created && fact.dtype_wide) {
+        if (uint32_t cast = casts.cast_of(t, op); cast != kNone) loc = location_of(index, cast);
+      }
       if (created) {
         g.what = std::string(full);
-        g.location = std::move(loc);  // first user frame seen
+        g.location = std::move(loc);  // first user frame seen (float64: the cast that made it)
         g.category = verdict;
         g.context = std::string(fact.text);
         fix_of_fact.emplace(g.context, fact.fix);
@@ -224,6 +284,12 @@ class CpuFallbackOp final : public Rule {
                                   "raise): {}",
                                   g.what, wheel, counts);
           break;
+        case kSparse:
+          f.severity = Severity::Error;
+          f.message = fmt::format("sparse tensors reach {}{}, which have no sparse NPU kernel in {}: on an NPU these "
+                                  "calls raise NotImplementedError (the CPU fallback covers dense tensors only): {}",
+                                  fmt::join(g.examples, ", "), g.examples.size() >= 4 ? ", ..." : "", wheel, counts);
+          break;
         case kFallsBack:
           f.severity = Severity::Warning;
           f.message = fmt::format("{} has no NPU kernel in {}, would fall back to the CPU: {}", g.what, wheel, counts);
@@ -246,6 +312,12 @@ class CpuFallbackOp final : public Rule {
       f.cost_ns = g.time_ns;
       if (g.category == kSilentWork) {
         f.fix = std::string(fix_of_fact[g.context]);
+      } else if (g.category == kSparse) {
+        f.fix = fmt::format(
+            "Keep sparse tensors off the NPU: make a graph's adjacency dense once (`adj = adj.to_dense()` before "
+            "moving it, then torch.mm) when it fits in memory, or compute message passing on an edge list with "
+            "dense ops (index_select + index_add_ / scatter_add_, as torch_geometric does). Sparse kernels in {}: {}.",
+            wheel, sparse_kernels(kv));
       } else {
         f.fix = fmt::format(
             "Replace {} with ops that have NPU kernels, move it out of the step (precompute, or run it on the CPU "

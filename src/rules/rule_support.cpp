@@ -55,6 +55,11 @@ EventGroup& GroupMap::get(const std::string& key, bool* created) {
   return groups_[it->second];
 }
 
+EventGroup* GroupMap::find(const std::string& key) {
+  auto it = index_.find(key);
+  return it == index_.end() ? nullptr : &groups_[it->second];
+}
+
 double share(int64_t part, int64_t whole) { return whole > 0 ? double(part) / double(whole) : 0.0; }
 
 }  // namespace npud

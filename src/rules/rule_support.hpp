@@ -49,6 +49,7 @@ std::string modules_note(const EventGroup& g);
 class GroupMap {
  public:
   EventGroup& get(const std::string& key, bool* created = nullptr);
+  EventGroup* find(const std::string& key);   // nullptr when no group has that key
   std::vector<EventGroup>& groups() { return groups_; }
 
  private:

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/names.hpp"
 #include "analysis/placement.hpp"
@@ -111,12 +112,15 @@ class HostDeviceSync final : public Rule {
     std::vector<uint8_t> anchor(n, 0), covered(n, 0);
     std::vector<uint8_t> synced_top(n, 0);  // top aten op of a reported runtime sync
 
+    // One user line is one finding, whatever reads there (LBFGS's step line reads a bool, a
+    // float and an alpha scalar: one cause); ops without a user frame group by op and callers.
     auto add_op_group = [&](uint32_t i, int category) {
       const Op& op = t.ops[i];
       Location loc = location_of(index, i);
       std::string chain;
       if (loc.file.empty() && op.parent != kNone) chain = index.parent_chain(op.parent, 3);
-      std::string key = fmt::format("op\x1f{}\x1f{}:{}\x1f{}", loc.op, loc.file, loc.line, chain);
+      std::string key = loc.file.empty() ? fmt::format("op\x1f{}\x1f{}", loc.op, chain)
+                                         : fmt::format("line\x1f{}:{}", loc.file, loc.line);
       bool created = false;
       EventGroup& g = groups.get(key, &created);
       if (created) {
@@ -125,6 +129,7 @@ class HostDeviceSync final : public Rule {
         g.context = std::move(chain);
         g.category = category;
       }
+      g.add_example(t.str(op.name), 4);
       g.add(op.step, op.dur_ns);
     };
 
@@ -204,6 +209,7 @@ class HostDeviceSync final : public Rule {
       double time_share = share(g.time_ns, wall);
       bool every_step = index.step_count() > 0 && per_step >= 1.0;
       f.severity = every_step && time_share >= 0.01 ? Severity::Error : Severity::Warning;
+      if (g.examples.size() > 1) g.what = fmt::format("{}", fmt::join(g.examples, ", "));
       std::string place = where(g.location);
       std::string at = place.empty() || place == g.what ? "" : (g.location.file.empty() ? " in " : " at ") + place;
       std::string rate = index.step_count() > 0 ? fmt::format(" ({}/step)", format_number(per_step)) : "";
