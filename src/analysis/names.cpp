@@ -51,6 +51,13 @@ std::string format_duration(int64_t ns) {
   return fmt::format("{} ns", ns);
 }
 
+std::string format_bytes(double b) {
+  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", b / (1024.0 * 1024 * 1024));
+  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{:.0f} B", b);
+}
+
 std::string format_share(double share) {
   double pct = share * 100;
   if (pct == 0) return "0%";

@@ -25,6 +25,8 @@ std::string format_duration(int64_t ns);
 std::string format_share(double share);
 // 3 -> "3", 0.25 -> "0.25", 12.345 -> "12.3".
 std::string format_number(double v);
+// 512 -> "512 B", 3072 -> "3.0 KiB", 5.5 MiB -> "5.5 MiB".
+std::string format_bytes(double bytes);
 
 // The value of `key` in a capture event's attribute text ("foreach=None fused=False", the
 // `reason` of optimizer_config and python_api events), or "" when absent.

@@ -10,6 +10,7 @@
 #include "analysis/trace_index.hpp"
 #include "graph/optimizer_loop.hpp"
 #include "knowledge/knowledge.hpp"
+#include "rules/npu_cost.hpp"
 
 namespace npud::graph {
 namespace {
@@ -54,16 +55,7 @@ uint32_t affine_tail(const DataflowGraph& g, uint32_t last, std::string_view bas
   return u;
 }
 
-std::string bytes_text(double b) {
-  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", b / (1024.0 * 1024 * 1024));
-  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
-  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{:.0f} B", b);
-}
 
-// Cost model shared with CONTIG002: one task launch per op plus memory traffic at 200 GB/s.
-constexpr double kLaunchNs = 5000;
-constexpr double kBytesPerNs = 200.0;
 
 Location locate(const Trace& t, uint32_t op_index) {
   Location loc;
@@ -201,13 +193,13 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
                             "traffic per {}",
                             spec.title, where, mods.empty() || where == mods ? "" : " (" + mods + ")",
                             format_number(ps), t.steps.empty() ? "times" : "times/step", s.ops_each, spec.api,
-                            format_number(ops_ps), bytes_text(bytes_ps), t.steps.empty() ? "run" : "step");
+                            format_number(ops_ps), format_bytes(bytes_ps), t.steps.empty() ? "run" : "step");
     f.metrics = {{"occurrences", double(s.count)},
                  {"per_step", ps},
                  {"ops_per_match", double(s.ops_each)},
                  {"ops_removed_per_step", ops_ps},
                  {"bytes_saved_per_step", bytes_ps}};
-    f.cost_ns = int64_t(double(s.ops) * kLaunchNs + double(s.bytes) / kBytesPerNs);
+    f.cost_ns = int64_t(double(s.ops) * cost::kLaunchNs + double(s.bytes) / cost::kDeviceBytesPerNs);
     std::string version = min_version.empty() ? "" : fmt::format(" (torch_npu >= {})", min_version);
     f.fix = fmt::format("Use {}{}:\n{}", spec.api, version, spec.snippet);
     if (!available && !min_version.empty())
@@ -284,7 +276,7 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
                  {"ops_per_match", double(lg.chain_ops)},
                  {"ops_removed_per_step", removed_ps},
                  {"bytes_saved_per_step", 0}};
-    f.cost_ns = int64_t(removed_ps * steps * kLaunchNs);
+    f.cost_ns = int64_t(removed_ps * steps * cost::kLaunchNs);
     if (!optimizer)
       f.fix = "This loop is hand-written: replace it with a torch optimizer (torch.optim.SGD/AdamW), which runs "
               "the multi-tensor path, or update all parameters at once with torch._foreach_add_(params, grads, "

@@ -168,10 +168,7 @@ const TensorMeta* DataflowGraph::input_meta(uint32_t n, uint32_t i) const {
   return i < nodes_[n].inputs_count ? &t_.tensors[input_refs_[nodes_[n].inputs_begin + i]] : nullptr;
 }
 
-int64_t DataflowGraph::bytes(const TensorMeta& m) const {
-  size_t es = dtype_size(t_.str(m.dtype));
-  return numel(t_.shape(m)) * int64_t(es ? es : 4);
-}
+int64_t DataflowGraph::bytes(const TensorMeta& m) const { return tensor_bytes(t_, m); }
 
 Value DataflowGraph::resolve(Value v) const {
   // Bounded: pass-through chains are short; the bound guards against malformed cycles.

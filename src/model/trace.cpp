@@ -159,6 +159,11 @@ bool is_contiguous(std::span<const int64_t> shape, std::span<const int64_t> stri
   return true;
 }
 
+int64_t tensor_bytes(const Trace& t, const TensorMeta& m) {
+  size_t es = dtype_size(t.str(m.dtype));
+  return numel(t.shape(m)) * int64_t(es ? es : 4);
+}
+
 size_t dtype_size(std::string_view d) {
   // Names as torch prints them (float32, torch.float16), Kineto "Input type" (float, c10::Half)
   // and the NPU profiler (FLOAT16, DT_BF16).

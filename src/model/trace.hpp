@@ -281,5 +281,7 @@ class Trace {
 int64_t numel(std::span<const int64_t> shape);
 bool is_contiguous(std::span<const int64_t> shape, std::span<const int64_t> strides);
 size_t dtype_size(std::string_view dtype);   // bytes per element, 0 if unknown
+// Bytes of a tensor: elements x dtype size (4 per element when the dtype is unknown).
+int64_t tensor_bytes(const Trace& t, const TensorMeta& m);
 
 }  // namespace npud

@@ -10,7 +10,9 @@
 #include "analysis/trace_index.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/capture_rules.hpp"
+#include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
+#include "util/saturate.hpp"
 
 namespace npud {
 namespace {
@@ -32,6 +34,7 @@ bool is_destination_view(std::string_view base) {
 bool is_layout_copy_op(std::string_view base) {
   return base == "contiguous" || base == "clone" || base == "copy_" || base == "reshape" || base == "flatten";
 }
+
 
 bool is_layout_task(std::string_view name) {
   return name.find("TransData") != std::string_view::npos || name.find("ViewCopy") != std::string_view::npos ||
@@ -115,11 +118,16 @@ class ContiguityCopy final : public Rule {
       }
       if (!loc.module.empty()) g.add_module(loc.module);
       g.add(op.step, op.dur_ns);
+      if (which < in.size()) add_saturating(g.bytes, tensor_bytes(t, t.tensors[in[which]]));
       g.add_example(trigger);
     }
 
     for (const auto& [i, key] : backward)
-      if (EventGroup* g = groups.find(key)) g->add(t.ops[i].step, t.ops[i].dur_ns);
+      if (EventGroup* g = groups.find(key)) {
+        g->add(t.ops[i].step, t.ops[i].dur_ns);
+        auto in = t.inputs(t.ops[i]);
+        if (!in.empty()) add_saturating(g->bytes, tensor_bytes(t, t.tensors[in[0]]));
+      }
 
     for (const Kernel& k : t.kernels) {
       if (k.kind == TaskKind::AiCpu) continue;  // FALLBACK001 reports AI-CPU tasks
@@ -146,7 +154,11 @@ class ContiguityCopy final : public Rule {
       f.rule = "CONTIG001";
       double per_step = index.per_step(g.in_steps, g.count);
       f.location = g.location;
-      f.cost_ns = g.time_ns;
+      // A capture's host copies ran on another device: priced as NPU copy tasks (docs/cost-model.md).
+      f.cost_ns = g.category == kHost && t.format == InputFormat::Capture
+                      ? saturating_ns(double(g.count) * cost::kLaunchNs +
+                                      2.0 * double(g.bytes) / cost::kDeviceBytesPerNs)
+                      : g.time_ns;
       std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
       if (g.category == kHost) {
         double s = share(g.time_ns, wall);

@@ -15,6 +15,7 @@
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
 #include "rules/capture_rules.hpp"
+#include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
 #include "util/saturate.hpp"
 
@@ -48,9 +49,6 @@ constexpr int64_t kElementwiseMinBytes = int64_t(1) << 20;
 // Below this, a strided input of any op is not worth a finding: its copy is one launch like
 // any small op (an LSTMCell's [batch, 1] column of the input sequence, a CLS-token row).
 constexpr int64_t kMinBytes = 4096;
-// Cost model for the copy the NPU makes: one task launch plus read + write of the tensor.
-constexpr double kCopyLaunchNs = 5000;
-constexpr double kCopyBytesPerNs = 200.0;   // 200 GB/s effective for a strided copy
 
 // Views: their output aliases their input. Walking back through them finds the op that
 // made a tensor strided.
@@ -112,17 +110,7 @@ std::string dims_text(std::span<const int64_t> d) {
   return s + "]";
 }
 
-std::string bytes_text(double b) {
-  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", b / (1024.0 * 1024 * 1024));
-  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
-  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{:.0f} B", b);
-}
 
-int64_t tensor_bytes(const Trace& t, const TensorMeta& m) {
-  size_t es = dtype_size(t.str(m.dtype));
-  return numel(t.shape(m)) * int64_t(es ? es : 4);
-}
 
 struct InputSite {
   std::string op;            // compute op
@@ -332,7 +320,7 @@ class NonContiguousInput final : public Rule {
     f.location = s.location;
     double per_step = index.per_step(s.in_steps, s.count);
     double per_call_bytes = double(s.total_bytes) / double(s.count ? s.count : 1);
-    f.cost_ns = int64_t(double(s.count) * (kCopyLaunchNs + 2.0 * per_call_bytes / kCopyBytesPerNs));
+    f.cost_ns = int64_t(double(s.count) * cost::copy_ns(per_call_bytes));
     int64_t per_step_bytes = int64_t(per_step * per_call_bytes);
     f.severity = per_step_bytes >= (int64_t(1) << 20) ? Severity::Warning : Severity::Info;
     std::string place = where(s.location);
@@ -343,7 +331,7 @@ class NonContiguousInput final : public Rule {
     for (size_t k : s.inputs) which += fmt::format("{}#{}", which.empty() ? "" : " and ", k);
     f.message = fmt::format("{}{} is fed a non-contiguous input {} (shape {}, strides {}){}: {} call{}{}, {} copied per call{}",
                             s.op, place == s.op ? "" : " at " + place, which, s.shape, s.strides, from, s.count,
-                            s.count == 1 ? "" : "s", rate, bytes_text(per_call_bytes),
+                            s.count == 1 ? "" : "s", rate, format_bytes(per_call_bytes),
                             s.implicit ? " (PyTorch copies it inside the call)" : "");
     f.metrics = {{"count", double(s.count)},
                  {"per_step", per_step},

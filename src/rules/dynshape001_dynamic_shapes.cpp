@@ -13,13 +13,12 @@
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
 #include "rules/capture_rules.hpp"
+#include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
 
 namespace npud {
 namespace {
 
-// Rough cost of a shape the device has not seen: one op compilation / tiling pass.
-constexpr int64_t kNewShapeCostNs = 1'000'000;
 
 // Ops whose shape says nothing about compilation (metadata and views).
 bool ignored(std::string_view base) {
@@ -166,7 +165,7 @@ class DynamicShapes final : public Rule {
       f.rule = "DYNSHAPE001";
       f.severity = Severity::Warning;
       f.location = s.location;
-      f.cost_ns = int64_t(new_shapes) * kNewShapeCostNs;
+      f.cost_ns = int64_t(double(new_shapes) * cost::kNewShapeNs);
       std::string ops;
       for (size_t i = 0; i < changing.size() && i < 4; ++i) ops += (i ? ", " : "") + changing[i];
       if (changing.size() > 4) ops += fmt::format(" and {} more", changing.size() - 4);

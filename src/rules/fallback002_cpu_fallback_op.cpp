@@ -11,6 +11,7 @@
 #include "analysis/trace_index.hpp"
 #include "knowledge/knowledge.hpp"
 #include "rules/builtin_rules.hpp"
+#include "rules/npu_cost.hpp"
 #include "rules/npu_facts.hpp"
 #include "rules/rule_support.hpp"
 #include "util/saturate.hpp"
@@ -157,6 +158,17 @@ OpCallFacts call_facts(const Trace& t, const Op& op, std::string_view base, bool
   return c;
 }
 
+// What the group costs on an NPU (docs/cost-model.md). A profile's host time is the cost as
+// measured (a lower bound: the copies come on top). A capture ran elsewhere: a CPU fallback
+// (or a call that raises, ranked the same) moves its tensors over the link with a sync and
+// runs on the host for the time it took here; silent work is one AI-CPU task per call.
+int64_t estimated_cost(const Trace& t, const EventGroup& g) {
+  if (t.format != InputFormat::Capture) return g.time_ns;
+  if (g.category == kSilentWork) return saturating_ns(double(g.count) * cost::kAiCpuTaskNs);
+  return saturating_ns(double(g.count) * cost::kSyncNs + double(g.bytes) / cost::kLinkBytesPerNs +
+                       double(g.self_ns));
+}
+
 class CpuFallbackOp final : public Rule {
  public:
   std::string_view id() const override { return "FALLBACK002"; }
@@ -254,6 +266,9 @@ class CpuFallbackOp final : public Rule {
       }
       g.add(op.step, op.dur_ns);
       add_saturating(g.self_ns, op.self_ns);
+      for (auto refs : {t.inputs(op), t.outputs(op)})
+        for (uint32_t r : refs)
+          if (t.tensors[r].is_tensor) add_saturating(g.bytes, tensor_bytes(t, t.tensors[r]));
     }
 
     const std::string wheel = fmt::format("torch_npu {}", kv.version);
@@ -308,8 +323,7 @@ class CpuFallbackOp final : public Rule {
                    {"self_ns", double(self_ns)},
                    {"time_ns", double(g.time_ns)},
                    {"time_share", share(g.time_ns, wall)}};
-      // Lower bound: the host time the op takes now; the CPU run plus copies cost more.
-      f.cost_ns = g.time_ns;
+      f.cost_ns = estimated_cost(t, g);
       if (g.category == kSilentWork) {
         f.fix = std::string(fix_of_fact[g.context]);
       } else if (g.category == kSparse) {

@@ -29,6 +29,7 @@ struct EventGroup {
   size_t in_steps = 0;
   int64_t time_ns = 0;
   int64_t self_ns = 0;       // self time of host ops, when the rule tracks it
+  int64_t bytes = 0;         // tensor bytes the events touched, when the rule tracks it
   int category = 0;          // rule-specific
   std::vector<std::string> examples;  // a few distinct raw names
   std::vector<std::string> modules;   // distinct module paths seen (add_module), first seen first

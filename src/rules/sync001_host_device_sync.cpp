@@ -10,7 +10,9 @@
 #include "analysis/placement.hpp"
 #include "analysis/trace_index.hpp"
 #include "rules/builtin_rules.hpp"
+#include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
+#include "util/saturate.hpp"
 
 namespace npud {
 namespace {
@@ -202,6 +204,7 @@ class HostDeviceSync final : public Rule {
     }
 
     const int64_t wall = index.wall_ns();
+    const bool capture = t.format == InputFormat::Capture;
     for (EventGroup& g : groups.groups()) {
       Finding f;
       f.rule = "SYNC001";
@@ -213,15 +216,29 @@ class HostDeviceSync final : public Rule {
       std::string place = where(g.location);
       std::string at = place.empty() || place == g.what ? "" : (g.location.file.empty() ? " in " : " at ") + place;
       std::string rate = index.step_count() > 0 ? fmt::format(" ({}/step)", format_number(per_step)) : "";
-      f.message = fmt::format("{}{}: {} host-device sync{}{}, {} host blocked ({} of {})", g.what, at, g.count,
-                              g.count == 1 ? "" : "s", rate, format_duration(g.time_ns), format_share(time_share),
-                              index.step_count() > 0 ? "step time" : "trace time");
+      // A capture's own wait times are another device's: the message gives the NPU estimate.
+      if (capture)
+        f.message = fmt::format("{}{}: {} host-device sync{}{}, each draining the NPU's task queue (about {} in all, "
+                                "docs/cost-model.md)",
+                                g.what, at, g.count, g.count == 1 ? "" : "s", rate,
+                                format_duration(saturating_ns(double(g.count) * cost::kSyncNs)));
+      else
+        f.message = fmt::format("{}{}: {} host-device sync{}{}, {} host blocked ({} of {})", g.what, at, g.count,
+                                g.count == 1 ? "" : "s", rate, format_duration(g.time_ns), format_share(time_share),
+                                index.step_count() > 0 ? "step time" : "trace time");
       f.location = g.location;
       f.metrics = {{"count", double(g.count)},
                    {"per_step", per_step},
                    {"time_ns", double(g.time_ns)},
                    {"time_share", time_share}};
-      f.cost_ns = g.time_ns;
+      // A capture ran elsewhere (the CPU): its sync calls cost nothing there; on an NPU each one
+      // drains the queue (docs/cost-model.md). Profiles measured the wait itself.
+      if (capture) {
+        f.cost_ns = saturating_ns(double(g.count) * cost::kSyncNs);
+        f.severity = every_step ? Severity::Error : Severity::Warning;
+      } else {
+        f.cost_ns = g.time_ns;
+      }
       f.fix = std::string(fix_for(g.category));
       if (!g.context.empty()) f.notes.push_back("called from: " + g.context);
       if (g.what == "Memcpy DtoH" && g.location.op == g.what)

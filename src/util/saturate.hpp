@@ -21,4 +21,11 @@ constexpr void add_saturating(T& sum, U v) {
   sum = v > 0 ? std::numeric_limits<T>::max() : std::numeric_limits<T>::min();
 }
 
+// An estimate in double (count x unit cost) as int64_t nanoseconds, clamped to the range.
+constexpr int64_t saturating_ns(double ns) {
+  if (!(ns > 0)) return 0;
+  if (ns >= double(std::numeric_limits<int64_t>::max())) return std::numeric_limits<int64_t>::max();
+  return int64_t(ns);
+}
+
 }  // namespace npud

@@ -272,6 +272,44 @@ TEST(OptimizerLoop, ChainsThatWriteNoParameterAreNotOptimizers) {
   EXPECT_TRUE(find_optimizer_loops(g).empty());
 }
 
+// One line is one optimizer: Adam's first step (its state made with zeros_like) and its later
+// steps are chains of two shapes at the same line, one loop.
+TEST(OptimizerLoop, ChainsOfTwoShapesAtOneLineAreOneLoop) {
+  Capture c = forward_and_backward();
+  for (int p = 0; p < 5; ++p) {
+    int64_t b = 1000 + p * 10;
+    c.op("aten::zeros_like", {{b}}, {{b + 5}}, 21, "")
+        .op("aten::mul_.Tensor", {{b + 5}}, {{b + 5}}, 21, "")
+        .op("aten::add_.Tensor", {{b}, {b + 5}}, {{b}}, 21, "");
+  }
+  // The next step: forward, backward, and the update without the state's creation.
+  const int64_t boundary = int64_t(c.t.ops.size() + 1) * 1000 - 1;
+  c.t.steps = {Step{1, 0, boundary}, Step{2, boundary, 1'000'000'000}};
+  for (int p = 0; p < 5; ++p) c.op("aten::mm", {{30 + p}, {1000 + p * 10}}, {{40 + p}}, 12, "model.layer");
+  c.op("aten::ones_like", {{600, {}}}, {{601, {}}}, 20, "");
+  for (int p = 0; p < 5; ++p) {
+    int64_t b = 1000 + p * 10;
+    c.op("aten::mul_.Tensor", {{b + 5}}, {{b + 5}}, 21, "").op("aten::add_.Tensor", {{b}, {b + 5}}, {{b}}, 21, "");
+  }
+  DataflowGraph g(c.done());
+  auto loops = find_optimizer_loops(g);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].chains, 10u);
+  EXPECT_EQ(loops[0].other_signatures.size(), 1u);
+}
+
+// zero_grad inside an LBFGS closure: `p.grad.zero_()` runs before the first backward of the step
+// (forward phase) and again after it. Writing into .grad there does not make .grad a parameter.
+TEST(OptimizerLoop, ZeroingGradsBeforeTheForwardIsNoParameterUpdate) {
+  Capture c;
+  for (int p = 0; p < 5; ++p) c.op("aten::zero_", {{1002 + p * 10}}, {{1002 + p * 10}}, 52, "");
+  for (int p = 0; p < 5; ++p) c.op("aten::mm", {{10 + p}, {1000 + p * 10}}, {{20 + p}}, 12, "model.layer");
+  c.op("aten::ones_like", {{500, {}}}, {{501, {}}}, 20, "");
+  for (int p = 0; p < 5; ++p) c.op("aten::zero_", {{1002 + p * 10}}, {{1002 + p * 10}}, 52, "");
+  DataflowGraph g(c.done());
+  EXPECT_TRUE(find_optimizer_loops(g).empty());
+}
+
 TEST(Patterns, MinimumVersionsComeFromTheKnowledgeBase) {
   EXPECT_FALSE(min_torch_npu(rms_norm_pattern()).empty());
   EXPECT_FALSE(min_torch_npu(attention_pattern()).empty());

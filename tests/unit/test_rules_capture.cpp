@@ -57,6 +57,14 @@ class CaptureBuilder {
     return *this;
   }
 
+  // Marks the last op as a backward-pass op: of `forward` (its line is that op's), or of an
+  // unknown forward op (torch 1.x: the line is loss.backward()'s).
+  CaptureBuilder& backward(std::string_view forward = {}) {
+    t_.ops.back().backward = true;
+    if (!forward.empty()) t_.ops.back().forward_op = t_.intern(forward);
+    return *this;
+  }
+
   Trace build() {
     close_step();
     t_.finalize();
@@ -172,6 +180,25 @@ TEST(Contig001, OneLineInEveryLayerIsOneFinding) {
   ASSERT_FALSE(f[0].notes.empty());
   EXPECT_NE(f[0].notes.back().find("3 modules: model.blocks.0.attn, model.blocks.1.attn, model.blocks.2.attn"),
             std::string::npos) << f[0].notes.back();
+}
+
+// The backward pass: a strided gradient at a forward line adds to that line's finding; with the
+// forward op unknown (torch 1.x) it carries the loss.backward() line and is not counted.
+TEST(Contig002, BackwardOpsJoinTheirForwardLineOrAreSkipped) {
+  CaptureBuilder b;
+  // [8, 128, 64] read through a [B, T, H] -> [B, H, T] permute: not a last-two-dims swap.
+  b.step(1)
+      .op("aten::softmax.int", {{2, {8, 128, 64}, {8192, 1, 128}}}, {{3, {8, 128, 64}, {8192, 64, 1}}}, "model.py", 41)
+      .op("aten::softmax.int", {{4, {8, 128, 64}, {8192, 1, 128}}}, {{5, {8, 128, 64}, {8192, 64, 1}}}, "model.py", 41)
+      .backward("aten::softmax.int")
+      .op("aten::softmax.int", {{6, {8, 128, 64}, {8192, 1, 128}}}, {{7, {8, 128, 64}, {8192, 64, 1}}}, "train.py", 90)
+      .backward()
+      .op("aten::softmax.int", {{8, {8, 128, 64}, {8192, 1, 128}}}, {{9, {8, 128, 64}, {8192, 64, 1}}}, "model.py", 77)
+      .backward("aten::softmax.int");
+  auto f = contig(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.line, 41);
+  EXPECT_EQ(f[0].metric("count"), 2);   // the forward softmax and its backward
 }
 
 TEST(Contig002, ContiguousAndTransposedMatmulOperandsAreClean) {

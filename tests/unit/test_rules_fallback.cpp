@@ -264,6 +264,47 @@ TEST(Fallback002, Float64ComputeIsAiCpuWork) {
   EXPECT_TRUE(contains(f[0].fix, ".float()")) << f[0].fix;
 }
 
+// `preds.eq(labels).double()` then `.sum()` a line later: the cast is the line to change.
+TEST(Fallback002, Float64MadeByACastPointsAtTheCast) {
+  SKIP_IF_PLACEHOLDER();
+  KnowledgeVersion v = test::tiny_version("2.1.0", {"sum", "_to_copy"});
+  TraceBuilder b;
+  b.capture();
+  b.op("aten::_to_copy", 0, 10, {.file = "train.py", .line = 55, .inputs = {{"bool", {30}, {1}}},
+                                 .outputs = {{"float64", {30}, {1}}}});
+  b.raw().tensors.back().id = 7;
+  b.op("aten::sum", 20, 10, {.file = "train.py", .line = 56, .inputs = {{"float64", {30}, {1}}}});
+  b.raw().tensors.back().id = 7;
+  auto f = test::run_rule(fallback002_rule(), b.build(), v);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.line, 55);
+}
+
+// Sparse COO inputs need a sparse NPU kernel (op-plugin's sparse_op_api entries); the CPU
+// fallback is for dense tensors, so the call raises on an NPU.
+TEST(Fallback002, SparseInputWithoutSparseKernelIsAnError) {
+  SKIP_IF_PLACEHOLDER();
+  KnowledgeVersion v = test::tiny_version("2.1.0", {"mm", "add.out"});
+  v.ops->impl["add.out"] = "op-plugin:official[acl_op+op_api+sparse_op_api]";
+  TraceBuilder b;
+  b.capture();
+  auto sparse = [&](uint32_t op_inputs) {   // marks the op's last `op_inputs` inputs sparse
+    for (uint32_t k = 0; k < op_inputs; ++k) b.raw().tensors[b.raw().tensors.size() - 1 - k].layout = b.raw().intern("sparse_coo");
+  };
+  b.op("aten::mm", 0, 10, {.file = "gcn.py", .line = 23, .inputs = {{"float32", {60, 16}, {16, 1}}, {"float32", {60, 60}}}});
+  sparse(1);
+  b.op("aten::add.out", 20, 10, {.file = "gcn.py", .line = 30, .inputs = {{"float32", {60, 60}}}});
+  sparse(1);
+  b.op("aten::mm", 40, 10, {.file = "gcn.py", .line = 40, .inputs = {{"float32", {60, 16}, {16, 1}}, {"float32", {16, 3}, {3, 1}}}});
+  auto f = test::run_rule(fallback002_rule(), b.build(), v);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_EQ(f[0].location.line, 23);
+  EXPECT_EQ(f[0].metric("count"), 1);
+  EXPECT_TRUE(contains(f[0].message, "sparse tensors reach aten::mm")) << f[0].message;
+  EXPECT_TRUE(contains(f[0].fix, "add.out")) << f[0].fix;
+}
+
 TEST(Fallback002, IntSortAndIsneginfSayWhatToWriteInstead) {
   SKIP_IF_PLACEHOLDER();
   KnowledgeVersion v = test::tiny_version("2.1.0", {"sort.stable", "isneginf.out"});

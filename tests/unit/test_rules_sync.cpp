@@ -170,6 +170,23 @@ TEST(Sync001, PythonSyncFromCaptureCoversNestedAtenOps) {
   EXPECT_NE(f[1].fix.find("non_blocking"), std::string::npos);
 }
 
+// LBFGS's step line reads a bool, a float and a scalar alpha on the host: one line, one cause.
+TEST(Sync001, SyncsOfDifferentKindsAtOneLineAreOneFinding) {
+  TraceBuilder b;
+  b.raw().format = InputFormat::Capture;
+  b.step(1, 0, 1000);
+  b.op("Tensor.__bool__", 10, 5, {.kind = OpKind::PythonSync, .file = "train.py", .line = 58});
+  b.op("Tensor.__float__", 20, 5, {.kind = OpKind::PythonSync, .file = "train.py", .line = 58});
+  b.op("aten::_local_scalar_dense", 30, 5, {.file = "train.py", .line = 58});
+  b.op("Tensor.item", 40, 5, {.kind = OpKind::PythonSync, .file = "train.py", .line = 63});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 2u);
+  const Finding& step_line = f[0].location.line == 58 ? f[0] : f[1];
+  EXPECT_EQ(step_line.metric("count"), 3);
+  EXPECT_NE(step_line.message.find("Tensor.__bool__, Tensor.__float__, aten::_local_scalar_dense"), std::string::npos)
+      << step_line.message;
+}
+
 // A CPU capture judges where each tensor will live after the move (analysis/placement.hpp):
 // reads of host bookkeeping (batch indices from torch.randint) are not syncs; reads of what a
 // parameter computed, or of what `.to(device)` placed, are.
