@@ -59,10 +59,12 @@ void add_sizes(std::string_view sig, std::set<int64_t>& out) {
 struct OpAtSite {
   std::map<int32_t, std::set<std::string>> per_step;   // step -> input shape signatures
   std::set<std::string> all;
+  std::unordered_map<std::string, uint32_t> first_op;  // signature -> first op that had it
 };
 
 struct ShapeSite {
   Location location;
+  uint32_t first_op = kNone;                           // the first op recorded here
   std::map<std::string, OpAtSite> ops;                 // op name + module -> shapes
 };
 
@@ -98,6 +100,7 @@ class DynamicShapes final : public Rule {
         sites.push_back(std::move(s));
       }
       ShapeSite& s = sites[it->second];
+      if (s.first_op == kNone) s.first_op = i;
       if (s.location.module.empty() && op.module) s.location.module = std::string(t.str(op.module));
       std::string sig = signature(t, op);
       if (sig.empty()) continue;
@@ -105,6 +108,7 @@ class DynamicShapes final : public Rule {
       // instances, each with its own shape history.
       OpAtSite& o = s.ops[fmt::format("{}\x1f{}", t.str(op.name), t.str(op.module))];
       o.per_step[op.step].insert(sig);
+      o.first_op.try_emplace(sig, i);
       o.all.insert(sig);
     }
 
@@ -115,6 +119,7 @@ class DynamicShapes final : public Rule {
       // An op changes shape when the sets of shapes it sees differ between steps.
       std::set<int32_t> changed_steps;
       std::set<int64_t> varying;
+      uint32_t first_new_op = kNone;   // the earliest op that saw a shape the first step did not
       std::vector<std::string> changing;
       size_t distinct = 0, steps_seen = 0, new_shapes = 0;
       std::vector<std::string> examples;
@@ -130,6 +135,8 @@ class DynamicShapes final : public Rule {
           changed_steps.insert(step);
         }
         if (!differs) continue;
+        for (const auto& sig : o.all)
+          if (!first.contains(sig)) first_new_op = std::min(first_new_op, o.first_op[sig]);
         // Sizes seen in some steps and not in others: a short last batch is 16 -> 12 at every
         // line it reaches, whichever step each line's ops fall in.
         std::set<int64_t> seen_all, seen_every;
@@ -185,18 +192,47 @@ class DynamicShapes final : public Rule {
               "x * mask).";
       std::string pattern;
       for (int32_t step : changed_steps) pattern += std::to_string(step) + ",";
-      per_site.push_back({std::move(pattern), *changed_steps.begin(), std::move(varying), std::move(f)});
+      per_site.push_back({std::move(pattern), *changed_steps.begin(), first_new_op, s.first_op, std::move(varying),
+                          std::move(f)});
     }
-    merge_by_cause(per_site, out);
+    merge_by_cause(t, per_site, out);
   }
 
  private:
   struct SiteFinding {
     std::string steps;          // the steps in which the site's shapes changed
     int32_t first_change = 0;   // the first of them
+    uint32_t first_new_op = kNone;
+    uint32_t steady_op = kNone;   // an op of the same site before the change
     std::set<int64_t> varying;  // sizes seen in some steps only
     Finding finding;
   };
+
+  // The first op that saw a new shape came down another call path than the same line's ops
+  // before (an eval pass with a larger batch calls the model from its own line): the outermost
+  // frame where the paths part is where the cause is; the line inside only where it shows.
+  static void name_the_caller(const Trace& t, uint32_t changed, uint32_t steady, Finding& f) {
+    if (changed == kNone || steady == kNone || t.ops[changed].stack == kNone || t.ops[steady].stack == kNone) return;
+    auto now = t.frames_of(t.ops[changed].stack), before = t.frames_of(t.ops[steady].stack);
+    size_t k = 0;   // frames in common, counted from the outermost
+    while (k < now.size() && k < before.size()) {
+      const Frame& a = t.frames[now[now.size() - 1 - k]];
+      const Frame& b = t.frames[before[before.size() - 1 - k]];
+      if (a.file != b.file || a.line != b.line) break;
+      ++k;
+    }
+    if (k + 1 >= now.size()) return;   // the same path, or it parts at the line itself
+    const Frame& outer = t.frames[now[now.size() - 1 - k]];
+    std::string inner = where(f.location);
+    Location caller = f.location;
+    caller.file = std::string(t.str(outer.file));
+    caller.line = outer.line;
+    std::string at = "at " + inner + ":";
+    if (auto pos = f.message.find(at); pos != std::string::npos)
+      f.message.replace(pos, at.size(), fmt::format("at {} (inside {}):", where(caller), inner));
+    f.notes.push_back(fmt::format("shapes first change at {}, called from {}", inner, where(caller)));
+    f.location = std::move(caller);
+  }
 
   // Sites share a cause when they change in the same steps or when the sizes that vary overlap
   // (a short batch reaches the logging after optimizer.step() one step later than the model).
@@ -205,7 +241,7 @@ class DynamicShapes final : public Rule {
     return i;
   }
 
-  static void merge_by_cause(std::vector<SiteFinding>& per_site, std::vector<Finding>& out) {
+  static void merge_by_cause(const Trace& t, std::vector<SiteFinding>& per_site, std::vector<Finding>& out) {
     constexpr size_t kListedSites = 8;
     std::vector<size_t> parent(per_site.size());
     for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
@@ -235,9 +271,13 @@ class DynamicShapes final : public Rule {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return (cause_of(parent, a) == a) > (cause_of(parent, b) == b);
     });
+    // index into out -> the cause's earliest new-shape op and an op of its site before the change
+    std::unordered_map<size_t, std::pair<uint32_t, uint32_t>> first_new;
     for (size_t i : order) {
       Finding& f = per_site[i].finding;
       auto [it, fresh] = group.try_emplace(cause_of(parent, i), out.size());
+      auto& earliest = first_new.try_emplace(it->second, kNone, kNone).first->second;
+      if (per_site[i].first_new_op < earliest.first) earliest = {per_site[i].first_new_op, per_site[i].steady_op};
       if (fresh) {
         f.metrics.push_back({"sites", 1});
         out.push_back(std::move(f));
@@ -255,6 +295,7 @@ class DynamicShapes final : public Rule {
       if (n <= kListedSites)
         first.notes.push_back(fmt::format("same cause: {} ({})", where(f.location), f.location.op));
     }
+    for (auto& [index, ops] : first_new) name_the_caller(t, ops.first, ops.second, out[index]);
     for (auto& [index, n] : others) {
       Finding& f = out[index];
       f.message += fmt::format("; {} more call site{} change{} shape with it (same steps or same sizes): one cause, first seen here",

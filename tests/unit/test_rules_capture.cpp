@@ -57,6 +57,15 @@ class CaptureBuilder {
     return *this;
   }
 
+  // Gives the last op a caller: its stack becomes [its line, file:line].
+  CaptureBuilder& called_from(std::string file, int line) {
+    Op& op = t_.ops.back();
+    std::vector<uint32_t> frames(t_.frames_of(op.stack).begin(), t_.frames_of(op.stack).end());
+    frames.push_back(t_.add_frame(file, line, "<module>"));
+    op.stack = t_.add_stack(frames);
+    return *this;
+  }
+
   // Marks the last op as a backward-pass op: of `forward` (its line is that op's), or of an
   // unknown forward op (torch 1.x: the line is loss.backward()'s).
   CaptureBuilder& backward(std::string_view forward = {}) {
@@ -338,6 +347,23 @@ TEST(Dynshape001, ShortBatchSeenInDifferentStepsIsOneCause) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].location.line, 82);
   EXPECT_EQ(f[0].metric("sites"), 2);
+}
+
+// An eval pass with a larger batch every other step: the model's line shows the new shape,
+// the eval loop's call is where it comes from.
+TEST(Dynshape001, ANewShapeFromAnotherCallerNamesThatCaller) {
+  CaptureBuilder b;
+  for (int s = 0; s < 3; ++s) {
+    b.step(s + 1).op("aten::addmm", {{1, {8, 64}, {64, 1}}}, {{2, {8, 10}, {10, 1}}}, "model.py", 17).called_from(
+        "train.py", 32);
+    if (s == 1)
+      b.op("aten::addmm", {{3, {32, 64}, {64, 1}}}, {{4, {32, 10}, {10, 1}}}, "model.py", 17).called_from("train.py", 47);
+  }
+  auto f = dynshape(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.file, "train.py");
+  EXPECT_EQ(f[0].location.line, 47);
+  EXPECT_NE(f[0].message.find("(inside model.py:17)"), std::string::npos) << f[0].message;
 }
 
 // A line that sees two shapes in every step (e.g. a helper called for q and for kv) is

@@ -190,11 +190,17 @@ TEST(Sync001, SyncsOfDifferentKindsAtOneLineAreOneFinding) {
 // A CPU capture judges where each tensor will live after the move (analysis/placement.hpp):
 // reads of host bookkeeping (batch indices from torch.randint) are not syncs; reads of what a
 // parameter computed, or of what `.to(device)` placed, are.
-TEST(Sync001, CpuCaptureReportsOnlyReadsOfFutureDeviceData) {
+// A capture made on `device`, one step.
+TraceBuilder capture_on(std::string_view device) {
   TraceBuilder b;
   b.raw().format = InputFormat::Capture;
-  b.raw().set_env("device", "cpu");
+  b.raw().set_env("device", device);
   b.step(1, 0, 1000);
+  return b;
+}
+
+TEST(Sync001, CpuCaptureReportsOnlyReadsOfFutureDeviceData) {
+  TraceBuilder b = capture_on("cpu");
   using S = test::TensorSpec;
   auto host = [](int64_t storage) { return S{.dtype = "int64", .shape = {4}, .storage = storage, .device = "cpu"}; };
   auto at = [](int line) { return test::OpOpts{.kind = OpKind::PythonSync, .file = "train.py", .line = line}; };
@@ -221,10 +227,7 @@ TEST(Sync001, CpuCaptureReportsOnlyReadsOfFutureDeviceData) {
 
 // A capture run on a device says where each tensor is: a CPU tensor's read is no sync.
 TEST(Sync001, DeviceCaptureUsesEachTensorsOwnDevice) {
-  TraceBuilder b;
-  b.raw().format = InputFormat::Capture;
-  b.raw().set_env("device", "npu");
-  b.step(1, 0, 1000);
+  TraceBuilder b = capture_on("npu");
   using S = test::TensorSpec;
   test::OpOpts cpu_read{.kind = OpKind::PythonSync, .file = "train.py", .line = 20,
                   .inputs = {S{.dtype = "int64", .shape = {}, .storage = 1, .device = "cpu"}}};
