@@ -17,6 +17,7 @@
 #include "ingest/chrome_fields.hpp"
 #include "ingest/input_error.hpp"
 #include "ingest/json_stream.hpp"
+#include "ingest/prefetch_source.hpp"
 #include "ingest/limits.hpp"
 
 namespace npud {
@@ -975,7 +976,7 @@ Trace read_source(ByteSource& src, const std::string& name, const ReadOptions& o
 }  // namespace
 
 Trace read_chrome_json(const std::string& path, const ReadOptions& opts) {
-  auto src = open_byte_source(path);
+  auto src = prefetched(open_byte_source(path));   // reading and inflating on a second core
   return read_source(*src, path, opts);
 }
 
