@@ -155,7 +155,9 @@ unsigned usable_cpus() {
 }
 
 std::unique_ptr<ByteSource> prefetched(std::unique_ptr<ByteSource> src) {
-  if (usable_cpus() < 2) return src;
+  // A plain file's reads are page-cache copies: handing them over costs what it saves
+  // (bench/README.md "Reading on two cores"). Inflating is worth a core.
+  if (!src->compressed() || usable_cpus() < 2) return src;
   return std::make_unique<PrefetchSource>(std::move(src));
 }
 

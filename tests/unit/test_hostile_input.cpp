@@ -12,6 +12,8 @@
 
 #include "ingest/chrome_json.hpp"
 #include "ingest/input_error.hpp"
+#include "ingest/byte_source.hpp"
+#include "ingest/prefetch_source.hpp"
 #include "ingest/limits.hpp"
 #include "ingest/reader.hpp"
 
@@ -405,6 +407,40 @@ TEST(HostileInput, RepeatedEventsBombStopsAtTheEventLimit) {
     for (int line = 0; line < 1001; ++line) at = body.find('\n', at) + 1;
     EXPECT_EQ(e.offset(), at);
   }
+}
+
+// Inflating runs a few chunks ahead on a second thread (ingest/prefetch_source.hpp): the bytes,
+// their order and a corrupt member's error offset are those of the plain reader.
+std::string read_all(ByteSource& src) {
+  std::string out, buf(1 << 16, '\0');
+  for (size_t k; (k = src.read(buf.data(), buf.size())) > 0;) out.append(buf.data(), k);
+  return out;
+}
+
+TEST(HostileInput, PrefetchedGzipReadsTheSameBytesAndFailsAtTheSameOffset) {
+  std::string body;
+  for (int i = 0; body.size() < (size_t(20) << 20); ++i) body += "line " + std::to_string(i * 7919) + "\n";
+  std::string gz = gzip_bytes(body);
+  TempFile good(gz, ".gz");
+  auto src = prefetched(open_byte_source(good.path));
+  EXPECT_TRUE(read_all(*src) == body);
+  EXPECT_EQ(src->consumed(), gz.size());
+  std::string bad = gz;
+  for (size_t i = bad.size() / 2; i < bad.size() / 2 + 64; ++i) bad[i] = char(bad[i] ^ 0x5a);
+  TempFile broken(bad, ".gz");
+  auto offset_of = [&](std::unique_ptr<ByteSource> s) -> uint64_t {
+    try {
+      read_all(*s);
+    } catch (const InputError& e) {
+      return e.offset();
+    }
+    ADD_FAILURE() << "corrupt gzip read without an error";
+    return 0;
+  };
+  EXPECT_EQ(offset_of(prefetched(open_byte_source(broken.path))), offset_of(open_byte_source(broken.path)));
+  auto early = prefetched(open_byte_source(good.path));   // dropped after one read: no hang
+  char first[16];
+  EXPECT_EQ(early->read(first, sizeof first), sizeof first);
 }
 
 TEST(HostileInput, NewerCaptureVersionIsRefusedWithItsOffset) {
