@@ -167,6 +167,12 @@ class AffinityEndToEnd(unittest.TestCase):
         for rule in ("FUSE001", "FUSE003", "FUSE004", "FUSE005", "FUSE006", "FUSE007"):
             self.assertIn(rule, ids)
         self.assertNotIn("FUSE002", ids)   # no LayerNorm in the demo
+        # Ranked for the NPU (docs/cost-model.md): the first finding is a device-time problem,
+        # a sync of the step (the planted per-step loss.item() among the first), not a host-op timing.
+        ranked = [f for f in findings if f["id"] != "HOT001"]
+        self.assertEqual((ranked[0]["id"], ranked[0]["severity"]), ("SYNC001", "error"), ranked[0]["message"])
+        item_line = next(n for n, line in enumerate(open(DEMO), 1) if "{loss.item()" in line)
+        self.assertIn(("SYNC001", item_line), [(f["id"], f["location"].get("line")) for f in ranked[:3]])
         for f in findings:
             if f["id"].startswith("FUSE00"):
                 text = f["message"] + f.get("fix", "")
