@@ -12,6 +12,7 @@
 #include "rules/builtin_rules.hpp"
 #include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
+#include "rules/runtime_calls.hpp"
 #include "util/saturate.hpp"
 
 namespace npud {
@@ -74,10 +75,6 @@ int python_sync_category(std::string_view name) {
   return kScalarRead;
 }
 
-std::string_view strip_runtime_prefix(std::string_view name) {
-  if (auto at = name.find('@'); at != std::string_view::npos) name.remove_prefix(at + 1);  // "AscendCL@aclrtX"
-  return name;
-}
 
 bool contains(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
 

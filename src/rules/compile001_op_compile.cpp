@@ -1,0 +1,67 @@
+// COMPILE001 op-compile-on-dispatch: ops that torch_npu sends down the aclop path compile
+// (or look up a compiled kernel) at dispatch time, inside aclopCompileAndExecute, on the host.
+// See docs/rules/COMPILE001.md.
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
+#include "rules/builtin_rules.hpp"
+#include "rules/runtime_calls.hpp"
+
+namespace npud {
+namespace {
+
+// Ascend's advisor flags 20 calls in the profile; a 47 % share of the step in 11 calls (the
+// fixture) is the larger problem, so the share of step time counts too.
+constexpr double kMinCallsPerStep = 20;
+constexpr double kMinShare = 0.05;
+
+class OpCompileOnDispatch final : public Rule {
+ public:
+  std::string_view id() const override { return "COMPILE001"; }
+  std::string_view name() const override { return "op-compile-on-dispatch"; }
+  std::string_view summary() const override {
+    return "host time in aclopCompileAndExecute (ops compiled at dispatch: jit_compile, dynamic shapes; NPU profiles)";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const TraceIndex& index = ctx.index();
+    RuntimeTotals c = total_runtime_calls(ctx, [](std::string_view n) { return n == "aclopCompileAndExecute"; });
+    if (c.count == 0) return;
+    double per_step = index.per_step(c.in_steps, c.count);
+    double s = share(c.time_ns, index.wall_ns());
+    if (per_step < kMinCallsPerStep && s < kMinShare) return;
+    Finding f;
+    f.rule = "COMPILE001";
+    f.severity = s >= kMinShare ? Severity::Warning : Severity::Info;
+    for (const auto& b : c.by_op)
+      if (!b.op.empty()) {
+        f.location = b.location;
+        break;
+      }
+    std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
+    std::string ops = ops_text(c, 3);
+    f.message = fmt::format("{} aclopCompileAndExecute call{}{} took {} on the host ({} of {} time){}", c.count,
+                            c.count == 1 ? "" : "s", rate, format_duration(c.time_ns), format_share(s),
+                            index.step_count() ? "step" : "trace", ops.empty() ? "" : ": " + ops);
+    f.metrics = {{"count", double(c.count)}, {"per_step", per_step}, {"time_ns", double(c.time_ns)},
+                 {"time_share", s}};
+    f.cost_ns = c.time_ns;
+    f.fix = "Run ops as prebuilt binaries: call torch_npu.npu.set_compile_mode(jit_compile=False) once at the start "
+            "(the default on Atlas A2/A3, not on Atlas training series), and "
+            "torch_npu.npu.config.allow_internal_format = False. Ops that still compile after that see a new shape "
+            "each time (DYNSHAPE001 in a capture): pad or bucket their shapes.";
+    f.notes.push_back("ops run through the aclop path (acl_op in the knowledge base's impl lists) compile on first "
+                      "use of each shape unless a binary kernel exists");
+    out.push_back(std::move(f));
+  }
+};
+
+}  // namespace
+
+const Rule& compile001_rule() {
+  static const OpCompileOnDispatch rule;
+  return rule;
+}
+
+}  // namespace npud

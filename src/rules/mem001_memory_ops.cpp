@@ -1,0 +1,72 @@
+// MEM001 memory-op-time: host time spent allocating and freeing device memory (aclrtMalloc,
+// aclMallocMemInner, aclrtFree, aclrtFreePhysical...) inside the profiled steps: the caching
+// allocator ran out of blocks it could reuse. See docs/rules/MEM001.md.
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
+#include "rules/builtin_rules.hpp"
+#include "rules/runtime_calls.hpp"
+
+namespace npud {
+namespace {
+
+// Ascend's advisor flags 10 ms in total per call name, whatever the profile's length; a share
+// of the step scales with it.
+constexpr double kMinShare = 0.02;
+
+bool is_memory_op(std::string_view n) {
+  return n.starts_with("aclrtMalloc") || n == "aclMallocMemInner" || n.starts_with("aclrtFree") ||
+         n == "aclrtMallocPhysical" || n == "aclrtFreePhysical" || n == "aclrtMapMem" || n == "aclrtUnmapMem" ||
+         n == "aclrtReserveMemAddress" || n == "aclrtReleaseMemAddress";
+}
+
+class MemoryOpTime final : public Rule {
+ public:
+  std::string_view id() const override { return "MEM001"; }
+  std::string_view name() const override { return "memory-op-time"; }
+  std::string_view summary() const override {
+    return "host time allocating and freeing device memory in the steps (aclrtMalloc/aclrtFree; NPU profiles)";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const TraceIndex& index = ctx.index();
+    RuntimeTotals c = total_runtime_calls(ctx, is_memory_op);
+    if (c.count == 0) return;
+    double s = share(c.time_ns, index.wall_ns());
+    if (s < kMinShare) return;
+    double per_step = index.per_step(c.in_steps, c.count);
+    Finding f;
+    f.rule = "MEM001";
+    f.severity = Severity::Warning;
+    for (const auto& b : c.by_op)
+      if (!b.op.empty()) {
+        f.location = b.location;
+        break;
+      }
+    std::string names;
+    for (const auto& n : c.names) names += (names.empty() ? "" : ", ") + n;
+    std::string ops = ops_text(c, 3);
+    std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
+    f.message = fmt::format("{} device memory call{}{} ({}) took {} on the host ({} of {} time){}", c.count,
+                            c.count == 1 ? "" : "s", rate, names, format_duration(c.time_ns), format_share(s),
+                            index.step_count() ? "step" : "trace", ops.empty() ? "" : "; made by " + ops);
+    f.metrics = {{"count", double(c.count)}, {"per_step", per_step}, {"time_ns", double(c.time_ns)},
+                 {"time_share", s}};
+    f.cost_ns = c.time_ns;
+    f.fix = "Let the caching allocator reuse memory: export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True (fewer, "
+            "growable segments instead of new blocks per size), drop torch.npu.empty_cache() from the loop, and keep "
+            "shapes steady (each new size can miss the cache). If memory is close to full, a smaller batch avoids "
+            "the free-and-retry path.";
+    out.push_back(std::move(f));
+  }
+};
+
+}  // namespace
+
+const Rule& mem001_rule() {
+  static const MemoryOpTime rule;
+  return rule;
+}
+
+}  // namespace npud

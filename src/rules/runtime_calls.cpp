@@ -1,0 +1,62 @@
+#include "rules/runtime_calls.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
+#include "util/saturate.hpp"
+
+namespace npud {
+
+std::string_view strip_runtime_prefix(std::string_view name) {
+  if (auto at = name.find('@'); at != std::string_view::npos) name.remove_prefix(at + 1);  // "AscendCL@aclrtX"
+  return name;
+}
+
+RuntimeTotals total_runtime_calls(const AnalysisContext& ctx, const std::function<bool(std::string_view)>& selects) {
+  const Trace& t = ctx.trace;
+  const TraceIndex& index = ctx.index();
+  RuntimeTotals out;
+  std::unordered_map<uint32_t, size_t> slot;   // top aten op index (kNone: none) -> by_op entry
+  std::unordered_map<std::string, size_t> by_name;
+  for (const RuntimeCall& call : t.runtime) {
+    std::string_view name = strip_runtime_prefix(t.str(call.name));
+    if (!selects(name)) continue;
+    ++out.count;
+    if (call.step >= 0) ++out.in_steps;
+    add_saturating(out.time_ns, call.dur_ns);
+    if (std::find(out.names.begin(), out.names.end(), name) == out.names.end()) out.names.emplace_back(name);
+    uint32_t top = index.top_aten(index.op_of_runtime(call));
+    Location loc = location_of(index, top);
+    std::string key = top == kNone ? std::string() : loc.op + "\x1f" + where(loc);
+    auto [it, fresh] = by_name.try_emplace(key, out.by_op.size());
+    if (fresh) out.by_op.push_back({top == kNone ? std::string() : loc.op, loc, 0, 0});
+    RuntimeTotals::ByOp& b = out.by_op[it->second];
+    ++b.count;
+    add_saturating(b.time_ns, call.dur_ns);
+  }
+  std::stable_sort(out.by_op.begin(), out.by_op.end(),
+                   [](const auto& a, const auto& b) { return a.time_ns > b.time_ns; });
+  return out;
+}
+
+std::string ops_text(const RuntimeTotals& totals, size_t n) {
+  std::string s;
+  size_t shown = 0;
+  for (const auto& b : totals.by_op) {
+    if (b.op.empty()) continue;
+    if (shown == n) {
+      s += ", ...";
+      break;
+    }
+    s += fmt::format("{}{} ({} call{}, {})", s.empty() ? "" : ", ", b.op, b.count, b.count == 1 ? "" : "s",
+                     format_duration(b.time_ns));
+    ++shown;
+  }
+  return s;
+}
+
+}  // namespace npud

@@ -1,0 +1,71 @@
+// COMPILE001 op-compile-on-dispatch and MEM001 memory-op-time: host runtime calls of NPU
+// profiles, on the real torch_npu trace_view fixture and on hand-made profiles.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ingest/reader.hpp"
+#include "rules/builtin_rules.hpp"
+#include "trace_builder.hpp"
+
+namespace npud {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TraceBuilder;
+
+const fs::path kTraceView =
+    fs::path(NPUD_SHARED_DIR) / "fixtures" / "ascend" / "pt-trace-view-1step" / "trace_view.json";
+
+// One 10 ms step with the named host runtime calls (each `dur_us` long), and nothing else.
+Trace step_with(std::string_view name, int calls, double dur_us) {
+  TraceBuilder b;
+  b.step(1, 0, 10'000);
+  for (int i = 0; i < calls; ++i) b.runtime(name, RuntimeKind::Other, 100 + i * (dur_us + 10), dur_us);
+  return b.build();
+}
+
+// The fixture: 11 aclopCompileAndExecute calls take 6.6 ms of a 14.1 ms step. Ascend's advisor
+// needs 20 calls and says nothing; the share of the step is what matters.
+TEST(Compile001, CompileTimeOfTheFixtureStepIsAWarning) {
+  if (!fs::exists(kTraceView)) GTEST_SKIP() << "fixture not found: " << kTraceView;
+  auto f = test::run_rule(compile001_rule(), read_trace(kTraceView.string()));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[0].metric("count"), 11);
+  EXPECT_NEAR(f[0].metric("time_share"), 0.47, 0.01);
+  EXPECT_NE(f[0].fix.find("jit_compile=False"), std::string::npos);
+}
+
+TEST(Compile001, ManyShortCompilesAreInfoFewShortOnesNothing) {
+  auto many = test::run_rule(compile001_rule(), step_with("AscendCL@aclopCompileAndExecute", 25, 5));
+  ASSERT_EQ(many.size(), 1u);
+  EXPECT_EQ(many[0].severity, Severity::Info);   // 25 calls, 1.25 % of the step
+  EXPECT_TRUE(test::run_rule(compile001_rule(), step_with("AscendCL@aclopCompileAndExecute", 5, 5)).empty());
+  EXPECT_TRUE(test::run_rule(compile001_rule(), step_with("AscendCL@aclnnMatmul", 50, 50)).empty());
+}
+
+// The fixture's one aclMallocMemInner (73 us of 14 ms) is the allocator warming up: quiet.
+TEST(Mem001, TheFixturesSingleAllocationIsQuiet) {
+  if (!fs::exists(kTraceView)) GTEST_SKIP() << "fixture not found: " << kTraceView;
+  EXPECT_TRUE(test::run_rule(mem001_rule(), read_trace(kTraceView.string())).empty());
+}
+
+TEST(Mem001, AllocationsTakingTheStepAreAWarning) {
+  TraceBuilder b;
+  b.step(1, 0, 10'000);
+  for (int i = 0; i < 10; ++i) {
+    b.runtime("AscendCL@aclrtMalloc", RuntimeKind::Other, 100 + i * 400, 150);
+    b.runtime("AscendCL@aclrtFree", RuntimeKind::Other, 300 + i * 400, 50);
+  }
+  auto f = test::run_rule(mem001_rule(), b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].metric("count"), 20);
+  EXPECT_NEAR(f[0].metric("time_share"), 0.2, 1e-9);
+  EXPECT_NE(f[0].message.find("aclrtMalloc, aclrtFree"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].fix.find("expandable_segments:True"), std::string::npos);
+  EXPECT_TRUE(test::run_rule(mem001_rule(), step_with("AscendCL@aclrtMalloc", 2, 20)).empty());
+}
+
+}  // namespace
+}  // namespace npud
