@@ -31,22 +31,13 @@ class OpCompileOnDispatch final : public Rule {
     double per_step = index.per_step(c.in_steps, c.count);
     double s = share(c.time_ns, index.wall_ns());
     if (per_step < kMinCallsPerStep && s < kMinShare) return;
-    Finding f;
-    f.rule = "COMPILE001";
+    Finding f = runtime_finding(ctx, c, id());
     f.severity = s >= kMinShare ? Severity::Warning : Severity::Info;
-    for (const auto& b : c.by_op)
-      if (!b.op.empty()) {
-        f.location = b.location;
-        break;
-      }
     std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
     std::string ops = ops_text(c, 3);
     f.message = fmt::format("{} aclopCompileAndExecute call{}{} took {} on the host ({} of {} time){}", c.count,
                             c.count == 1 ? "" : "s", rate, format_duration(c.time_ns), format_share(s),
                             index.step_count() ? "step" : "trace", ops.empty() ? "" : ": " + ops);
-    f.metrics = {{"count", double(c.count)}, {"per_step", per_step}, {"time_ns", double(c.time_ns)},
-                 {"time_share", s}};
-    f.cost_ns = c.time_ns;
     f.fix = "Run ops as prebuilt binaries: call torch_npu.npu.set_compile_mode(jit_compile=False) once at the start "
             "(the default on Atlas A2/A3, not on Atlas training series), and "
             "torch_npu.npu.config.allow_internal_format = False. Ops that still compile after that see a new shape "

@@ -36,14 +36,8 @@ class MemoryOpTime final : public Rule {
     double s = share(c.time_ns, index.wall_ns());
     if (s < kMinShare) return;
     double per_step = index.per_step(c.in_steps, c.count);
-    Finding f;
-    f.rule = "MEM001";
+    Finding f = runtime_finding(ctx, c, id());
     f.severity = Severity::Warning;
-    for (const auto& b : c.by_op)
-      if (!b.op.empty()) {
-        f.location = b.location;
-        break;
-      }
     std::string names;
     for (const auto& n : c.names) names += (names.empty() ? "" : ", ") + n;
     std::string ops = ops_text(c, 3);
@@ -51,9 +45,6 @@ class MemoryOpTime final : public Rule {
     f.message = fmt::format("{} device memory call{}{} ({}) took {} on the host ({} of {} time){}", c.count,
                             c.count == 1 ? "" : "s", rate, names, format_duration(c.time_ns), format_share(s),
                             index.step_count() ? "step" : "trace", ops.empty() ? "" : "; made by " + ops);
-    f.metrics = {{"count", double(c.count)}, {"per_step", per_step}, {"time_ns", double(c.time_ns)},
-                 {"time_share", s}};
-    f.cost_ns = c.time_ns;
     f.fix = "Let the caching allocator reuse memory: export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True (fewer, "
             "growable segments instead of new blocks per size), drop torch.npu.empty_cache() from the loop, and keep "
             "shapes steady (each new size can miss the cache). If memory is close to full, a smaller batch avoids "

@@ -43,6 +43,23 @@ RuntimeTotals total_runtime_calls(const AnalysisContext& ctx, const std::functio
   return out;
 }
 
+Finding runtime_finding(const AnalysisContext& ctx, const RuntimeTotals& totals, std::string_view rule) {
+  const TraceIndex& index = ctx.index();
+  Finding f;
+  f.rule = std::string(rule);
+  for (const auto& b : totals.by_op)
+    if (!b.op.empty()) {
+      f.location = b.location;
+      break;
+    }
+  f.metrics = {{"count", double(totals.count)},
+               {"per_step", index.per_step(totals.in_steps, totals.count)},
+               {"time_ns", double(totals.time_ns)},
+               {"time_share", share(totals.time_ns, index.wall_ns())}};
+  f.cost_ns = totals.time_ns;
+  return f;
+}
+
 std::string ops_text(const RuntimeTotals& totals, size_t n) {
   std::string s;
   size_t shown = 0;

@@ -32,6 +32,10 @@ struct RuntimeTotals {
 
 RuntimeTotals total_runtime_calls(const AnalysisContext& ctx, const std::function<bool(std::string_view)>& selects);
 
+// A finding of `rule` over the totals: located at the costliest linked aten op; metrics
+// `count`, `per_step`, `time_ns`, `time_share` (of step time); cost_ns = the time.
+Finding runtime_finding(const AnalysisContext& ctx, const RuntimeTotals& totals, std::string_view rule);
+
 // "aten::mul (12 calls, 3.10 ms), aten::index (4 calls, 1.20 ms)" for the first `n` ops.
 std::string ops_text(const RuntimeTotals& totals, size_t n);
 
