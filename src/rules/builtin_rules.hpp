@@ -21,6 +21,7 @@ const Rule& fuse006_rule();       // gelu (graph/patterns)
 const Rule& fuse007_rule();       // optimizer-loop (graph/patterns)
 const Rule& fuse008_rule();       // sdpa-not-fused (captures)
 const Rule& compile001_rule();    // op-compile-on-dispatch (NPU profiles)
+const Rule& data001_rule();       // slow-dataloader
 const Rule& mem001_rule();        // memory-op-time (NPU profiles)
 
 // The rule with this id among trace_rules(), or nullptr.

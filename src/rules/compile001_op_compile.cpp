@@ -14,7 +14,7 @@ namespace {
 // Ascend's advisor flags 20 calls in the profile; a 47 % share of the step in 11 calls (the
 // fixture) is the larger problem, so the share of step time counts too.
 constexpr double kMinCallsPerStep = 20;
-constexpr double kMinShare = 0.05;
+constexpr double kMinCompileShare = 0.05;
 
 class OpCompileOnDispatch final : public Rule {
  public:
@@ -30,9 +30,9 @@ class OpCompileOnDispatch final : public Rule {
     if (c.count == 0) return;
     double per_step = index.per_step(c.in_steps, c.count);
     double s = share(c.time_ns, index.wall_ns());
-    if (per_step < kMinCallsPerStep && s < kMinShare) return;
+    if (per_step < kMinCallsPerStep && s < kMinCompileShare) return;
     Finding f = runtime_finding(ctx, c, id());
-    f.severity = s >= kMinShare ? Severity::Warning : Severity::Info;
+    f.severity = s >= kMinCompileShare ? Severity::Warning : Severity::Info;
     std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
     std::string ops = ops_text(c, 3);
     f.message = fmt::format("{} aclopCompileAndExecute call{}{} took {} on the host ({} of {} time){}", c.count,

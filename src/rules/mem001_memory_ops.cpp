@@ -13,7 +13,7 @@ namespace {
 
 // Ascend's advisor flags 10 ms in total per call name, whatever the profile's length; a share
 // of the step scales with it.
-constexpr double kMinShare = 0.02;
+constexpr double kMinMemoryShare = 0.02;
 
 bool is_memory_op(std::string_view n) {
   return n.starts_with("aclrtMalloc") || n == "aclMallocMemInner" || n.starts_with("aclrtFree") ||
@@ -34,7 +34,7 @@ class MemoryOpTime final : public Rule {
     RuntimeTotals c = total_runtime_calls(ctx, is_memory_op);
     if (c.count == 0) return;
     double s = share(c.time_ns, index.wall_ns());
-    if (s < kMinShare) return;
+    if (s < kMinMemoryShare) return;
     double per_step = index.per_step(c.in_steps, c.count);
     Finding f = runtime_finding(ctx, c, id());
     f.severity = Severity::Warning;

@@ -1,7 +1,8 @@
-// COMPILE001 op-compile-on-dispatch and MEM001 memory-op-time: host runtime calls of NPU
-// profiles, on the real torch_npu trace_view fixture and on hand-made profiles.
+// COMPILE001 op-compile-on-dispatch and MEM001 memory-op-time (host runtime calls of NPU
+// profiles) and DATA001 slow-dataloader, on real fixtures and on hand-made profiles.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "ingest/reader.hpp"
@@ -65,6 +66,37 @@ TEST(Mem001, AllocationsTakingTheStepAreAWarning) {
   EXPECT_NE(f[0].message.find("aclrtMalloc, aclrtFree"), std::string::npos) << f[0].message;
   EXPECT_NE(f[0].fix.find("expandable_segments:True"), std::string::npos);
   EXPECT_TRUE(test::run_rule(mem001_rule(), step_with("AscendCL@aclrtMalloc", 2, 20)).empty());
+}
+
+// The Kineto fixture's loader waits 0.1 ms per step of 82-166 ms: quiet.
+TEST(Data001, TheFixturesFastLoaderIsQuiet) {
+  fs::path p = fs::path(NPUD_SHARED_DIR) / "fixtures" / "kineto" / "diff-pair" / "test" / "test.json.gz";
+  if (!fs::exists(p)) GTEST_SKIP() << "fixture not found: " << p;
+  Trace t = read_trace(p.string());
+  ASSERT_GT(std::count_if(t.ops.begin(), t.ops.end(),
+                          [&](const Op& op) { return t.str(op.name).find("DataLoader") != std::string_view::npos; }),
+            0);
+  EXPECT_TRUE(test::run_rule(data001_rule(), t).empty());
+}
+
+TEST(Data001, LongOrFrequentWaitsAreAWarning) {
+  const std::string wait = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
+  auto steps_with_waits = [&](double wait_us) {
+    TraceBuilder b;
+    for (int s = 0; s < 4; ++s) {
+      b.step(s + 1, s * 40'000, 40'000);
+      b.op(wait, s * 40'000 + 10, wait_us, {.kind = OpKind::Annotation});
+    }
+    return test::run_rule(data001_rule(), b.build());
+  };
+  auto frequent = steps_with_waits(8'000);   // 20 % of each step, none 10 ms long
+  ASSERT_EQ(frequent.size(), 1u);
+  EXPECT_NEAR(frequent[0].metric("time_share"), 0.2, 1e-9);
+  EXPECT_NE(frequent[0].fix.find("num_workers=0"), std::string::npos);
+  EXPECT_TRUE(steps_with_waits(100).empty());   // 0.25 %
+  TraceBuilder one;
+  one.step(1, 0, 1'000'000).op(wait, 10, 12'000, {.kind = OpKind::Annotation});   // 1.2 %, but 12 ms at once
+  EXPECT_EQ(test::run_rule(data001_rule(), one.build()).size(), 1u);
 }
 
 }  // namespace
