@@ -419,7 +419,7 @@ std::string read_all(ByteSource& src) {
 
 TEST(HostileInput, PrefetchedGzipReadsTheSameBytesAndFailsAtTheSameOffset) {
   std::string body;
-  for (int i = 0; body.size() < (size_t(20) << 20); ++i) body += "line " + std::to_string(i * 7919) + "\n";
+  for (int64_t i = 0; body.size() < (size_t(20) << 20); ++i) body += "line " + std::to_string(i * 7919) + "\n";
   std::string gz = gzip_bytes(body);
   TempFile good(gz, ".gz");
   auto src = prefetched(open_byte_source(good.path));
