@@ -49,7 +49,8 @@ Cat classify_cat(std::string_view c) {
   if (c == "python_function") return Cat::Python;
   if (c == "python_sync") return Cat::PythonSync;
   if (c == "python_api") return Cat::Api;
-  if (c == "cuda_api" || c == "optimizer_config" || c == "placement" || c == "enqueue" || c == "dequeue")
+  if (c == "cuda_api" || c == "optimizer_config" || c == "placement" || c == "enqueue" || c == "dequeue" ||
+      c == "gc" || c == "GC")   // torch_npu's garbage-collection ranges (experimental_config gc_detect_threshold)
     return Cat::HostOther;
   if (c == "cpu_instant_event") return Cat::Instant;
   if (c == "amp_api" || c == "amp_grad") return Cat::Amp;

@@ -22,6 +22,7 @@ const Rule& fuse007_rule();       // optimizer-loop (graph/patterns)
 const Rule& fuse008_rule();       // sdpa-not-fused (captures)
 const Rule& compile001_rule();    // op-compile-on-dispatch (NPU profiles)
 const Rule& data001_rule();       // slow-dataloader
+const Rule& gc001_rule();         // gc-pauses (NPU profiles)
 const Rule& mem001_rule();        // memory-op-time (NPU profiles)
 
 // The rule with this id among trace_rules(), or nullptr.

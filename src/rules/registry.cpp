@@ -14,8 +14,8 @@ const std::vector<const Rule*>& trace_rules() {
       &amp006_rule(),      &compile001_rule(), &contig001_rule(),  &contig002_rule(),   &data001_rule(),
       &dynshape001_rule(), &fallback001_rule(), &fallback002_rule(),
       &fuse001_rule(),     &fuse002_rule(),    &fuse003_rule(),    &fuse004_rule(),     &fuse005_rule(),
-      &fuse006_rule(),     &fuse007_rule(),    &fuse008_rule(),    &hot001_rule(),      &idle001_rule(),
-      &mem001_rule(),      &sync001_rule(),
+      &fuse006_rule(),     &fuse007_rule(),    &fuse008_rule(),    &gc001_rule(),       &hot001_rule(),
+      &idle001_rule(),     &mem001_rule(),     &sync001_rule(),
   };
   return rules;
 }

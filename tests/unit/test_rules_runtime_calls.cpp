@@ -1,10 +1,12 @@
 // COMPILE001 op-compile-on-dispatch and MEM001 memory-op-time (host runtime calls of NPU
-// profiles) and DATA001 slow-dataloader, on real fixtures and on hand-made profiles.
+// profiles), DATA001 slow-dataloader and GC001 gc-pauses, on real fixtures and on hand-made
+// profiles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 
+#include "ingest/chrome_json.hpp"
 #include "ingest/reader.hpp"
 #include "rules/builtin_rules.hpp"
 #include "trace_builder.hpp"
@@ -97,6 +99,23 @@ TEST(Data001, LongOrFrequentWaitsAreAWarning) {
   TraceBuilder one;
   one.step(1, 0, 1'000'000).op(wait, 10, 12'000, {.kind = OpKind::Annotation});   // 1.2 %, but 12 ms at once
   EXPECT_EQ(test::run_rule(data001_rule(), one.build()).size(), 1u);
+}
+
+// torch_npu writes collections longer than gc_detect_threshold as `gc` ranges (JSON, as read).
+TEST(Gc001, CollectionsInTheStepAreFoundShortOnesAreNot) {
+  std::string json = R"({"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":300000},
+    {"ph":"X","cat":"gc","name":"GC","pid":1,"tid":1,"ts":1000,"dur":15000},
+    {"ph":"X","cat":"gc","name":"GC","pid":1,"tid":1,"ts":50000,"dur":14000},
+    {"ph":"X","cat":"gc","name":"GC","pid":1,"tid":1,"ts":90000,"dur":2000},
+    {"ph":"X","cat":"gc","name":"GC","pid":1,"tid":1,"ts":99000,"dur":500}]})";
+  auto f = test::run_rule(gc001_rule(), read_chrome_json_buffer(json, "gc.json", {}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Warning);
+  EXPECT_EQ(f[0].metric("count"), 3);            // the 0.5 ms one is below 1 ms
+  EXPECT_NEAR(f[0].metric("time_share"), 0.1033, 1e-3);
+  EXPECT_NE(f[0].fix.find("gc.freeze()"), std::string::npos);
+  if (fs::exists(kTraceView)) EXPECT_TRUE(test::run_rule(gc001_rule(), read_trace(kTraceView.string())).empty());
 }
 
 }  // namespace
