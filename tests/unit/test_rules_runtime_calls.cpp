@@ -81,6 +81,16 @@ TEST(Data001, TheFixturesFastLoaderIsQuiet) {
   EXPECT_TRUE(test::run_rule(data001_rule(), t).empty());
 }
 
+// The torch_npu fixture's step waits 1.3 ms of 14 ms for a num_workers=0 loader.
+TEST(Data001, TheAscendFixturesSingleProcessLoaderIsAWarning) {
+  if (!fs::exists(kTraceView)) GTEST_SKIP() << "fixture not found: " << kTraceView;
+  auto f = test::run_rule(data001_rule(), read_trace(kTraceView.string()));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].metric("count"), 2);
+  EXPECT_NEAR(f[0].metric("time_share"), 0.094, 0.002);
+  EXPECT_NE(f[0].fix.find("num_workers=0"), std::string::npos);
+}
+
 TEST(Data001, LongOrFrequentWaitsAreAWarning) {
   const std::string wait = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
   auto steps_with_waits = [&](double wait_us) {
@@ -116,6 +126,23 @@ TEST(Gc001, CollectionsInTheStepAreFoundShortOnesAreNot) {
   EXPECT_NEAR(f[0].metric("time_share"), 0.1033, 1e-3);
   EXPECT_NE(f[0].fix.find("gc.freeze()"), std::string::npos);
   if (fs::exists(kTraceView)) EXPECT_TRUE(test::run_rule(gc001_rule(), read_trace(kTraceView.string())).empty());
+}
+
+// ASCEND_LAUNCH_BLOCKING=1: every launch is followed by a synchronize on the same thread. The
+// fixture's 4 syncs among ~100 launches are ordinary.
+TEST(Launch001, ASyncAfterMostLaunchesIsAnError) {
+  TraceBuilder b;
+  b.step(1, 0, 10'000);
+  for (int i = 0; i < 30; ++i) {
+    b.runtime("Node@launch", RuntimeKind::Other, 100 + i * 300, 20);
+    if (i % 10 != 0) b.runtime("AscendCL@aclrtSynchronizeStream", RuntimeKind::Sync, 130 + i * 300, 200);
+  }
+  auto f = test::run_rule(launch001_rule(), b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_NEAR(f[0].metric("co_occurrence"), 0.9, 1e-9);
+  EXPECT_NE(f[0].fix.find("ASCEND_LAUNCH_BLOCKING"), std::string::npos);
+  if (fs::exists(kTraceView)) EXPECT_TRUE(test::run_rule(launch001_rule(), read_trace(kTraceView.string())).empty());
 }
 
 }  // namespace
