@@ -461,12 +461,11 @@ class Recorder:
         """Strided tensors: their strides; sparse ones: their layout instead ("sparse_coo")."""
         dtype, shape, strides, device = key
         if isinstance(strides, str):
-            shape_text = '"dtype":"%s","shape":%s,"layout":"%s"' % (str(dtype).replace("torch.", ""),
-                                                                    str(list(shape)), strides)
+            arrangement = '"layout":"%s"' % strides
         else:
-            shape_text = '"dtype":"%s","shape":%s,"strides":%s' % (str(dtype).replace("torch.", ""), str(list(shape)),
-                                                                   "[]" if strides is None else str(list(strides)))
-        layout = (shape_text, '"device":"%s"' % device)
+            arrangement = '"strides":%s' % ("[]" if strides is None else str(list(strides)))
+        layout = ('"dtype":"%s","shape":%s,%s' % (str(dtype).replace("torch.", ""), str(list(shape)), arrangement),
+                  '"device":"%s"' % device)
         if len(self._layouts) > 100000:   # a program whose shapes never repeat
             self._layouts.clear()
         self._layouts[key] = layout

@@ -55,8 +55,6 @@ uint32_t affine_tail(const DataflowGraph& g, uint32_t last, std::string_view bas
   return u;
 }
 
-
-
 Location locate(const Trace& t, uint32_t op_index) {
   Location loc;
   const Op& op = t.ops[op_index];

@@ -1,7 +1,6 @@
 #include "graph/optimizer_loop.hpp"
 
 #include <algorithm>
-
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>

@@ -140,8 +140,7 @@ class PrefetchSource final : public ByteSource {
   std::thread thread_;
 };
 
-}  // namespace
-
+// CPUs this process may run on (its affinity mask), capped by NPUD_THREADS when set.
 unsigned usable_cpus() {
   unsigned n = 1;
   cpu_set_t set;
@@ -153,6 +152,8 @@ unsigned usable_cpus() {
   }
   return n;
 }
+
+}  // namespace
 
 std::unique_ptr<ByteSource> prefetched(std::unique_ptr<ByteSource> src) {
   // A plain file's reads are page-cache copies: handing them over costs what it saves

@@ -14,7 +14,4 @@ namespace npud {
 // CPU and NPUD_THREADS is not 1; returns it unchanged otherwise.
 std::unique_ptr<ByteSource> prefetched(std::unique_ptr<ByteSource> src);
 
-// CPUs this process may run on (its affinity mask), capped by NPUD_THREADS when set.
-unsigned usable_cpus();
-
 }  // namespace npud

@@ -31,7 +31,7 @@ class OpCompileOnDispatch final : public Rule {
     double per_step = index.per_step(c.in_steps, c.count);
     double s = share(c.time_ns, index.wall_ns());
     if (per_step < kMinCallsPerStep && s < kMinCompileShare) return;
-    Finding f = runtime_finding(ctx, c, id());
+    Finding f = timed_finding(index, id(), c);
     f.severity = s >= kMinCompileShare ? Severity::Warning : Severity::Info;
     std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
     std::string ops = ops_text(c, 3);

@@ -35,7 +35,6 @@ bool is_layout_copy_op(std::string_view base) {
   return base == "contiguous" || base == "clone" || base == "copy_" || base == "reshape" || base == "flatten";
 }
 
-
 bool is_layout_task(std::string_view name) {
   return name.find("TransData") != std::string_view::npos || name.find("ViewCopy") != std::string_view::npos ||
          name.find("AsStrided") != std::string_view::npos || name.starts_with("trans_");
@@ -156,8 +155,7 @@ class ContiguityCopy final : public Rule {
       f.location = g.location;
       // A capture's host copies ran on another device: priced as NPU copy tasks (docs/cost-model.md).
       f.cost_ns = g.category == kHost && t.format == InputFormat::Capture
-                      ? saturating_ns(double(g.count) * cost::kLaunchNs +
-                                      2.0 * double(g.bytes) / cost::kDeviceBytesPerNs)
+                      ? saturating_ns(cost::copies_ns(double(g.count), double(g.bytes)))
                       : g.time_ns;
       std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
       if (g.category == kHost) {

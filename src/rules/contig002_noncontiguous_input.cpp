@@ -110,8 +110,6 @@ std::string dims_text(std::span<const int64_t> d) {
   return s + "]";
 }
 
-
-
 struct InputSite {
   std::string op;            // compute op
   Location location;
@@ -320,7 +318,7 @@ class NonContiguousInput final : public Rule {
     f.location = s.location;
     double per_step = index.per_step(s.in_steps, s.count);
     double per_call_bytes = double(s.total_bytes) / double(s.count ? s.count : 1);
-    f.cost_ns = int64_t(double(s.count) * cost::copy_ns(per_call_bytes));
+    f.cost_ns = saturating_ns(cost::copies_ns(double(s.count), double(s.total_bytes)));
     int64_t per_step_bytes = int64_t(per_step * per_call_bytes);
     f.severity = per_step_bytes >= (int64_t(1) << 20) ? Severity::Warning : Severity::Info;
     std::string place = where(s.location);

@@ -53,17 +53,12 @@ class SlowDataLoader final : public Rule {
     if (g.count == 0) return;
     double s = share(g.time_ns, index.wall_ns());
     if (s < kMinWaitShare && longest < kLongWaitNs) return;
-    double per_step = index.per_step(g.in_steps, g.count);
-    Finding f;
-    f.rule = "DATA001";
+    Finding f = timed_finding(index, id(), g);
     f.severity = Severity::Warning;
-    f.location = g.location;
     f.message = fmt::format("waiting for the next batch took {} in {} call{} ({} of {} time, longest {})",
                             format_duration(g.time_ns), g.count, g.count == 1 ? "" : "s", format_share(s),
                             index.step_count() ? "step" : "trace", format_duration(longest));
-    f.metrics = {{"count", double(g.count)},   {"per_step", per_step},         {"time_ns", double(g.time_ns)},
-                 {"time_share", s},            {"longest_ns", double(longest)}};
-    f.cost_ns = g.time_ns;
+    f.metrics.push_back({"longest_ns", double(longest)});
     f.fix = single_process
                 ? "The DataLoader loads in the training process (num_workers=0): give it workers "
                   "(DataLoader(..., num_workers=4, pin_memory=True, persistent_workers=True)) so batches are ready "

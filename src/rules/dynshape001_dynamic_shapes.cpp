@@ -19,7 +19,6 @@
 namespace npud {
 namespace {
 
-
 // Ops whose shape says nothing about compilation (metadata and views).
 bool ignored(std::string_view base) {
   return base == "view" || base == "_reshape_alias" || base == "_unsafe_view" || base == "detach" ||

@@ -254,10 +254,9 @@ class CpuFallbackOp final : public Rule {
                                                     : fmt::format("{}\x1f{}\x1f{}", full, verdict, fact.text),
                                  &created);
       g.add_example(full, 4);
-      if (created && fact.dtype_wide) {
-        if (uint32_t cast = casts.cast_of(t, op); cast != kNone) loc = location_of(index, cast);
-      }
       if (created) {
+        if (uint32_t cast = fact.dtype_wide ? casts.cast_of(t, op) : kNone; cast != kNone)
+          loc = location_of(index, cast);
         g.what = std::string(full);
         g.location = std::move(loc);  // first user frame seen (float64: the cast that made it)
         g.category = verdict;

@@ -44,20 +44,14 @@ class GcPauses final : public Rule {
       longest = std::max(longest, op.dur_ns);
     }
     if (g.count == 0) return;
+    g.location.op = "gc";
     double s = share(g.time_ns, index.wall_ns());
-    Finding f;
-    f.rule = "GC001";
+    Finding f = timed_finding(index, id(), g);
     f.severity = s >= kWarnGcShare ? Severity::Warning : Severity::Info;
-    f.location.op = "gc";
     f.message = fmt::format("{} garbage collection{} of 1 ms or more took {} ({} of {} time, longest {})", g.count,
                             g.count == 1 ? "" : "s", format_duration(g.time_ns), format_share(s),
                             index.step_count() ? "step" : "trace", format_duration(longest));
-    f.metrics = {{"count", double(g.count)},
-                 {"per_step", index.per_step(g.in_steps, g.count)},
-                 {"time_ns", double(g.time_ns)},
-                 {"time_share", s},
-                 {"longest_ns", double(longest)}};
-    f.cost_ns = g.time_ns;
+    f.metrics.push_back({"longest_ns", double(longest)});
     f.fix = "Keep the collector out of the step: call gc.freeze() once the model and data pipeline are built (their "
             "objects are never scanned again), raise the thresholds (gc.set_threshold(100000, 50, 100)), or "
             "gc.disable() and gc.collect() every N steps at a point you choose. Objects created per step in large "

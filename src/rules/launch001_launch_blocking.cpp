@@ -60,7 +60,7 @@ class LaunchBlocking final : public Rule {
     double ratio = double(followed) / double(launches);
     if (ratio <= kMinCoOccurrence) return;
     RuntimeTotals syncs = total_runtime_calls(ctx, is_stream_sync);
-    Finding f = runtime_finding(ctx, syncs, id());
+    Finding f = timed_finding(ctx.index(), id(), syncs);
     f.severity = Severity::Error;
     f.message = fmt::format("{} of {} op launches are followed at once by a stream synchronize ({}); the syncs "
                             "took {} ({} of {} time): the ops run one at a time, as with ASCEND_LAUNCH_BLOCKING=1",

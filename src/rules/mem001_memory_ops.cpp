@@ -36,7 +36,7 @@ class MemoryOpTime final : public Rule {
     double s = share(c.time_ns, index.wall_ns());
     if (s < kMinMemoryShare) return;
     double per_step = index.per_step(c.in_steps, c.count);
-    Finding f = runtime_finding(ctx, c, id());
+    Finding f = timed_finding(index, id(), c);
     f.severity = Severity::Warning;
     std::string names;
     for (const auto& n : c.names) names += (names.empty() ? "" : ", ") + n;

@@ -23,7 +23,7 @@ inline constexpr double kAiCpuTaskNs = 30'000;
 // An op shape the device has not seen: compile or re-tile a kernel once.
 inline constexpr double kNewShapeNs = 1'000'000;
 
-// A strided tensor made contiguous: one copy task reading and writing it.
-inline double copy_ns(double bytes) { return kLaunchNs + 2.0 * bytes / kDeviceBytesPerNs; }
+// Strided tensors made contiguous: one copy task each, reading and writing `bytes` in all.
+inline double copies_ns(double copies, double bytes) { return copies * kLaunchNs + 2.0 * bytes / kDeviceBytesPerNs; }
 
 }  // namespace npud::cost

@@ -62,4 +62,16 @@ EventGroup* GroupMap::find(const std::string& key) {
 
 double share(int64_t part, int64_t whole) { return whole > 0 ? double(part) / double(whole) : 0.0; }
 
+Finding timed_finding(const TraceIndex& index, std::string_view rule, const EventGroup& g) {
+  Finding f;
+  f.rule = std::string(rule);
+  f.location = g.location;
+  f.metrics = {{"count", double(g.count)},
+               {"per_step", index.per_step(g.in_steps, g.count)},
+               {"time_ns", double(g.time_ns)},
+               {"time_share", share(g.time_ns, index.wall_ns())}};
+  f.cost_ns = g.time_ns;
+  return f;
+}
+
 }  // namespace npud

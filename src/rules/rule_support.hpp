@@ -60,4 +60,9 @@ class GroupMap {
 
 double share(int64_t part, int64_t whole);
 
+// A finding of `rule` over a group of timed events: at g.location, metrics `count`,
+// `per_step`, `time_ns`, `time_share` (of step time, or of the trace span without steps),
+// cost_ns = the time. The rule adds severity, message and fix.
+Finding timed_finding(const TraceIndex& index, std::string_view rule, const EventGroup& g);
+
 }  // namespace npud

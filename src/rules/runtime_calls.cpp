@@ -20,19 +20,16 @@ RuntimeTotals total_runtime_calls(const AnalysisContext& ctx, const std::functio
   const Trace& t = ctx.trace;
   const TraceIndex& index = ctx.index();
   RuntimeTotals out;
-  std::unordered_map<uint32_t, size_t> slot;   // top aten op index (kNone: none) -> by_op entry
-  std::unordered_map<std::string, size_t> by_name;
+  std::unordered_map<std::string, size_t> op_slot;   // top aten op and its place -> by_op entry
   for (const RuntimeCall& call : t.runtime) {
     std::string_view name = strip_runtime_prefix(t.str(call.name));
     if (!selects(name)) continue;
-    ++out.count;
-    if (call.step >= 0) ++out.in_steps;
-    add_saturating(out.time_ns, call.dur_ns);
+    out.add(call.step, call.dur_ns);
     if (std::find(out.names.begin(), out.names.end(), name) == out.names.end()) out.names.emplace_back(name);
     uint32_t top = index.top_aten(index.op_of_runtime(call));
     Location loc = location_of(index, top);
     std::string key = top == kNone ? std::string() : loc.op + "\x1f" + where(loc);
-    auto [it, fresh] = by_name.try_emplace(key, out.by_op.size());
+    auto [it, fresh] = op_slot.try_emplace(key, out.by_op.size());
     if (fresh) out.by_op.push_back({top == kNone ? std::string() : loc.op, loc, 0, 0});
     RuntimeTotals::ByOp& b = out.by_op[it->second];
     ++b.count;
@@ -40,24 +37,12 @@ RuntimeTotals total_runtime_calls(const AnalysisContext& ctx, const std::functio
   }
   std::stable_sort(out.by_op.begin(), out.by_op.end(),
                    [](const auto& a, const auto& b) { return a.time_ns > b.time_ns; });
-  return out;
-}
-
-Finding runtime_finding(const AnalysisContext& ctx, const RuntimeTotals& totals, std::string_view rule) {
-  const TraceIndex& index = ctx.index();
-  Finding f;
-  f.rule = std::string(rule);
-  for (const auto& b : totals.by_op)
+  for (const auto& b : out.by_op)
     if (!b.op.empty()) {
-      f.location = b.location;
+      out.location = b.location;
       break;
     }
-  f.metrics = {{"count", double(totals.count)},
-               {"per_step", index.per_step(totals.in_steps, totals.count)},
-               {"time_ns", double(totals.time_ns)},
-               {"time_share", share(totals.time_ns, index.wall_ns())}};
-  f.cost_ns = totals.time_ns;
-  return f;
+  return out;
 }
 
 std::string ops_text(const RuntimeTotals& totals, size_t n) {

@@ -1,6 +1,7 @@
 // What the NPU profile rules about host runtime calls share (COMPILE001: aclopCompileAndExecute,
-// MEM001: device memory allocation and release): the calls a name test selects, their count and
-// time, and the aten ops that made them, the ones costing most first.
+// MEM001: device memory allocation and release, LAUNCH001: stream synchronizes): the calls a
+// name test selects, their count and time, and the aten ops that made them, costliest first.
+// timed_finding (rule_support.hpp) turns the totals into a finding.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,9 @@ namespace npud {
 // "AscendCL@aclrtMalloc" -> "aclrtMalloc"; other names unchanged.
 std::string_view strip_runtime_prefix(std::string_view name);
 
-struct RuntimeTotals {
-  size_t count = 0, in_steps = 0;
-  int64_t time_ns = 0;
+// The selected calls as one group (count, in_steps, time_ns; location = the costliest
+// linked aten op's), plus what made them.
+struct RuntimeTotals : EventGroup {
   std::vector<std::string> names;   // distinct call names seen, first seen first
   struct ByOp {
     std::string op;                 // the top aten op that made the calls ("" = none linked)
@@ -31,10 +32,6 @@ struct RuntimeTotals {
 };
 
 RuntimeTotals total_runtime_calls(const AnalysisContext& ctx, const std::function<bool(std::string_view)>& selects);
-
-// A finding of `rule` over the totals: located at the costliest linked aten op; metrics
-// `count`, `per_step`, `time_ns`, `time_share` (of step time); cost_ns = the time.
-Finding runtime_finding(const AnalysisContext& ctx, const RuntimeTotals& totals, std::string_view rule);
 
 // "aten::mul (12 calls, 3.10 ms), aten::index (4 calls, 1.20 ms)" for the first `n` ops.
 std::string ops_text(const RuntimeTotals& totals, size_t n);

@@ -75,7 +75,6 @@ int python_sync_category(std::string_view name) {
   return kScalarRead;
 }
 
-
 bool contains(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
 
 // Runtime calls that block the host until the device is done: *Synchronize*, and
@@ -208,7 +207,10 @@ class HostDeviceSync final : public Rule {
       double per_step = index.per_step(g.in_steps, g.count);
       double time_share = share(g.time_ns, wall);
       bool every_step = index.step_count() > 0 && per_step >= 1.0;
-      f.severity = every_step && time_share >= 0.01 ? Severity::Error : Severity::Warning;
+      // A capture ran elsewhere (the CPU): its sync calls cost nothing there; on an NPU each one
+      // drains the queue (docs/cost-model.md). Profiles measured the wait itself.
+      f.cost_ns = capture ? saturating_ns(double(g.count) * cost::kSyncNs) : g.time_ns;
+      f.severity = every_step && (capture || time_share >= 0.01) ? Severity::Error : Severity::Warning;
       if (g.examples.size() > 1) g.what = fmt::format("{}", fmt::join(g.examples, ", "));
       std::string place = where(g.location);
       std::string at = place.empty() || place == g.what ? "" : (g.location.file.empty() ? " in " : " at ") + place;
@@ -217,8 +219,7 @@ class HostDeviceSync final : public Rule {
       if (capture)
         f.message = fmt::format("{}{}: {} host-device sync{}{}, each draining the NPU's task queue (about {} in all, "
                                 "docs/cost-model.md)",
-                                g.what, at, g.count, g.count == 1 ? "" : "s", rate,
-                                format_duration(saturating_ns(double(g.count) * cost::kSyncNs)));
+                                g.what, at, g.count, g.count == 1 ? "" : "s", rate, format_duration(f.cost_ns));
       else
         f.message = fmt::format("{}{}: {} host-device sync{}{}, {} host blocked ({} of {})", g.what, at, g.count,
                                 g.count == 1 ? "" : "s", rate, format_duration(g.time_ns), format_share(time_share),
@@ -228,14 +229,6 @@ class HostDeviceSync final : public Rule {
                    {"per_step", per_step},
                    {"time_ns", double(g.time_ns)},
                    {"time_share", time_share}};
-      // A capture ran elsewhere (the CPU): its sync calls cost nothing there; on an NPU each one
-      // drains the queue (docs/cost-model.md). Profiles measured the wait itself.
-      if (capture) {
-        f.cost_ns = saturating_ns(double(g.count) * cost::kSyncNs);
-        f.severity = every_step ? Severity::Error : Severity::Warning;
-      } else {
-        f.cost_ns = g.time_ns;
-      }
       f.fix = std::string(fix_for(g.category));
       if (!g.context.empty()) f.notes.push_back("called from: " + g.context);
       if (g.what == "Memcpy DtoH" && g.location.op == g.what)
