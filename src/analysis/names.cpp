@@ -42,6 +42,13 @@ std::string three_digits(double v) {
 }
 }  // namespace
 
+std::string cut_name(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return std::string(s.substr(0, cut)) + "...";
+}
+
 std::string format_duration(int64_t ns) {
   double v = double(ns);
   double a = std::fabs(v);

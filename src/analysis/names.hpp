@@ -19,6 +19,10 @@ bool is_aten_name(std::string_view op);
 // "hcom_allReduce") while keeping a single digit after a letter ("MatMulV2").
 std::string normalize_task_name(std::string_view name);
 
+// Kernel names of templated code run to kilobytes: text outputs cut them to `max` bytes (at a
+// UTF-8 boundary) plus "..."; JSON keeps them whole.
+std::string cut_name(std::string_view s, size_t max = 100);
+
 // "1.23 ms", "456 us", "12.3 s", "850 ns".
 std::string format_duration(int64_t ns);
 // 0.1234 -> "12.3%"; small shares keep two significant digits ("0.012%").

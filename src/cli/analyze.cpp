@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/cluster.hpp"
 #include "cli/commands.hpp"
+#include "cluster/rank_summary.hpp"
 #include "cli/inputs.hpp"
 #include "cli/output.hpp"
 #include "knowledge/knowledge.hpp"
@@ -24,8 +26,9 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
                  "torch_npu wheel whose op list predicts CPU fallbacks: 2.1.0.post8, a bare line 2.1.0, 2.15.0-dev "
                  "(default: the torch_npu the trace recorded, else the newest release for its torch; "
                  "see `npu-doctor versions`)");
-  cmd.add_option("--format", o.format, "report format (sarif: findings with a source line, for code scanning)")
-      ->check(CLI::IsMember({"text", "json", "html", "sarif"}))
+  cmd.add_option("--format", o.format, "report format (sarif: findings with a source line, for code scanning; summary: the compact "
+                 "per-rank JSON that `npu-doctor merge` combines, docs/cluster.md)")
+      ->check(CLI::IsMember({"text", "json", "html", "sarif", "summary"}))
       ->capture_default_str();
   cmd.add_option("-o,--output", o.output, "write the report to FILE instead of stdout (atomically)");
   cmd.add_option("--fail-on", o.fail_on, "exit 1 when a finding has this severity or worse")
@@ -49,14 +52,23 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
                                             "a torch_npu profiler directory, or an npu-doctor capture");
   auto opts = std::make_shared<AnalyzeOptions>();
   auto path = std::make_shared<std::string>();
-  cmd->add_option("PATH", *path, "trace file or profiler output directory")->required();
+  cmd->add_option("PATH", *path,
+                  "trace file or profiler output directory; a directory of rank profiles (Kineto rank files, "
+                  "*_ascend_pt runs) or msprof-analyze's cluster_analysis_output gives the cluster view")
+      ->required();
   add_report_options(*cmd, *opts);
   cmd->add_flag("--allow-truncated", opts->allow_truncated,
                 "accept a trace whose last event is cut off (a killed run); a warning says what was dropped");
   add_max_events_option(*cmd, opts->max_events);
+  cmd->add_option("-j,--jobs", opts->jobs,
+                  "cluster view: ranks read at once (default: one per CPU); memory grows with each, by about one "
+                  "rank's trace")
+      ->check(CLI::Range(1, 4096));
   cmd->footer(
       "Exit codes: 0 no finding at or above --fail-on, 1 findings at or above --fail-on, 2 bad input or usage.");
-  cmd->callback([opts, path, &exit_code] { exit_code = analyze_trace_file(*path, *opts); });
+  cmd->callback([opts, path, &exit_code] {
+    exit_code = is_cluster_input(*path) ? analyze_cluster(*path, *opts) : analyze_trace_file(*path, *opts);
+  });
 }
 
 namespace {
@@ -66,6 +78,8 @@ bool matches_any(std::string_view id, const std::vector<std::string>& patterns) 
     if (!p.empty() && id.starts_with(p)) return true;
   return false;
 }
+
+}  // namespace
 
 std::vector<const Rule*> select_rules(const AnalyzeOptions& o) {
   for (const auto& p : o.select) {
@@ -82,13 +96,13 @@ std::vector<const Rule*> select_rules(const AnalyzeOptions& o) {
   return out;
 }
 
-int exit_code_for(const std::vector<Finding>& findings, std::string_view fail_on) {
+int exit_code_for(std::optional<Severity> worst, std::string_view fail_on) {
   auto threshold = parse_severity(fail_on);
-  if (!threshold) return kExitClean;  // "never"
-  for (const auto& f : findings)
-    if (f.severity >= *threshold) return kExitFindings;
-  return kExitClean;
+  if (!threshold || !worst) return kExitClean;  // "never", or nothing found
+  return *worst >= *threshold ? kExitFindings : kExitClean;
 }
+
+namespace {
 
 void print_warnings(const Trace& trace) {
   constexpr size_t kShown = 5;
@@ -139,6 +153,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
     if (o.format == "json") render_json(os, report);
     else if (o.format == "html") render_html(os, report, trace);
     else if (o.format == "sarif") render_sarif(os, sarif_from_report(report));
+    else if (o.format == "summary") write_rank_summary(os, summarize_rank(trace, report.findings, version->version));
     else render_text(os, report, TextOptions{color, o.verbose, matches_any("HOT001", o.select)});
   });
   if (!written) return kExitBadInput;
@@ -154,7 +169,9 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
                                                   : fmt::format("ended before step {} or never ended a step", first));
     return kExitBadInput;
   }
-  return exit_code_for(report.findings, o.fail_on);
+  std::optional<Severity> worst;
+  for (const auto& f : report.findings) worst = std::max(worst.value_or(f.severity), f.severity);
+  return exit_code_for(worst, o.fail_on);
 }
 
 }  // namespace npud

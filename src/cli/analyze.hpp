@@ -2,7 +2,9 @@
 // `run` (which analyses the capture it just recorded).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -29,10 +31,17 @@ struct AnalyzeOptions {
   // all-clear about nothing): print the report, say so, exit 2.
   std::string require_steps;        // the --steps that were asked for; empty = not required
   std::string command = "analyze";  // recorded in the report
+  unsigned jobs = 0;                // cluster view: ranks read at once (0: one per CPU)
 };
 
 // Adds the options shared by every command that ends in a report (analyze, run).
 void add_report_options(CLI::App& cmd, AnalyzeOptions& opts);
+
+// The rules --select/--ignore leave; throws std::invalid_argument for a --select that matches none.
+std::vector<const Rule*> select_rules(const AnalyzeOptions& opts);
+
+// kExitFindings when `worst` is at or above --fail-on, else kExitClean.
+int exit_code_for(std::optional<Severity> worst, std::string_view fail_on);
 
 // Reads `path`, runs the rules and renders the report. Returns the exit code; bad input
 // is reported on stderr (file and byte offset) and gives kExitBadInput.

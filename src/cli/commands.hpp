@@ -38,5 +38,6 @@ void add_diff_command(CLI::App& app, int& exit_code);
 void add_env_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 void add_amp_check_command(CLI::App& app, int& exit_code);
+void add_merge_command(CLI::App& app, int& exit_code);
 
 }  // namespace npud

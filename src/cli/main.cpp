@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   npud::add_amp_check_command(app, exit_code);
   npud::add_scan_command(app, exit_code);
   npud::add_diff_command(app, exit_code);
+  npud::add_merge_command(app, exit_code);
   npud::add_env_command(app, exit_code);
   npud::add_compare_command(app, exit_code);
   npud::add_rules_command(app, exit_code);

@@ -70,19 +70,7 @@ Totals device_totals(const Trace& t) {
   return out;
 }
 
-std::string finding_key(const Finding& f) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}", f.rule, f.location.file, f.location.line, f.location.op);
-}
-
 int64_t step_or_span(const ReportSummary& s, bool steps) { return steps ? s.step_time_ns : s.span_ns; }
-
-// Kernel names of templated code run to kilobytes: the text output cuts them (JSON keeps them whole).
-std::string cut_name(std::string_view s, size_t max = 100) {
-  if (s.size() <= max) return std::string(s);
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-  return std::string(s.substr(0, cut)) + "...";
-}
 
 std::string fixed_ms(int64_t ns) { return fmt::format("{:.3f} ms", double(ns) / 1e6); }
 std::string signed_ms(int64_t ns) { return fmt::format("{:+.3f} ms", double(ns) / 1e6); }
@@ -103,10 +91,10 @@ OpTable device_op_table(const Trace& before, const Trace& after) {
 void match_findings(const std::vector<Finding>& before, const std::vector<Finding>& after, TraceDiff& out) {
   // Multiset match: two findings of the same key in BEFORE and one in AFTER = one fixed.
   std::unordered_map<std::string, std::vector<size_t>> in_after;
-  for (size_t i = 0; i < after.size(); ++i) in_after[finding_key(after[i])].push_back(i);
+  for (size_t i = 0; i < after.size(); ++i) in_after[finding_identity(after[i])].push_back(i);
   std::vector<bool> used(after.size(), false);
   for (const Finding& f : before) {
-    auto it = in_after.find(finding_key(f));
+    auto it = in_after.find(finding_identity(f));
     if (it != in_after.end() && !it->second.empty()) {
       used[it->second.back()] = true;
       it->second.pop_back();

@@ -1,5 +1,7 @@
 #include "rules/finding.hpp"
 
+#include <fmt/format.h>
+
 namespace npud {
 
 std::string_view to_string(Severity s) {
@@ -16,6 +18,10 @@ std::optional<Severity> parse_severity(std::string_view s) {
   if (s == "warning" || s == "warn") return Severity::Warning;
   if (s == "error") return Severity::Error;
   return std::nullopt;
+}
+
+std::string finding_identity(const Finding& f) {
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}", f.rule, f.location.file, f.location.line, f.location.op);
 }
 
 }  // namespace npud

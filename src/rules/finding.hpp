@@ -43,4 +43,8 @@ struct Finding {
   }
 };
 
+// What makes two findings (of two runs, or two ranks) the same problem: rule, file, line and
+// op agree; counts, costs and wording may differ.
+std::string finding_identity(const Finding& f);
+
 }  // namespace npud

@@ -2,6 +2,9 @@
 // CSVs, install-tree version files).
 #pragma once
 
+#include <charconv>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +16,15 @@ inline std::string_view trim(std::string_view s) {
   while (!s.empty() && blank(s.front())) s.remove_prefix(1);
   while (!s.empty() && blank(s.back())) s.remove_suffix(1);
   return s;
+}
+
+// A whole (trimmed) decimal integer, or nothing.
+inline std::optional<int64_t> parse_int(std::string_view v) {
+  v = trim(v);
+  int64_t out = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc{} || p != v.data() + v.size()) return std::nullopt;
+  return out;
 }
 
 // ASCII lower case (names, task types; not locale text).

@@ -1,0 +1,283 @@
+#include "cli/cluster.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/inputs.hpp"
+#include "cli/output.hpp"
+#include "cli/progress.hpp"
+#include "cluster/cluster_report.hpp"
+#include "cluster/msprof_cluster.hpp"
+#include "cluster/rank_summary.hpp"
+#include "ingest/input_error.hpp"
+#include "util/text.hpp"
+
+namespace npud {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_run_dir(const fs::path& p) {
+  std::error_code ec;
+  return p.filename().string().ends_with("_ascend_pt") || fs::is_directory(p / "ASCEND_PROFILER_OUTPUT", ec);
+}
+
+bool is_trace_file_name(const std::string& name) {
+  return name.ends_with(".json") || name.ends_with(".json.gz");
+}
+
+// Bytes a rank's trace may take in memory, for the default worker count: the model keeps a
+// fraction of the JSON, a gzip file inflates ~10x.
+uint64_t memory_estimate(const std::string& path) {
+  std::error_code ec;
+  uint64_t bytes = 0;
+  if (fs::is_directory(path, ec)) {
+    for (const auto& e : fs::recursive_directory_iterator(path, ec))
+      if (e.is_regular_file(ec)) bytes += e.file_size(ec);
+  } else {
+    bytes = fs::file_size(path, ec);
+    if (ec) bytes = 0;
+  }
+  return path.ends_with(".gz") ? bytes * 10 : bytes;
+}
+
+uint64_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+// One worker per CPU, fewer when the ranks' traces would not fit in half the free memory.
+unsigned default_jobs(const std::vector<std::string>& inputs) {
+  unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  uint64_t largest = 1;
+  for (const auto& p : inputs) largest = std::max(largest, memory_estimate(p));
+  uint64_t avail = available_memory();
+  unsigned by_memory = avail ? unsigned(std::clamp<uint64_t>(avail / 2 / largest, 1, 4096)) : cpus;
+  return std::min({cpus, by_memory, unsigned(inputs.size())});
+}
+
+RankSummary analyze_rank(const std::string& path, const AnalyzeOptions& o, const std::vector<const Rule*>& rules) {
+  ReadOptions ro;
+  ro.allow_truncated = o.allow_truncated;
+  ro.max_events = o.max_events;
+  Trace trace = read_trace(path, ro);
+  std::string why;
+  const KnowledgeVersion* version = torch_npu_version_for(o.torch_npu, trace, why);
+  if (!version) throw InputError(path, 0, "unknown --torch-npu version", false);
+  AnalysisContext ctx{trace, *version, o.rule_options};
+  return summarize_rank(trace, run_rules(ctx, rules), version->version);
+}
+
+// Reads and summarises every input on `jobs` threads. A rank that cannot be read is
+// reported on stderr and left out; `failed` counts them.
+std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& inputs, const AnalyzeOptions& o,
+                                         const std::vector<const Rule*>& rules, unsigned jobs, size_t& failed) {
+  std::vector<std::optional<RankSummary>> slots(inputs.size());
+  std::vector<std::string> errors(inputs.size());
+  std::atomic<size_t> next{0};
+  std::mutex progress_mutex;
+  uint64_t total = 0, done = 0;
+  std::vector<uint64_t> sizes;
+  for (const auto& p : inputs) total += sizes.emplace_back(memory_estimate(p));
+  Progress progress(fmt::format("analysing {} ranks", inputs.size()), !o.quiet);
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < inputs.size();) {
+      try {
+        slots[i] = analyze_rank(inputs[i], o, rules);
+      } catch (const InputError& e) {
+        errors[i] = e.describe();
+      } catch (const std::exception& e) {
+        errors[i] = fmt::format("{}: {}", inputs[i], e.what());
+      }
+      std::lock_guard lock(progress_mutex);
+      progress.update(done += sizes[i], total);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  progress.finish();
+
+  std::vector<RankSummary> out;
+  failed = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (slots[i]) {
+      out.push_back(std::move(*slots[i]));
+      continue;
+    }
+    ++failed;
+    std::cerr << "npu-doctor: error: " << errors[i] << "\n";
+  }
+  return out;
+}
+
+int render_cluster(const ClusterReport& report, const std::string& format, const std::string& output, bool verbose,
+                   const std::string& fail_on) {
+  bool written = emit_report(output, format == "text", [&](std::ostream& os, bool color) {
+    if (format == "json") render_cluster_json(os, report);
+    else render_cluster_text(os, report, color, verbose);
+  });
+  if (!written) return kExitBadInput;
+  return exit_code_for(worst_severity(report), fail_on);
+}
+
+bool cluster_format_or_report(const std::string& format) {
+  if (format == "text" || format == "json") return true;
+  std::cerr << fmt::format(
+      "npu-doctor: error: --format {} is not available for a cluster (text or json); for one rank, analyze its "
+      "profile{}\n",
+      format, format == "summary" ? " (a summary is written per rank: docs/cluster.md)" : "");
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> rank_inputs_in(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_directory(ec) ? is_run_dir(e.path()) : is_trace_file_name(e.path().filename().string()))
+      out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool is_cluster_input(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec) || is_run_dir(path) || fs::exists(fs::path(path) / "trace_view.json", ec)) return false;
+  return !find_msprof_cluster_output(path).empty() || rank_inputs_in(path).size() >= 2;
+}
+
+int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
+  if (!cluster_format_or_report(o.format)) return kExitBadInput;
+  if (!o.torch_npu.empty() && !torch_npu_version_or_report(o.torch_npu)) return kExitBadInput;
+  std::vector<const Rule*> rules;
+  try {
+    rules = select_rules(o);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "npu-doctor: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  std::vector<RankSummary> summaries;
+  size_t failed = 0;
+  if (std::string out = find_msprof_cluster_output(dir); !out.empty()) {
+    try {
+      summaries = read_msprof_cluster(out);
+    } catch (const InputError& e) {
+      std::cerr << "npu-doctor: error: " << e.describe() << "\n";
+      return kExitBadInput;
+    }
+  } else {
+    std::vector<std::string> inputs = rank_inputs_in(dir);
+    unsigned jobs = o.jobs ? std::min<unsigned>(o.jobs, unsigned(inputs.size())) : default_jobs(inputs);
+    if (!o.quiet && ::isatty(STDERR_FILENO))
+      std::cerr << fmt::format("npu-doctor: {} rank profiles in {}, {} at a time\n", inputs.size(), dir, jobs);
+    summaries = summarize_ranks(inputs, o, rules, jobs, failed);
+  }
+  if (summaries.empty()) return kExitBadInput;
+  ClusterReport report = build_cluster_report(summaries, dir);
+  if (failed) report.notes.push_back(fmt::format("{} rank profile{} could not be read (errors above)", failed, failed == 1 ? "" : "s"));
+  int code = render_cluster(report, o.format, o.output, o.verbose, o.fail_on);
+  return failed ? kExitBadInput : code;
+}
+
+namespace {
+
+struct MergeOptions {
+  std::vector<std::string> inputs;
+  std::string format = "text";
+  std::string output;
+  std::string fail_on = "error";
+  bool verbose = false;
+};
+
+int merge_command(const MergeOptions& o) {
+  std::vector<RankSummary> summaries;
+  size_t bad = 0;
+  auto read_one = [&](const std::string& path) {
+    try {
+      summaries.push_back(read_rank_summary(path));
+    } catch (const InputError& e) {
+      ++bad;
+      std::cerr << "npu-doctor: error: " << e.describe() << "\n";
+    }
+  };
+  std::string source;
+  for (const auto& in : o.inputs) {
+    std::error_code ec;
+    if (!fs::exists(in, ec)) {
+      ++bad;
+      std::cerr << fmt::format("npu-doctor: error: {}: no such file or directory\n", in);
+      continue;
+    }
+    source = source.empty() ? in : fmt::format("{} inputs", o.inputs.size());
+    if (!fs::is_directory(in, ec)) {
+      read_one(in);
+      continue;
+    }
+    if (std::string out = find_msprof_cluster_output(in); !out.empty()) {
+      try {
+        for (auto& s : read_msprof_cluster(out)) summaries.push_back(std::move(s));
+      } catch (const InputError& e) {
+        ++bad;
+        std::cerr << "npu-doctor: error: " << e.describe() << "\n";
+      }
+      continue;
+    }
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(in, ec))
+      if (e.is_regular_file(ec) && is_rank_summary_file(e.path().string())) files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) {
+      ++bad;
+      std::cerr << fmt::format("npu-doctor: error: {}: no rank summaries in it (write them with `npu-doctor analyze "
+                               "RANK_PROFILE --format summary -o rankN.json`)\n", in);
+    }
+    for (const auto& f : files) read_one(f);
+  }
+  if (summaries.empty()) return kExitBadInput;
+  ClusterReport report = build_cluster_report(summaries, source);
+  if (bad) report.notes.push_back(fmt::format("{} input{} could not be read (errors above)", bad, bad == 1 ? "" : "s"));
+  int code = render_cluster(report, o.format, o.output, o.verbose, o.fail_on);
+  return bad ? kExitBadInput : code;
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "merge", "Combine per-rank summaries (`analyze RANK --format summary`) into the cluster view: step breakdown per "
+               "rank, slow ranks, communication wait, findings only some ranks have");
+  auto o = std::make_shared<MergeOptions>();
+  cmd->add_option("INPUT", o->inputs, "rank summary files, directories of them, or an msprof-analyze "
+                                      "cluster_analysis_output directory")
+      ->required();
+  cmd->add_option("--format", o->format, "report format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("-o,--output", o->output, "write the report to FILE instead of stdout (atomically)");
+  cmd->add_option("--fail-on", o->fail_on, "exit 1 when a slow rank or finding has this severity or worse")
+      ->check(CLI::IsMember({"info", "warning", "error", "never"}))
+      ->capture_default_str();
+  cmd->add_flag("-v,--verbose", o->verbose, "every rank and every finding");
+  cmd->footer("Exit codes: 0 nothing at or above --fail-on, 1 something is, 2 an input could not be read.");
+  cmd->callback([o, &exit_code] { exit_code = merge_command(*o); });
+}
+
+}  // namespace npud

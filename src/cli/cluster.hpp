@@ -1,0 +1,23 @@
+// The cluster view from the command line: `analyze DIR` on a directory of rank profiles
+// (read in parallel, one rank per worker, each dropped once summarised) and `merge` of rank
+// summaries written elsewhere. docs/cluster.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/analyze.hpp"
+
+namespace npud {
+
+// True for a directory holding msprof-analyze's cluster output or two or more rank profiles.
+bool is_cluster_input(const std::string& path);
+
+// The rank profiles of a directory, sorted: Kineto/capture files (*.json, *.json.gz) and
+// torch_npu run directories (*_ascend_pt, or any holding ASCEND_PROFILER_OUTPUT).
+std::vector<std::string> rank_inputs_in(const std::string& dir);
+
+// `analyze DIR` in cluster mode. Returns the exit code.
+int analyze_cluster(const std::string& dir, const AnalyzeOptions& opts);
+
+}  // namespace npud

@@ -1,0 +1,427 @@
+#include "cluster/cluster_report.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "report/json_writer.hpp"
+#include "report/text_style.hpp"
+
+namespace npud {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Per rank and step number, the time its collectives waited for the other ranks, estimated:
+// the n-th collective of a name in a step is one operation on every rank; it finishes on all
+// ranks together, so the shortest duration is the transfer and the rest of each rank's
+// duration is waiting for the last rank to arrive.
+std::vector<std::map<int64_t, int64_t>> estimated_waits(const std::vector<RankSummary>& ranks) {
+  struct Key {
+    uint32_t name;
+    int64_t step;
+    uint32_t ordinal;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<int64_t>()(k.step) ^ (size_t(k.name) * 0x9E3779B97F4A7C15ull) ^ (size_t(k.ordinal) << 20);
+    }
+  };
+  std::unordered_map<std::string, uint32_t> names;
+  auto keys_of = [&names](const RankSummary& s) {
+    std::vector<uint32_t> global(s.collective_names.size());
+    for (size_t i = 0; i < global.size(); ++i)
+      global[i] = names.try_emplace(s.collective_names[i], uint32_t(names.size())).first->second;
+    std::map<std::pair<uint32_t, int64_t>, uint32_t> seen;
+    std::vector<Key> keys;
+    keys.reserve(s.collectives.size());
+    for (const Collective& c : s.collectives) {
+      uint32_t g = global[c.name];
+      keys.push_back({g, c.step, seen[{g, c.step}]++});
+    }
+    return keys;
+  };
+  struct Shortest {
+    int64_t dur = 0;
+    uint32_t ranks = 0;
+  };
+  std::unordered_map<Key, Shortest, KeyHash> shortest;
+  std::vector<std::vector<Key>> all_keys;
+  for (const RankSummary& s : ranks) {
+    all_keys.push_back(keys_of(s));
+    for (size_t i = 0; i < s.collectives.size(); ++i) {
+      auto [it, fresh] = shortest.try_emplace(all_keys.back()[i], Shortest{s.collectives[i].dur_ns, 0});
+      it->second.dur = std::min(it->second.dur, s.collectives[i].dur_ns);
+      ++it->second.ranks;
+    }
+  }
+  std::vector<std::map<int64_t, int64_t>> out(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r)
+    for (size_t i = 0; i < ranks[r].collectives.size(); ++i) {
+      const Shortest& m = shortest.at(all_keys[r][i]);
+      if (m.ranks >= 2) out[r][ranks[r].collectives[i].step] += ranks[r].collectives[i].dur_ns - m.dur;
+    }
+  return out;
+}
+
+// A dimension's per-step value of one step (ns); transfer/wait need the wait.
+double value_of(const StepBreakdown& b, std::string_view dim) {
+  if (dim == "computing") return double(b.computing_ns);
+  if (dim == "free") return double(b.free_ns);
+  if (dim == "communication") return double(b.communication_ns);
+  if (dim == "wait") return double(std::max<int64_t>(b.comm_wait_ns, 0));
+  if (dim == "transfer") return double(b.communication_ns - std::max<int64_t>(b.comm_wait_ns, 0));
+  return double(b.step_ns);
+}
+
+double mean_of(const std::vector<StepBreakdown>& steps, std::string_view dim) {
+  if (steps.empty()) return 0;
+  double sum = 0;
+  for (const StepBreakdown& b : steps) sum += value_of(b, dim);
+  return sum / double(steps.size());
+}
+
+std::string explain(const SlowRank& s) {
+  std::string how = fmt::format("{} per step above the other ranks' median of {} ({} of a step)",
+                                format_duration(int64_t(s.value_ns - s.median_ns)), format_duration(int64_t(s.median_ns)),
+                                format_share(s.share_of_step));
+  std::string where = s.worst_step >= 0 ? fmt::format("; furthest in step {} (+{})", s.worst_step,
+                                                      format_duration(int64_t(s.worst_step_excess_ns)))
+                                        : "";
+  if (s.dimension == "computing")
+    return fmt::format("rank {} computes {}{}: a straggler, every collective waits for it. Compare its inputs "
+                       "(sequence lengths, batch), its findings and its device against the others",
+                       s.rank, how, where);
+  if (s.dimension == "free")
+    return fmt::format("rank {}'s device is idle {}{}: this rank is host-bound (input pipeline, host-device syncs, "
+                       "Python work between launches); its own findings say where",
+                       s.rank, how, where);
+  if (s.dimension == "transfer")
+    return fmt::format("rank {} spends {} transferring in collectives{}: a slow link or a busy switch port, "
+                       "not waiting",
+                       s.rank, how, where);
+  if (s.dimension == "wait")
+    return fmt::format("rank {} waits {} in collectives{}: it is held up by slower ranks, not slow itself",
+                       s.rank, how, where);
+  if (s.dimension == "communication")
+    return fmt::format("rank {} communicates {}{}: {}", s.rank, how, where,
+                       "per-collective timings are missing, so waiting and a slow link cannot be told apart");
+  return fmt::format("rank {}'s steps take {}{}", s.rank, how, where);
+}
+
+// Ranks whose `dim` is more than kSlowShare of a step above the other ranks' median.
+void find_slow(const std::vector<RankSummary>& ranks, const std::vector<RankRow>& rows, std::string_view dim,
+               double step_ns, bool wait_known, std::vector<SlowRank>& out) {
+  if (ranks.size() < 2 || step_ns <= 0) return;
+  std::vector<double> values;
+  for (const RankSummary& s : ranks) values.push_back(mean_of(s.steps, dim));
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    std::vector<double> others = values;
+    others.erase(others.begin() + std::ptrdiff_t(r));
+    double m = median(others);
+    double share = (values[r] - m) / step_ns;
+    if (share <= kSlowShare) continue;
+    SlowRank s;
+    s.rank = rows[r].rank;
+    s.dimension = std::string(dim);
+    s.value_ns = values[r];
+    s.median_ns = m;
+    s.share_of_step = share;
+    s.severity = dim == "wait" || (dim == "communication" && !wait_known) ? Severity::Info : Severity::Warning;
+    // The step where this rank is furthest above the others' median of that step.
+    for (const StepBreakdown& b : ranks[r].steps) {
+      std::vector<double> same_step;
+      for (size_t o = 0; o < ranks.size(); ++o)
+        if (o != r)
+          for (const StepBreakdown& ob : ranks[o].steps)
+            if (ob.number == b.number) same_step.push_back(value_of(ob, dim));
+      if (same_step.empty()) continue;
+      double excess = value_of(b, dim) - median(same_step);
+      if (excess > s.worst_step_excess_ns) {
+        s.worst_step_excess_ns = excess;
+        s.worst_step = b.number;
+      }
+    }
+    s.message = explain(s);
+    out.push_back(std::move(s));
+  }
+}
+
+bool worse(const Finding& a, const Finding& b) {
+  return std::tie(a.severity, a.cost_ns) > std::tie(b.severity, b.cost_ns);
+}
+
+}  // namespace
+
+ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::string source) {
+  ClusterReport r;
+  r.source = std::move(source);
+  std::vector<const RankSummary*> order;
+  for (const RankSummary& s : input) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+  std::vector<RankSummary> ranks;
+  for (const RankSummary* s : order) ranks.push_back(*s);
+
+  // Waits: measured where the source has them on every step, else estimated from collectives.
+  bool measured = !ranks.empty();
+  for (const RankSummary& s : ranks)
+    for (const StepBreakdown& b : s.steps) measured = measured && b.comm_wait_ns >= 0;
+  bool any_collectives = false;
+  for (const RankSummary& s : ranks) any_collectives = any_collectives || !s.collectives.empty();
+  if (measured) {
+    r.wait_basis = "measured";
+  } else if (any_collectives && ranks.size() >= 2) {
+    r.wait_basis = "estimated from collectives";
+    auto waits = estimated_waits(ranks);
+    for (size_t i = 0; i < ranks.size(); ++i)
+      for (StepBreakdown& b : ranks[i].steps) b.comm_wait_ns = waits[i].count(b.number) ? waits[i][b.number] : 0;
+  } else {
+    size_t with_wait = 0;
+    for (const RankSummary& s : ranks)
+      with_wait += std::any_of(s.steps.begin(), s.steps.end(), [](const StepBreakdown& b) { return b.comm_wait_ns >= 0; });
+    if (with_wait)
+      r.notes.push_back(fmt::format("communication wait measured on {} of {} ranks only: not compared across ranks",
+                                    with_wait, ranks.size()));
+  }
+  const bool wait_known = !r.wait_basis.empty();
+
+  std::set<int64_t> seen;
+  std::set<std::string> versions;
+  std::vector<double> step_times;
+  for (const RankSummary& s : ranks) {
+    RankRow row;
+    row.rank = s.rank;
+    row.source = s.source;
+    row.steps = s.steps.size();
+    row.step_ns = mean_of(s.steps, "step");
+    row.computing_ns = mean_of(s.steps, "computing");
+    row.communication_ns = mean_of(s.steps, "communication");
+    row.free_ns = mean_of(s.steps, "free");
+    double overlapped = 0;
+    for (const StepBreakdown& b : s.steps) overlapped += double(b.overlapped_ns);
+    row.overlapped_ns = s.steps.empty() ? 0 : overlapped / double(s.steps.size());
+    bool rank_wait = !s.steps.empty();
+    for (const StepBreakdown& b : s.steps) rank_wait = rank_wait && b.comm_wait_ns >= 0;
+    row.comm_wait_ns = rank_wait ? mean_of(s.steps, "wait") : -1;
+    row.findings = s.findings.size();
+    row.warnings = s.warning_count;
+    r.ranks.push_back(row);
+    step_times.push_back(row.step_ns);
+    if (s.rank >= 0 && !seen.insert(s.rank).second)
+      r.notes.push_back(fmt::format("two inputs say they are rank {} (one is {})", s.rank, s.source));
+    if (s.rank < 0) r.notes.push_back(fmt::format("{}: no rank recorded and none in the file name", s.source));
+    if (s.collectives_truncated)
+      r.notes.push_back(fmt::format("rank {}: more than {} collectives, the rest not compared", s.rank, kMaxCollectives));
+    if (s.warning_count)
+      r.notes.push_back(fmt::format("rank {}: {} reader warning{}{}{}", s.rank, s.warning_count,
+                                    s.warning_count == 1 ? "" : "s", s.warnings.empty() ? "" : ", first: ",
+                                    s.warnings.empty() ? "" : s.warnings.front()));
+    r.world_size = std::max(r.world_size, s.world_size);
+    if (!s.torch_npu.empty()) versions.insert(s.torch_npu);
+  }
+  r.torch_npu = versions.size() == 1 ? *versions.begin() : versions.empty() ? "" : fmt::format("{} versions", versions.size());
+  if (versions.size() > 1) r.notes.push_back("the ranks were analysed against different torch_npu versions");
+  if (r.world_size > 0)
+    for (int64_t i = 0; i < r.world_size; ++i)
+      if (!seen.count(i) && r.missing_count++ < 64) r.missing_ranks.push_back(i);
+  r.median_step_ns = median(step_times);
+
+  for (std::string_view dim : {"step", "computing", "free"}) find_slow(ranks, r.ranks, dim, r.median_step_ns, wait_known, r.slow);
+  if (wait_known) {
+    find_slow(ranks, r.ranks, "transfer", r.median_step_ns, wait_known, r.slow);
+    find_slow(ranks, r.ranks, "wait", r.median_step_ns, wait_known, r.slow);
+  } else {
+    std::vector<int64_t> stragglers;
+    for (const SlowRank& s : r.slow)
+      if (s.dimension == "computing" || s.dimension == "free") stragglers.push_back(s.rank);
+    size_t first = r.slow.size();
+    find_slow(ranks, r.ranks, "communication", r.median_step_ns, wait_known, r.slow);
+    if (!stragglers.empty())
+      for (size_t i = first; i < r.slow.size(); ++i) {
+        std::string list;
+        for (int64_t k : stragglers) list += (list.empty() ? "" : ", ") + std::to_string(k);
+        r.slow[i].message += fmt::format("; most likely it waits for the slow rank{} above ({}): a rank that "
+                                         "computes or idles longer makes the others wait in each collective",
+                                         stragglers.size() == 1 ? "" : "s", list);
+      }
+  }
+  std::stable_sort(r.slow.begin(), r.slow.end(), [](const SlowRank& a, const SlowRank& b) {
+    return std::tie(a.severity, a.share_of_step) > std::tie(b.severity, b.share_of_step);
+  });
+
+  // Findings: the same (rule, file, line, op) on every rank, or only on some.
+  std::map<std::string, PartialFinding> by_key;
+  // HOT001 ranks where time goes; it is not a problem whose presence differs across ranks.
+  for (const RankSummary& s : ranks)
+    for (const Finding& f : s.findings) {
+      if (f.rule == "HOT001") continue;
+      PartialFinding& p = by_key[finding_identity(f)];
+      if (p.ranks.empty()) p.finding = f;
+      if (p.ranks.empty() || p.ranks.back() != s.rank) p.ranks.push_back(s.rank);
+    }
+  for (auto& [key, p] : by_key) {
+    if (p.ranks.size() == ranks.size()) r.common.push_back(std::move(p.finding));
+    else r.partial.push_back(std::move(p));
+  }
+  std::stable_sort(r.common.begin(), r.common.end(), worse);
+  std::stable_sort(r.partial.begin(), r.partial.end(),
+                   [](const PartialFinding& a, const PartialFinding& b) { return worse(a.finding, b.finding); });
+  return r;
+}
+
+std::optional<Severity> worst_severity(const ClusterReport& r) {
+  std::optional<Severity> w;
+  auto see = [&w](Severity s) { if (!w || s > *w) w = s; };
+  for (const SlowRank& s : r.slow) see(s.severity);
+  for (const Finding& f : r.common) see(f.severity);
+  for (const PartialFinding& p : r.partial) see(p.finding.severity);
+  return w;
+}
+
+namespace {
+
+std::string ms(double ns) { return ns < 0 ? "-" : fmt::format("{:.2f}", ns / 1e6); }
+
+// "0,3,5" or "0,1,...,15,... (126 ranks)"; `total` counts ranks beyond those listed.
+std::string rank_list(const std::vector<int64_t>& ranks, size_t total = 0, size_t max_shown = 16) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size() && i < max_shown; ++i) out += (i ? "," : "") + std::to_string(ranks[i]);
+  total = std::max(total, ranks.size());
+  if (total > max_shown) out += fmt::format(",... ({} ranks)", total);
+  return out;
+}
+
+std::string where(const Finding& f) {
+  if (!f.location.file.empty()) return fmt::format("{}:{}", f.location.file, f.location.line);
+  return cut_name(f.location.op);
+}
+
+}  // namespace
+
+void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, bool verbose) {
+  TextStyle st{color};
+  os << st.bold(fmt::format("cluster: {} rank{}", r.ranks.size(), r.ranks.size() == 1 ? "" : "s"));
+  if (r.world_size > 0) os << fmt::format(" of world size {}", r.world_size);
+  os << fmt::format(" in {} (torch_npu knowledge {})\n", r.source, r.torch_npu);
+  if (r.missing_count)
+    os << fmt::format("  {} rank{} without a profile: {}\n", r.missing_count, r.missing_count == 1 ? "" : "s",
+                      rank_list(r.missing_ranks, r.missing_count));
+  os << fmt::format("\nper rank, mean per step (ms){}:\n",
+                    r.wait_basis.empty() ? "" : fmt::format("; wait {}", r.wait_basis));
+  os << fmt::format("  {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}\n", "rank", "steps", "step", "computing",
+                    "comm", "wait", "overlap", "free", "findings");
+  size_t shown = 0;
+  for (const RankRow& row : r.ranks) {
+    if (!verbose && r.ranks.size() > 32 && shown++ >= 16) {
+      os << fmt::format("  ... {} more ranks (--verbose, or --format json)\n", r.ranks.size() - 16);
+      break;
+    }
+    os << fmt::format("  {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}\n", row.rank, row.steps,
+                      ms(row.step_ns), ms(row.computing_ns), ms(row.communication_ns), ms(row.comm_wait_ns),
+                      ms(row.overlapped_ns), ms(row.free_ns), row.findings);
+  }
+  os << "\n" << st.bold("slow ranks") << fmt::format(" (more than {} of a step above the others' median):\n", format_share(kSlowShare));
+  if (r.slow.empty()) os << "  none\n";
+  for (const SlowRank& s : r.slow) os << fmt::format("  {} {}\n", st.severity(s.severity), s.message);
+
+  os << "\n" << st.bold("findings only some ranks have");
+  os << " (rank 0's log does not show them all):\n";
+  if (r.partial.empty()) os << "  none\n";
+  size_t limit = verbose ? r.partial.size() : 10;
+  for (size_t i = 0; i < r.partial.size() && i < limit; ++i) {
+    const PartialFinding& p = r.partial[i];
+    os << fmt::format("  {} {} {} on rank{} {}: {}\n", st.severity(p.finding.severity), p.finding.rule,
+                      where(p.finding), p.ranks.size() == 1 ? "" : "s", rank_list(p.ranks), cut_name(p.finding.message, 200));
+  }
+  if (r.partial.size() > limit) os << fmt::format("  ... {} more (--verbose)\n", r.partial.size() - limit);
+
+  os << "\n" << st.bold(fmt::format("findings on every rank: {}", r.common.size())) << "\n";
+  limit = verbose ? r.common.size() : 5;
+  for (size_t i = 0; i < r.common.size() && i < limit; ++i)
+    os << fmt::format("  {} {} {}: {}\n", st.severity(r.common[i].severity), r.common[i].rule, where(r.common[i]),
+                      cut_name(r.common[i].message, 200));
+  if (r.common.size() > limit)
+    os << fmt::format("  ... {} more: `npu-doctor analyze` one rank's profile for each with its fix\n", r.common.size() - limit);
+  if (!r.notes.empty()) {
+    os << "\nnotes:\n";
+    for (const auto& n : r.notes) os << "  " << n << "\n";
+  }
+}
+
+namespace {
+
+void ns_or_null(JsonWriter& w, std::string_view key, double ns) {
+  w.key(key);
+  if (ns < 0) w.null();
+  else w.value(int64_t(ns));
+}
+
+}  // namespace
+
+void render_cluster_json(std::ostream& os, const ClusterReport& r) {
+  JsonWriter w(os);
+  w.begin_object();
+  tool_header(w, "cluster");
+  w.field("source", r.source).field("torch_npu", r.torch_npu).field("world_size", r.world_size);
+  w.field("missing_rank_count", uint64_t(r.missing_count));
+  w.key("missing_ranks").begin_array();
+  for (int64_t m : r.missing_ranks) w.value(m);
+  w.end_array();
+  w.field("median_step_ns", int64_t(r.median_step_ns));
+  string_or_null(w, "wait_basis", r.wait_basis);
+  w.key("ranks").begin_array();
+  for (const RankRow& row : r.ranks) {
+    w.begin_object().field("rank", row.rank).field("source", row.source).field("steps", uint64_t(row.steps));
+    ns_or_null(w, "step_ns", row.step_ns);
+    ns_or_null(w, "computing_ns", row.computing_ns);
+    ns_or_null(w, "communication_ns", row.communication_ns);
+    ns_or_null(w, "comm_wait_ns", row.comm_wait_ns);
+    ns_or_null(w, "overlapped_ns", row.overlapped_ns);
+    ns_or_null(w, "free_ns", row.free_ns);
+    w.field("findings", uint64_t(row.findings)).field("warnings", uint64_t(row.warnings)).end_object();
+  }
+  w.end_array();
+  w.key("slow_ranks").begin_array();
+  for (const SlowRank& s : r.slow) {
+    w.begin_object().field("rank", s.rank).field("dimension", s.dimension).field("severity", to_string(s.severity));
+    w.field("value_ns", int64_t(s.value_ns)).field("median_ns", int64_t(s.median_ns)).field("share_of_step", s.share_of_step);
+    w.field("worst_step", s.worst_step).field("worst_step_excess_ns", int64_t(s.worst_step_excess_ns));
+    w.field("message", s.message).end_object();
+  }
+  w.end_array();
+  w.key("partial_findings").begin_array();
+  for (const PartialFinding& p : r.partial) {
+    w.begin_object();
+    write_finding_fields(w, p.finding);
+    w.key("ranks").begin_array();
+    for (int64_t k : p.ranks) w.value(k);
+    w.end_array().end_object();
+  }
+  w.end_array();
+  w.key("common_findings").begin_array();
+  for (const Finding& f : r.common) {
+    w.begin_object();
+    write_finding_fields(w, f);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("notes").begin_array();
+  for (const auto& n : r.notes) w.value(n);
+  w.end_array();
+  w.end_object();
+  os << "\n";
+}
+
+}  // namespace npud

@@ -1,0 +1,76 @@
+// The cluster view: per-rank step breakdown, slow ranks (which dimension, how far from the
+// other ranks' median, in which step), communication wait versus transfer, and the findings
+// only some ranks have (the ones a user reading rank 0's log never sees). Built only from
+// RankSummary records, so `analyze DIR` and `merge` of summaries written anywhere give the
+// same report. docs/cluster.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cluster/rank_summary.hpp"
+#include "rules/finding.hpp"
+
+namespace npud {
+
+// One rank's means per step (ns).
+struct RankRow {
+  int64_t rank = -1;
+  std::string source;
+  size_t steps = 0;
+  double step_ns = 0, computing_ns = 0, communication_ns = 0, overlapped_ns = 0, free_ns = 0;
+  double comm_wait_ns = -1;         // -1: unknown
+  size_t findings = 0;
+  size_t warnings = 0;
+};
+
+// A rank that stands out in one dimension of the step breakdown.
+struct SlowRank {
+  int64_t rank = -1;
+  std::string dimension;            // "computing" | "free" | "communication" | "transfer" | "wait" | "step"
+  double value_ns = 0;              // the rank's mean per step
+  double median_ns = 0;             // the other ranks' median of the same
+  double share_of_step = 0;         // (value - median) / median step time
+  int64_t worst_step = -1;          // step number where the rank is furthest from that step's median
+  double worst_step_excess_ns = 0;
+  Severity severity = Severity::Warning;
+  std::string message;
+};
+
+// A finding (same rule, file, line and op) that some ranks have and others do not.
+struct PartialFinding {
+  Finding finding;                  // as the lowest rank that has it reported it
+  std::vector<int64_t> ranks;
+};
+
+struct ClusterReport {
+  std::string source;               // the directory or the summaries' common folder
+  std::string torch_npu;            // knowledge version (the ranks' when they agree)
+  int64_t world_size = 0;           // as the ranks recorded it (0: unknown)
+  std::vector<int64_t> missing_ranks;   // 0..world_size-1 without a profile (first 64)
+  size_t missing_count = 0;
+  std::vector<RankRow> ranks;       // by rank
+  double median_step_ns = 0;
+  std::string wait_basis;           // "measured" (msprof) | "estimated from collectives" | ""
+  std::vector<SlowRank> slow;       // worst first
+  std::vector<Finding> common;      // findings every rank has (one each, worst first)
+  std::vector<PartialFinding> partial;  // findings only some ranks have, worst first
+  std::vector<std::string> notes;   // duplicate ranks, truncated collectives, unreadable ranks
+};
+
+// Slow-rank threshold: a dimension this far above the other ranks' median, as a share of the
+// median step time (the advisor's slow-rank ratio, 5 %).
+inline constexpr double kSlowShare = 0.05;
+
+ClusterReport build_cluster_report(const std::vector<RankSummary>& ranks, std::string source);
+
+void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, bool verbose);
+void render_cluster_json(std::ostream& os, const ClusterReport& r);
+
+// Worst severity in the report (slow ranks and findings); nullopt when there is nothing.
+std::optional<Severity> worst_severity(const ClusterReport& r);
+
+}  // namespace npud

@@ -1,0 +1,129 @@
+#include "cluster/msprof_cluster.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "ingest/csv_table.hpp"
+
+namespace npud {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kOutputName = "cluster_analysis_output";
+constexpr std::string_view kStepTable = "cluster_step_trace_time.csv";
+constexpr std::string_view kCommunication = "cluster_communication.json";
+
+// Step keys of cluster_communication.json: "step" (one step) or "step<N>".
+int64_t step_number(std::string_view key) {
+  if (key.starts_with("step")) key.remove_prefix(4);
+  return parse_int(key).value_or(-1);
+}
+
+// Per rank and step number, the "Wait Time(ms)" of every collective, in ns. "Total Op Info"
+// entries repeat the ops' sums and are skipped.
+std::map<std::pair<int64_t, int64_t>, int64_t> wait_by_rank_step(const std::string& path) {
+  namespace dom = simdjson::dom;
+  std::map<std::pair<int64_t, int64_t>, int64_t> out;
+  dom::parser parser;
+  dom::element root;
+  if (auto err = parser.load(path).get(root))
+    throw InputError(path, 0, fmt::format("invalid JSON ({})", simdjson::error_message(err)), false);
+  dom::object groups;
+  if (root.get_object().get(groups)) throw InputError(path, 0, "expected an object of communication groups", false);
+  for (auto [group, steps_el] : groups) {
+    dom::object steps;
+    if (steps_el.get_object().get(steps)) continue;
+    for (auto [step_key, ops_el] : steps) {
+      dom::object ops;
+      if (ops_el.get_object().get(ops)) continue;
+      int64_t step = step_number(step_key);
+      for (auto [op, ranks_el] : ops) {
+        dom::object ranks;
+        if (op == "Total Op Info" || ranks_el.get_object().get(ranks)) continue;
+        for (auto [rank_key, info] : ranks) {
+          double wait_ms = 0;
+          auto rank = parse_int(rank_key);
+          if (!rank || info["Communication Time Info"]["Wait Time(ms)"].get_double().get(wait_ms) ||
+              !std::isfinite(wait_ms) || wait_ms < 0)
+            continue;
+          out[{*rank, step}] += int64_t(std::llround(wait_ms * 1e6));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string find_msprof_cluster_output(const std::string& dir) {
+  std::error_code ec;
+  fs::path p(dir);
+  if (fs::is_regular_file(p / kStepTable, ec)) return p.string();
+  if (fs::is_regular_file(p / kOutputName / kStepTable, ec)) return (p / kOutputName).string();
+  return {};
+}
+
+std::vector<RankSummary> read_msprof_cluster(const std::string& output_dir) {
+  const std::string table_path = (fs::path(output_dir) / kStepTable).string();
+  Table t(table_path);
+  Columns cols(t.header());
+  int step_col = t.required(cols, {"Step"});
+  int type_col = t.required(cols, {"Type"});
+  int index_col = t.required(cols, {"Index"});
+  int computing = t.required(cols, {"Computing"});
+  int communication = t.required(cols, {"Communication"});
+  int overlapped = cols.find({"Overlapped"});
+  int free_col = t.required(cols, {"Free"});
+
+  std::map<int64_t, RankSummary> ranks;
+  std::vector<std::string> row;
+  auto ns = [&](int col, std::string_view what) { return col < 0 || is_na(row[size_t(col)]) ? 0 : t.time_ns(row, col, what); };
+  while (t.next(row)) {
+    if (trim(row[size_t(type_col)]) != "rank") continue;  // "stage" rows aggregate ranks
+    auto rank = parse_int(row[size_t(index_col)]);
+    if (!rank || *rank < 0) t.fail(size_t(index_col), fmt::format("Index: not a rank number: '{}'", row[size_t(index_col)]));
+    RankSummary& s = ranks[*rank];
+    s.rank = *rank;
+    s.source = table_path;
+    s.format = "msprof-cluster";
+    StepBreakdown b;
+    b.number = is_na(row[size_t(step_col)]) ? -1 : parse_int(row[size_t(step_col)]).value_or(-1);
+    b.computing_ns = ns(computing, "Computing");
+    b.communication_ns = ns(communication, "Communication");
+    b.overlapped_ns = ns(overlapped, "Overlapped");
+    b.free_ns = ns(free_col, "Free");
+    // The table has no step duration: a step is what the device did plus what it did not.
+    b.step_ns = b.computing_ns + b.communication_ns - b.overlapped_ns + b.free_ns;
+    s.steps.push_back(b);
+  }
+  if (ranks.empty()) throw InputError(table_path, 0, "no 'rank' rows: nothing to report", false);
+
+  const std::string comm_path = (fs::path(output_dir) / kCommunication).string();
+  std::error_code ec;
+  if (fs::is_regular_file(comm_path, ec))
+    for (const auto& [key, wait] : wait_by_rank_step(comm_path)) {
+      auto it = ranks.find(key.first);
+      if (it == ranks.end()) continue;
+      auto& steps = it->second.steps;
+      // A "step" key without a number belongs to a rank's only step.
+      for (StepBreakdown& b : steps)
+        if (b.number == key.second || (key.second < 0 && steps.size() == 1))
+          b.comm_wait_ns = std::max<int64_t>(b.comm_wait_ns, 0) + wait;
+    }
+
+  std::vector<RankSummary> out;
+  for (auto& [r, s] : ranks) {
+    s.world_size = int64_t(ranks.size());
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace npud

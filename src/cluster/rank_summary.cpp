@@ -1,0 +1,300 @@
+#include "cluster/rank_summary.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "analysis/intervals.hpp"
+#include "analysis/trace_index.hpp"
+#include "ingest/input_error.hpp"
+#include "report/json_writer.hpp"
+#include "util/text.hpp"
+
+namespace npud {
+
+namespace {
+
+constexpr std::string_view kKind = "npu-doctor-rank-summary";
+constexpr size_t kWarningsKept = 5;
+
+// Busy intervals of one step, split into compute and communication.
+struct StepBusy {
+  std::vector<Interval> compute, comm;
+};
+
+StepBreakdown breakdown(int64_t number, int64_t step_ns, StepBusy& busy) {
+  StepBreakdown b;
+  b.number = number;
+  b.step_ns = step_ns;
+  std::vector<Interval> all = busy.compute;
+  all.insert(all.end(), busy.comm.begin(), busy.comm.end());
+  b.computing_ns = total_length(union_of(std::move(busy.compute)));
+  b.communication_ns = total_length(union_of(std::move(busy.comm)));
+  int64_t either = total_length(union_of(std::move(all)));
+  b.overlapped_ns = b.computing_ns + b.communication_ns - either;
+  b.free_ns = std::max<int64_t>(0, step_ns - either);
+  return b;
+}
+
+}  // namespace
+
+int64_t rank_in_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // A run directory, or the ASCEND_PROFILER_OUTPUT inside one.
+  if (fs::is_directory(path, ec))
+    for (const fs::path& dir : {fs::path(path), fs::path(path).parent_path()})
+      for (const auto& e : fs::directory_iterator(dir, ec)) {
+        std::string n = e.path().filename().string();
+        if (n.starts_with("profiler_info_") && n.ends_with(".json"))
+          if (auto r = parse_int(std::string_view(n).substr(14, n.size() - 19))) return *r;
+      }
+  std::string name = to_lower(fs::path(path).filename().string());
+  for (size_t at = name.find("rank"); at != std::string::npos; at = name.find("rank", at + 1)) {
+    size_t i = at + 4;
+    if (i < name.size() && (name[i] == '-' || name[i] == '_')) ++i;
+    size_t j = i;
+    while (j < name.size() && name[j] >= '0' && name[j] <= '9') ++j;
+    if (j > i) return parse_int(std::string_view(name).substr(i, j - i)).value_or(-1);
+  }
+  return -1;
+}
+
+RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, std::string torch_npu) {
+  RankSummary s;
+  s.source = trace.source;
+  s.format = std::string(to_string(trace.format));
+  s.torch_npu = std::move(torch_npu);
+  s.rank = parse_int(trace.env_value("rank")).value_or(rank_in_path(trace.source));
+  s.world_size = parse_int(trace.env_value("world_size")).value_or(0);
+  for (const auto& kv : trace.env)
+    if (kv.first != "rank" && kv.first != "world_size") s.env.push_back(kv);
+
+  // Steps in time order; a trace without steps is one step spanning it.
+  const bool stepped = !trace.steps.empty();
+  std::vector<StepBusy> busy(stepped ? trace.steps.size() : 1);
+  std::unordered_map<std::string_view, uint32_t> name_index;
+  for (const Kernel& k : trace.kernels) {
+    if (!is_busy_task(k)) continue;
+    if (stepped && (k.step < 0 || size_t(k.step) >= busy.size())) continue;
+    StepBusy& b = busy[stepped ? size_t(k.step) : 0];
+    Interval iv{k.start_ns, k.start_ns + k.dur_ns};
+    if (k.kind != TaskKind::Communication) {
+      b.compute.push_back(iv);
+      continue;
+    }
+    b.comm.push_back(iv);
+    if (s.collectives.size() >= kMaxCollectives) {
+      s.collectives_truncated = true;
+      continue;
+    }
+    auto [it, fresh] = name_index.try_emplace(trace.str(k.name), uint32_t(s.collective_names.size()));
+    if (fresh) s.collective_names.emplace_back(trace.str(k.name));
+    s.collectives.push_back({it->second, stepped ? trace.steps[size_t(k.step)].number : -1, k.dur_ns});
+  }
+  if (stepped)
+    for (size_t i = 0; i < trace.steps.size(); ++i)
+      s.steps.push_back(breakdown(trace.steps[i].number, trace.steps[i].dur_ns, busy[i]));
+  else
+    s.steps.push_back(breakdown(-1, trace.span_ns(), busy[0]));
+
+  for (Finding& f : findings) {
+    f.fix.clear();
+    f.notes.clear();
+  }
+  s.findings = std::move(findings);
+  s.warning_count = trace.warnings.size();
+  for (size_t i = 0; i < trace.warnings.size() && i < kWarningsKept; ++i) s.warnings.push_back(trace.warnings[i].message);
+  return s;
+}
+
+void write_finding_fields(JsonWriter& w, const Finding& f) {
+  w.field("rule", f.rule).field("severity", to_string(f.severity)).field("message", f.message);
+  string_or_null(w, "file", f.location.file);
+  w.field("line", f.location.line);
+  string_or_null(w, "op", f.location.op);
+  w.field("cost_ns", f.cost_ns);
+}
+
+void write_rank_summary(std::ostream& os, const RankSummary& s) {
+  JsonWriter w(os, 0);
+  w.begin_object();
+  tool_header(w, "summary");
+  w.field("kind", kKind);
+  w.field("rank", s.rank).field("world_size", s.world_size);
+  w.field("source", s.source).field("format", s.format).field("torch_npu", s.torch_npu);
+  w.key("env").begin_object();
+  for (const auto& [k, v] : s.env) w.field(k, v);
+  w.end_object();
+  w.key("steps").begin_array();
+  for (const StepBreakdown& b : s.steps) {
+    w.begin_object();
+    w.field("step", b.number).field("step_ns", b.step_ns).field("computing_ns", b.computing_ns);
+    w.field("communication_ns", b.communication_ns).field("overlapped_ns", b.overlapped_ns).field("free_ns", b.free_ns);
+    if (b.comm_wait_ns >= 0) w.field("comm_wait_ns", b.comm_wait_ns);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("collective_names").begin_array();
+  for (const auto& n : s.collective_names) w.value(n);
+  w.end_array();
+  // [name index, step, duration ns] triples: the bulk of a summary, so no keys.
+  w.key("collectives").begin_array();
+  for (const Collective& c : s.collectives) w.begin_array().value(int64_t(c.name)).value(c.step).value(c.dur_ns).end_array();
+  w.end_array();
+  w.field("collectives_truncated", s.collectives_truncated);
+  w.key("findings").begin_array();
+  for (const Finding& f : s.findings) {
+    w.begin_object();
+    write_finding_fields(w, f);
+    w.end_object();
+  }
+  w.end_array();
+  w.field("warning_count", uint64_t(s.warning_count));
+  w.key("warnings").begin_array();
+  for (const auto& m : s.warnings) w.value(m);
+  w.end_array();
+  w.end_object();
+  os << "\n";
+}
+
+namespace {
+
+namespace dom = simdjson::dom;
+
+// Field access that fails with the file name and what was expected.
+class SummaryFields {
+ public:
+  explicit SummaryFields(const std::string& path) : path_(path) {}
+
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(path_, 0, what, false); }
+
+  int64_t integer(dom::object o, std::string_view key, int64_t fallback, bool required = false) const {
+    int64_t v;
+    auto e = o[key];
+    if (e.error() == simdjson::NO_SUCH_FIELD) {
+      if (required) fail(fmt::format("rank summary lacks \"{}\"", key));
+      return fallback;
+    }
+    if (e.get_int64().get(v) != simdjson::SUCCESS) fail(fmt::format("\"{}\" is not an integer", key));
+    return v;
+  }
+  std::string text(dom::object o, std::string_view key) const {
+    std::string_view v;
+    auto e = o[key];
+    if (e.error() == simdjson::NO_SUCH_FIELD || e.is_null()) return {};
+    if (e.get_string().get(v) != simdjson::SUCCESS) fail(fmt::format("\"{}\" is not a string", key));
+    return std::string(v);
+  }
+  dom::array array(dom::object o, std::string_view key) const {
+    dom::array a;
+    if (o[key].get_array().get(a) != simdjson::SUCCESS) fail(fmt::format("\"{}\" is missing or not an array", key));
+    return a;
+  }
+  dom::object object(dom::element e, std::string_view what) const {
+    dom::object o;
+    if (e.get_object().get(o) != simdjson::SUCCESS) fail(fmt::format("{} is not an object", what));
+    return o;
+  }
+
+ private:
+  const std::string& path_;
+};
+
+}  // namespace
+
+RankSummary read_rank_summary(const std::string& path) {
+  simdjson::padded_string text;
+  if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS)
+    throw InputError(path, 0, "cannot read the file", false);
+  dom::parser parser;
+  dom::element root;
+  if (auto err = parser.parse(text).get(root)) {
+    // The DOM parser does not say where; the on-demand one does.
+    simdjson::ondemand::parser od;
+    auto doc = od.iterate(text);
+    const char* at = nullptr;
+    uint64_t offset = 0;
+    if (doc.current_location().get(at) == simdjson::SUCCESS) offset = uint64_t(at - text.data());
+    throw InputError(path, offset, fmt::format("invalid JSON ({})", simdjson::error_message(err)));
+  }
+  SummaryFields f(path);
+  dom::object o = f.object(root, "the document");
+  if (f.text(o, "kind") != kKind) f.fail(fmt::format("not a rank summary (no \"kind\": \"{}\"; write one with `npu-doctor analyze TRACE --format summary`)", kKind));
+  RankSummary s;
+  s.rank = f.integer(o, "rank", -1);
+  s.world_size = f.integer(o, "world_size", 0);
+  s.source = f.text(o, "source");
+  s.format = f.text(o, "format");
+  s.torch_npu = f.text(o, "torch_npu");
+  dom::object env;
+  if (o["env"].get_object().get(env) == simdjson::SUCCESS)
+    for (auto [k, v] : env) {
+      std::string_view sv;
+      if (v.get_string().get(sv) == simdjson::SUCCESS) s.env.emplace_back(std::string(k), std::string(sv));
+    }
+  for (dom::element e : f.array(o, "steps")) {
+    dom::object so = f.object(e, "a step");
+    StepBreakdown b;
+    b.number = f.integer(so, "step", -1, true);
+    b.step_ns = f.integer(so, "step_ns", 0, true);
+    b.computing_ns = f.integer(so, "computing_ns", 0, true);
+    b.communication_ns = f.integer(so, "communication_ns", 0, true);
+    b.overlapped_ns = f.integer(so, "overlapped_ns", 0);
+    b.free_ns = f.integer(so, "free_ns", 0, true);
+    b.comm_wait_ns = f.integer(so, "comm_wait_ns", -1);
+    s.steps.push_back(b);
+  }
+  for (dom::element e : f.array(o, "collective_names")) {
+    std::string_view n;
+    if (e.get_string().get(n) != simdjson::SUCCESS) f.fail("a collective name is not a string");
+    s.collective_names.emplace_back(n);
+  }
+  for (dom::element e : f.array(o, "collectives")) {
+    dom::array t;
+    int64_t name, step, dur;
+    if (e.get_array().get(t) != simdjson::SUCCESS || t.size() != 3 || t.at(0).get_int64().get(name) ||
+        t.at(1).get_int64().get(step) || t.at(2).get_int64().get(dur) || name < 0 ||
+        size_t(name) >= s.collective_names.size())
+      f.fail("a collective is not [name index, step, duration ns]");
+    s.collectives.push_back({uint32_t(name), step, dur});
+  }
+  bool truncated = false;
+  if (o["collectives_truncated"].get_bool().get(truncated) == simdjson::SUCCESS) s.collectives_truncated = truncated;
+  for (dom::element e : f.array(o, "findings")) {
+    dom::object fo = f.object(e, "a finding");
+    Finding fd;
+    fd.rule = f.text(fo, "rule");
+    auto sev = parse_severity(f.text(fo, "severity"));
+    if (fd.rule.empty() || !sev) f.fail("a finding lacks its rule or severity");
+    fd.severity = *sev;
+    fd.message = f.text(fo, "message");
+    fd.location.file = f.text(fo, "file");
+    fd.location.line = int(f.integer(fo, "line", 0));
+    fd.location.op = f.text(fo, "op");
+    fd.cost_ns = f.integer(fo, "cost_ns", 0);
+    s.findings.push_back(std::move(fd));
+  }
+  s.warning_count = size_t(std::max<int64_t>(0, f.integer(o, "warning_count", 0)));
+  dom::array warnings;
+  if (o["warnings"].get_array().get(warnings) == simdjson::SUCCESS)
+    for (dom::element e : warnings) {
+      std::string_view m;
+      if (e.get_string().get(m) == simdjson::SUCCESS) s.warnings.emplace_back(m);
+    }
+  return s;
+}
+
+bool is_rank_summary_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[512] = {};
+  in.read(head, sizeof head);
+  return std::string_view(head, size_t(in.gcount())).find(kKind) != std::string_view::npos;
+}
+
+}  // namespace npud

@@ -1,0 +1,80 @@
+// What the cluster view needs of one rank, small enough to ship around: the per-step device
+// time breakdown, each collective's duration (to tell waiting from transferring across ranks)
+// and the rank's findings. `analyze --format summary` writes it; `merge` and `analyze DIR`
+// combine them (docs/cluster.md has the JSON layout).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "model/trace.hpp"
+#include "rules/finding.hpp"
+
+namespace npud {
+
+// Device time of one step, the msprof-analyze step_trace_time breakdown: computing and
+// communication are unions of busy intervals, overlapped their intersection, free the rest
+// of the step. Times in ns.
+struct StepBreakdown {
+  int64_t number = -1;          // step number; -1: the whole trace (it has no steps)
+  int64_t step_ns = 0;
+  int64_t computing_ns = 0;
+  int64_t communication_ns = 0;
+  int64_t overlapped_ns = 0;
+  int64_t free_ns = 0;
+  // Communication spent waiting for other ranks, when the source measured it (msprof
+  // cluster output); -1 otherwise (the cluster view then estimates it from collectives).
+  int64_t comm_wait_ns = -1;
+
+  int64_t comm_not_overlapped_ns() const { return communication_ns - overlapped_ns; }
+};
+
+// One collective kernel/task, in the order the rank ran it. The n-th collective of a name
+// within a step is the same collective on every rank.
+struct Collective {
+  uint32_t name = 0;            // index into RankSummary::collective_names
+  int64_t step = -1;            // step number (-1: outside any step)
+  int64_t dur_ns = 0;
+};
+
+struct RankSummary {
+  int64_t rank = -1;            // -1: unknown (no distributedInfo, no rank in the file name)
+  int64_t world_size = 0;       // 0: unknown
+  std::string source;           // file or directory the rank was read from
+  std::string format;           // input format name
+  std::string torch_npu;        // knowledge version the rules used
+  std::vector<std::pair<std::string, std::string>> env;  // torch, torch_npu, device_name... as recorded
+  std::vector<StepBreakdown> steps;
+  std::vector<std::string> collective_names;
+  std::vector<Collective> collectives;
+  bool collectives_truncated = false;   // more than kMaxCollectives: the rest were dropped
+  std::vector<Finding> findings;        // rule, severity, message, location, cost (no fix text)
+  std::vector<std::string> warnings;    // the reader's warnings (first few)
+  size_t warning_count = 0;
+};
+
+inline constexpr size_t kMaxCollectives = 1'000'000;
+
+// The rank a file or directory name states ("rank-3", "rank_3", "rank3", torch_npu's
+// profiler_info_3.json inside a run directory); -1 when none.
+int64_t rank_in_path(const std::string& path);
+
+// The summary of a read and analysed trace: its rank is the one the trace recorded, else the
+// one its path states.
+RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, std::string torch_npu);
+
+// rule, severity, message, file, line, op, cost_ns of a finding, into an open JSON object.
+class JsonWriter;
+void write_finding_fields(JsonWriter& w, const Finding& f);
+
+// Compact JSON, one rank (docs/cluster.md "Rank summary").
+void write_rank_summary(std::ostream& os, const RankSummary& s);
+// Reads what write_rank_summary wrote; throws InputError naming the file (and the byte
+// offset where the JSON itself is bad).
+RankSummary read_rank_summary(const std::string& path);
+// True when the file's first bytes name it a rank summary.
+bool is_rank_summary_file(const std::string& path);
+
+}  // namespace npud

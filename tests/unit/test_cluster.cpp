@@ -1,0 +1,242 @@
+// The cluster view: per-rank step breakdown, rank summaries (write, read, bad input), slow
+// ranks and waits across ranks, findings only some ranks have; msprof-analyze's cluster
+// output and the multi-rank Kineto fixture from ../shared (skipped when absent).
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "cli/cluster.hpp"
+#include "cluster/cluster_report.hpp"
+#include "cluster/msprof_cluster.hpp"
+#include "cluster/rank_summary.hpp"
+#include "ingest/input_error.hpp"
+#include "trace_builder.hpp"
+
+namespace npud::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kShared = NPUD_SHARED_DIR;
+
+#define REQUIRE_FIXTURE(p) \
+  if (!fs::exists(p)) GTEST_SKIP() << "fixture not found (needs ../shared beside the project): " << (p)
+
+constexpr const char* kAllReduce = "ncclKernel_AllReduce_RING_LL_Sum_float";
+
+// Two steps of 1000 us: compute kernels of `compute_us` each step, then an all-reduce of
+// `comm_us` that overlaps the last 50 us of compute.
+Trace rank_trace(int rank, double compute_us, double comm_us) {
+  TraceBuilder b;
+  for (int s = 0; s < 2; ++s) {
+    double t0 = 1000.0 * s;
+    b.step(s + 1, t0, 1000);
+    b.kernel("gemm", t0 + 10, compute_us);
+    b.kernel(kAllReduce, t0 + 10 + compute_us - 50, comm_us, {.kind = TaskKind::Communication, .stream = 8});
+  }
+  Trace t = b.build();
+  t.set_env("rank", std::to_string(rank));
+  t.set_env("world_size", "4");
+  return t;
+}
+
+Finding finding(std::string rule, std::string file, int line, Severity sev = Severity::Warning) {
+  Finding f;
+  f.rule = std::move(rule);
+  f.severity = sev;
+  f.message = "m";
+  f.location.file = std::move(file);
+  f.location.line = line;
+  return f;
+}
+
+TEST(RankSummary, StepBreakdownSplitsComputeCommunicationOverlapAndFree) {
+  RankSummary s = summarize_rank(rank_trace(2, 400, 200), {}, "2.1.0");
+  EXPECT_EQ(s.rank, 2);
+  EXPECT_EQ(s.world_size, 4);
+  ASSERT_EQ(s.steps.size(), 2u);
+  const StepBreakdown& b = s.steps[0];
+  EXPECT_EQ(b.number, 1);
+  EXPECT_EQ(b.step_ns, us(1000));
+  EXPECT_EQ(b.computing_ns, us(400));
+  EXPECT_EQ(b.communication_ns, us(200));
+  EXPECT_EQ(b.overlapped_ns, us(50));
+  EXPECT_EQ(b.free_ns, us(1000 - 550));
+  ASSERT_EQ(s.collectives.size(), 2u);
+  EXPECT_EQ(s.collective_names.at(s.collectives[1].name), kAllReduce);
+  EXPECT_EQ(s.collectives[1].step, 2);
+}
+
+TEST(RankSummary, RankFromTheFileNameWhenTheTraceHasNone) {
+  EXPECT_EQ(rank_in_path("/x/sampled_rank-12.json.gz"), 12);
+  EXPECT_EQ(rank_in_path("/x/trace_rank_3.pt.trace.json"), 3);
+  EXPECT_EQ(rank_in_path("/x/Rank7.json"), 7);
+  EXPECT_EQ(rank_in_path("/x/worker0.json"), -1);
+  // torch_npu names each run's rank in profiler_info_<rank>.json.
+  fs::path run = fs::temp_directory_path() / "npud_test_host_1_ascend_pt";
+  fs::create_directories(run / "ASCEND_PROFILER_OUTPUT");
+  std::ofstream(run / "profiler_info_5.json") << "{}";
+  EXPECT_EQ(rank_in_path(run.string()), 5);
+  EXPECT_EQ(rank_in_path((run / "ASCEND_PROFILER_OUTPUT").string()), 5);
+  fs::remove_all(run);
+}
+
+TEST(RankSummary, WrittenAndReadBackUnchanged) {
+  RankSummary s = summarize_rank(rank_trace(1, 300, 100), {finding("SYNC001", "train.py", 42, Severity::Error)}, "2.1.0");
+  fs::path p = fs::temp_directory_path() / "npud_test_rank1.json";
+  {
+    std::ofstream out(p);
+    write_rank_summary(out, s);
+  }
+  EXPECT_TRUE(is_rank_summary_file(p.string()));
+  RankSummary r = read_rank_summary(p.string());
+  EXPECT_EQ(r.rank, 1);
+  EXPECT_EQ(r.world_size, 4);
+  EXPECT_EQ(r.torch_npu, "2.1.0");
+  ASSERT_EQ(r.steps.size(), s.steps.size());
+  EXPECT_EQ(r.steps[1].computing_ns, s.steps[1].computing_ns);
+  EXPECT_EQ(r.steps[1].overlapped_ns, s.steps[1].overlapped_ns);
+  EXPECT_EQ(r.steps[1].comm_wait_ns, -1);
+  ASSERT_EQ(r.collectives.size(), 2u);
+  EXPECT_EQ(r.collectives[0].dur_ns, us(100));
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].rule, "SYNC001");
+  EXPECT_EQ(r.findings[0].severity, Severity::Error);
+  EXPECT_EQ(r.findings[0].location.line, 42);
+  fs::remove(p);
+}
+
+TEST(RankSummary, BadInputNamesTheFileAndWhere) {
+  fs::path p = fs::temp_directory_path() / "npud_test_bad_summary.json";
+  std::ofstream(p) << R"({"kind": "npu-doctor-rank-summary", "steps": [)";
+  try {
+    read_rank_summary(p.string());
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), p.string());
+    EXPECT_NE(std::string(e.what()).find("invalid JSON"), std::string::npos) << e.what();
+  }
+  std::ofstream(p) << R"({"traceEvents": []})";
+  try {
+    read_rank_summary(p.string());
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a rank summary"), std::string::npos) << e.what();
+  }
+  std::ofstream(p) << R"({"kind": "npu-doctor-rank-summary", "steps": [{"step": 1}], "collective_names": [],
+                          "collectives": [], "findings": []})";
+  EXPECT_THROW(read_rank_summary(p.string()), InputError);  // a step without its times
+  fs::remove(p);
+}
+
+TEST(ClusterReport, AStragglerIsFoundAndTheOthersWaitForIt) {
+  // Rank 3 computes 300 us longer; the others' all-reduce lasts 300 us longer (waiting).
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 4; ++r)
+    ranks.push_back(summarize_rank(r == 3 ? rank_trace(r, 700, 100) : rank_trace(r, 400, 400), {}, "2.1.0"));
+  ClusterReport rep = build_cluster_report(ranks, "dir");
+  EXPECT_EQ(rep.wait_basis, "estimated from collectives");
+  ASSERT_EQ(rep.ranks.size(), 4u);
+  EXPECT_NEAR(rep.ranks[0].comm_wait_ns, us(300), 1);
+  EXPECT_NEAR(rep.ranks[3].comm_wait_ns, 0, 1);
+  ASSERT_FALSE(rep.slow.empty());
+  EXPECT_EQ(rep.slow[0].rank, 3);
+  EXPECT_EQ(rep.slow[0].dimension, "computing");
+  EXPECT_EQ(rep.slow[0].severity, Severity::Warning);
+  EXPECT_NEAR(rep.slow[0].value_ns - rep.slow[0].median_ns, us(300), 1);
+  EXPECT_NE(rep.slow[0].message.find("straggler"), std::string::npos);
+  // The waiting ranks are not reported as slow: their wait is the same as each other's.
+  for (const SlowRank& s : rep.slow) EXPECT_EQ(s.rank, 3) << s.message;
+  EXPECT_TRUE(rep.missing_ranks.empty());
+}
+
+TEST(ClusterReport, FindingsOnlySomeRanksHaveListTheirRanks) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 3; ++r) {
+    std::vector<Finding> f = {finding("FUSE001", "model.py", 10)};
+    if (r == 0) f.push_back(finding("SYNC001", "train.py", 88, Severity::Error));  // rank 0 logs loss.item()
+    if (r == 2) f.push_back(finding("FALLBACK002", "data.py", 5));
+    f.push_back(finding("HOT001", "", 0, Severity::Info));  // rankings differ by rank: never compared
+    ranks.push_back(summarize_rank(rank_trace(r, 400, 200), f, "2.1.0"));
+  }
+  ClusterReport rep = build_cluster_report(ranks, "dir");
+  ASSERT_EQ(rep.common.size(), 1u);
+  EXPECT_EQ(rep.common[0].rule, "FUSE001");
+  ASSERT_EQ(rep.partial.size(), 2u);
+  EXPECT_EQ(rep.partial[0].finding.rule, "SYNC001");  // worst first
+  EXPECT_EQ(rep.partial[0].ranks, std::vector<int64_t>{0});
+  EXPECT_EQ(rep.partial[1].ranks, std::vector<int64_t>{2});
+  EXPECT_EQ(rep.world_size, 4);
+  EXPECT_EQ(rep.missing_ranks, std::vector<int64_t>{3});
+  EXPECT_EQ(worst_severity(rep), Severity::Error);
+  std::ostringstream text;
+  render_cluster_text(text, rep, false, false);
+  EXPECT_NE(text.str().find("SYNC001 train.py:88 on rank 0"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("1 rank without a profile: 3"), std::string::npos) << text.str();
+}
+
+TEST(ClusterReport, EqualRanksHaveNoSlowRank) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(summarize_rank(rank_trace(r, 400, 200), {}, "2.1.0"));
+  EXPECT_TRUE(build_cluster_report(ranks, "dir").slow.empty());
+}
+
+TEST(MsprofCluster, EightRankOutputReadsAsACluster) {
+  std::string dir = kShared + "/fixtures/ascend/cluster-analysis-output-8rank";
+  REQUIRE_FIXTURE(dir);
+  EXPECT_TRUE(is_cluster_input(dir));
+  std::string out = find_msprof_cluster_output(dir);
+  ASSERT_FALSE(out.empty());
+  std::vector<RankSummary> ranks = read_msprof_cluster(out);
+  ASSERT_EQ(ranks.size(), 8u);  // the "stage" row is not a rank
+  EXPECT_EQ(ranks[1].rank, 1);
+  EXPECT_EQ(ranks[1].steps.at(0).free_ns, 1488610059);  // 1488610.0587500026 us
+  // cluster_communication.json has group (0, 1) only: ranks 0 and 1 get their measured wait.
+  EXPECT_EQ(ranks[0].steps.at(0).comm_wait_ns, 115960642 + 27096639);  // its two broadcasts
+  EXPECT_EQ(ranks[5].steps.at(0).comm_wait_ns, -1);
+  ClusterReport rep = build_cluster_report(ranks, dir);
+  ASSERT_FALSE(rep.slow.empty());
+  // Rank 1 idles most (1.49 s free vs a median of ~1.11 s) and communicates least: the
+  // straggler the others wait for.
+  EXPECT_EQ(rep.slow[0].rank, 1);
+  EXPECT_EQ(rep.slow[0].dimension, "free");
+  bool comm_of_rank5 = false;
+  for (const SlowRank& s : rep.slow) {
+    EXPECT_NE(s.dimension, "computing") << s.message;  // every rank computes ~80 ms
+    if (s.rank == 5 && s.dimension == "communication") {
+      comm_of_rank5 = true;
+      EXPECT_NE(s.message.find("waits for the slow ranks above"), std::string::npos) << s.message;
+    }
+  }
+  EXPECT_TRUE(comm_of_rank5);
+}
+
+TEST(MsprofCluster, BadTableNamesFileAndOffset) {
+  fs::path dir = fs::temp_directory_path() / "npud_test_cluster_bad";
+  fs::create_directories(dir);
+  std::ofstream(dir / "cluster_step_trace_time.csv") << "Step,Type,Index,Computing,Communication,Free\n,rank,0,1.0,2.0,x\n";
+  try {
+    read_msprof_cluster(dir.string());
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.file().find("cluster_step_trace_time.csv"), std::string::npos);
+    EXPECT_EQ(e.offset(), 61u);  // the x
+  }
+  fs::remove_all(dir);
+}
+
+TEST(ClusterInputs, KinetoRankFilesOfADirectory) {
+  std::string dir = kShared + "/fixtures/kineto/multirank-sampled";
+  REQUIRE_FIXTURE(dir);
+  EXPECT_TRUE(is_cluster_input(dir));
+  auto inputs = rank_inputs_in(dir);
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_NE(inputs[0].find("sampled_rank-0"), std::string::npos);
+  EXPECT_FALSE(is_cluster_input(kShared + "/fixtures/kineto/nccl-comm"));  // one rank: the single-trace report
+  EXPECT_FALSE(is_cluster_input(kShared + "/fixtures/ascend/pt-trace-view-1step"));
+}
+
+}  // namespace
+}  // namespace npud::test
