@@ -215,7 +215,8 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
     bool rank_wait = !s.steps.empty();
     for (const StepBreakdown& b : s.steps) rank_wait = rank_wait && b.comm_wait_ns >= 0;
     row.comm_wait_ns = rank_wait ? mean_of(s.steps, "wait") : -1;
-    row.findings = s.findings.size();
+    row.findings = size_t(std::count_if(s.findings.begin(), s.findings.end(),
+                                        [](const Finding& f) { return f.rule != "HOT001"; }));
     row.warnings = s.warning_count;
     r.ranks.push_back(row);
     step_times.push_back(row.step_ns);

@@ -23,7 +23,7 @@ struct RankRow {
   size_t steps = 0;
   double step_ns = 0, computing_ns = 0, communication_ns = 0, overlapped_ns = 0, free_ns = 0;
   double comm_wait_ns = -1;         // -1: unknown
-  size_t findings = 0;
+  size_t findings = 0;              // HOT001 (a ranking, not a problem) not counted
   size_t warnings = 0;
 };
 

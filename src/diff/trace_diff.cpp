@@ -79,7 +79,94 @@ std::string percent(int64_t before, int64_t after) {
   return fmt::format("{:+.1f}%", 100.0 * double(after - before) / double(before));
 }
 
+constexpr std::string_view kNoHostOp = "(no host op)";
+
+// Device time per launching op (outermost aten op of the launch).
+Totals device_by_op_totals(const Trace& t, const TraceIndex& idx) {
+  Totals out;
+  for (const Kernel& k : t.kernels) {
+    if (!is_busy_task(k)) continue;
+    uint32_t op = idx.op_of_kernel(k);
+    if (op != kNone) op = idx.top_aten(op);
+    auto& e = out[op == kNone ? std::string(kNoHostOp) : std::string(t.str(t.ops[op].name))];
+    add_saturating(e.first, k.dur_ns);
+    e.second += 1;
+  }
+  return out;
+}
+
+// Per launching op of AFTER, the NPU-specific work under it that explains slowness.
+struct Causes {
+  int64_t aicpu = 0, transdata = 0, compile = 0, syncs = 0;
+  std::vector<std::string> rules;
+};
+
+std::unordered_map<std::string, Causes> causes_by_op(const Trace& t, const TraceIndex& idx,
+                                                     const std::vector<Finding>& findings) {
+  std::unordered_map<std::string, Causes> out;
+  auto name_of = [&](uint32_t op) { return op == kNone ? std::string(kNoHostOp) : std::string(t.str(t.ops[idx.top_aten(op)].name)); };
+  for (const Kernel& k : t.kernels) {
+    if (!is_busy_task(k)) continue;
+    bool aicpu = k.kind == TaskKind::AiCpu, transdata = t.str(k.name).find("TransData") != std::string_view::npos;
+    if (!aicpu && !transdata) continue;
+    Causes& c = out[name_of(idx.op_of_kernel(k))];
+    c.aicpu += aicpu;
+    c.transdata += transdata;
+  }
+  for (const RuntimeCall& r : t.runtime) {
+    bool compile = t.str(r.name).find("aclopCompileAndExecute") != std::string_view::npos;
+    if (!compile && r.kind != RuntimeKind::Sync) continue;
+    Causes& c = out[name_of(idx.op_of_runtime(r))];
+    c.compile += compile;
+    c.syncs += r.kind == RuntimeKind::Sync;
+  }
+  for (const Finding& f : findings) {
+    if (f.rule == "HOT001" || f.location.op.empty()) continue;
+    auto& rules = out[f.location.op].rules;
+    if (std::find(rules.begin(), rules.end(), f.rule) == rules.end()) rules.push_back(f.rule);
+  }
+  return out;
+}
+
+std::string explain(const Causes& c) {
+  std::vector<std::string> parts;
+  if (c.aicpu) parts.push_back(fmt::format("{} AI-CPU task{} (FALLBACK001)", c.aicpu, c.aicpu == 1 ? "" : "s"));
+  if (c.transdata) parts.push_back(fmt::format("{} TransData format conversion{}", c.transdata, c.transdata == 1 ? "" : "s"));
+  if (c.compile) parts.push_back(fmt::format("{} compiled at dispatch (COMPILE001)", c.compile));
+  if (c.syncs) parts.push_back(fmt::format("{} stream sync{} (SYNC001)", c.syncs, c.syncs == 1 ? "" : "s"));
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  std::string rules;
+  for (const auto& r : c.rules)
+    if (out.find(r) == std::string::npos) rules += (rules.empty() ? "" : ", ") + r;
+  if (!rules.empty()) out += (out.empty() ? "" : "; ") + ("findings: " + rules);
+  return out;
+}
+
 }  // namespace
+
+std::string device_of(const Trace& t) {
+  if (t.format == InputFormat::AscendDir || t.format == InputFormat::AscendCsv) return "npu";
+  std::string_view d = t.env_value("device");
+  if (!d.empty()) return std::string(d);
+  return t.kernels.empty() ? "cpu" : "device";
+}
+
+OpTable device_by_op_table(const Trace& before, const Trace& after, const std::vector<Finding>& after_findings) {
+  TraceIndex bi(before), ai(after);
+  // Profiles of one model on two devices rarely hold the same number of steps: per step.
+  auto per_step = [](Totals totals, const Trace& t) {
+    if (t.steps.size() > 1)
+      for (auto& [name, tc] : totals) tc.first /= int64_t(t.steps.size());
+    return totals;
+  };
+  OpTable t = make_table(per_step(device_by_op_totals(before, bi), before), per_step(device_by_op_totals(after, ai), after));
+  std::stable_sort(t.rows.begin(), t.rows.end(), [](const OpDelta& a, const OpDelta& b) { return a.delta_ns() > b.delta_ns(); });
+  auto causes = causes_by_op(after, ai, after_findings);
+  for (OpDelta& r : t.rows)
+    if (auto it = causes.find(r.name); it != causes.end()) r.why = explain(it->second);
+  return t;
+}
 
 OpTable host_op_table(const Trace& before, const Trace& after) {
   return make_table(host_totals(before), host_totals(after));
@@ -121,8 +208,11 @@ TraceDiff diff_traces(const Trace& before, const Trace& after, const KnowledgeVe
   d.after_step_ns = step_or_span(d.after, steps);
   d.host = host_op_table(before, after);
   d.device = device_op_table(before, after);
+  d.before_device = device_of(before);
+  d.after_device = device_of(after);
   auto fb = run_rules(AnalysisContext{before, npu, options}, rules);
   auto fa = run_rules(AnalysisContext{after, npu, options}, rules);
+  d.device_by_op = device_by_op_table(before, after, fa);
   match_findings(fb, fa, d);
   return d;
 }
@@ -145,13 +235,22 @@ void render_diff_text(std::ostream& os, const TraceDiff& d, const DiffTextOption
     size_t n = 0;
     for (const auto& r : tab.rows) {
       if (n++ >= o.top) break;
-      os << fmt::format("  {:>12} {:>12} {:>8} {:>8} {:>+8}  {}\n", fixed_ms(r.before_ns), fixed_ms(r.after_ns),
-                        percent(r.before_ns, r.after_ns), r.after_count, r.delta_count(), t(cut_name(r.name)));
+      os << fmt::format("  {:>12} {:>12} {:>8} {:>8} {:>+8}  {}{}\n", fixed_ms(r.before_ns), fixed_ms(r.after_ns),
+                        percent(r.before_ns, r.after_ns), r.after_count, r.delta_count(), t(cut_name(r.name)),
+                        r.why.empty() || r.delta_ns() <= 0 ? "" : "  <- " + t(r.why));
     }
     if (tab.rows.size() > o.top) os << fmt::format("  ... {} more (see --format json)\n", tab.rows.size() - o.top);
   };
+  // Across devices kernel names do not match: the ops that launched them do, so that table leads.
+  const bool across = d.before_device != d.after_device;
+  if (across) {
+    os << fmt::format("devices        {:>14} -> {:>14}\n", d.before_device, d.after_device);
+    table("Device time per step by launching op, slower first (counts: all steps; why: from AFTER)", d.device_by_op);
+  }
   table("Host ops by self time", d.host);
-  table("Device tasks by time", d.device);
+  table(across ? "Device tasks by time (kernel names differ across devices: compare by op above)" : "Device tasks by time",
+        d.device);
+  if (!across) table("Device time per step by launching op, slower first (counts: all steps)", d.device_by_op);
   os << fmt::format("\nFindings: {} fixed, {} new, {} unchanged\n", d.fixed.size(), d.added.size(), d.unchanged);
   for (const auto& [rule, c] : d.findings_by_rule)
     os << fmt::format("  {:<12} {} -> {}\n", rule, c.first, c.second);
@@ -193,6 +292,7 @@ void table_json(JsonWriter& w, const char* key, const OpTable& t) {
     w.begin_object().field("name", r.name);
     w.field("before_ns", r.before_ns).field("after_ns", r.after_ns).field("delta_ns", r.delta_ns());
     w.field("before_count", r.before_count).field("after_count", r.after_count).field("delta_count", r.delta_count());
+    if (!r.why.empty()) w.field("why", r.why);
     w.end_object();
   }
   w.end_array().end_object();
@@ -226,6 +326,8 @@ void render_diff_json(std::ostream& os, const TraceDiff& d) {
   w.end_object();
   table_json(w, "host_ops", d.host);
   table_json(w, "device_ops", d.device);
+  table_json(w, "device_by_op", d.device_by_op);
+  w.key("devices").begin_object().field("before", d.before_device).field("after", d.after_device).end_object();
   w.key("findings").begin_object();
   w.field("fixed_count", uint64_t(d.fixed.size())).field("new_count", uint64_t(d.added.size()));
   w.field("unchanged_count", uint64_t(d.unchanged));

@@ -20,6 +20,9 @@ struct OpDelta {
   std::string name;
   int64_t before_ns = 0, after_ns = 0;
   int64_t before_count = 0, after_count = 0;
+  // Device time by launching op: what in AFTER explains the op's device time (AI-CPU tasks,
+  // TransData format conversions, compile at dispatch, syncs, and the rules that fired on it).
+  std::string why;
   int64_t delta_ns() const { return after_ns - before_ns; }
   int64_t delta_count() const { return after_count - before_count; }
 };
@@ -37,6 +40,11 @@ struct TraceDiff {
   int64_t before_step_ns = 0, after_step_ns = 0;
   OpTable host;                  // aten ops by self time
   OpTable device;                // device tasks (kernels, copies, ...) by time
+  // Device time by the aten op that launched it (the outermost aten op of the launch): kernel
+  // names differ between a GPU and an NPU, the ops that launch them do not. Slower first; time
+  // per step (each trace's own step count), counts over all steps.
+  OpTable device_by_op;
+  std::string before_device, after_device;   // "cuda", "npu", "cpu", ... as the traces say
   std::vector<Finding> fixed;    // in BEFORE, not in AFTER
   std::vector<Finding> added;    // in AFTER, not in BEFORE
   size_t unchanged = 0;          // findings in both
@@ -47,6 +55,12 @@ struct TraceDiff {
 // Per-name totals: host aten ops (self time) and device tasks (duration).
 OpTable host_op_table(const Trace& before, const Trace& after);
 OpTable device_op_table(const Trace& before, const Trace& after);
+// Device time per launching aten op, slower in AFTER first, each row's `why` from AFTER and
+// its findings.
+OpTable device_by_op_table(const Trace& before, const Trace& after, const std::vector<Finding>& after_findings);
+// What a trace ran on: "npu" for torch_npu profiles, else the device the trace records
+// ("cuda", "hip", ...), "cpu" without device work.
+std::string device_of(const Trace& t);
 
 // Findings are the same when rule, file, line and op agree (counts and costs may differ).
 void match_findings(const std::vector<Finding>& before, const std::vector<Finding>& after, TraceDiff& out);

@@ -1,4 +1,5 @@
 #include "ingest/chrome_fields.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -21,6 +22,7 @@ void EventFields::reset() {
   pid_str = tid_str = {};
   ts_ns = dur_ns = 0;
   has_ts = has_dur = false;
+  flow_id = -1;
   external_id = correlation = sequence = bytes = device = stream = -1;
   step = total_allocated = total_reserved = -1;
   mem_bytes = 0;
@@ -459,6 +461,12 @@ void parse_event(od::parser& parser, const char* data, size_t len, uint64_t offs
         } else if (key == "ts") {
           read_time(c, v, "ts", ev.ts_ns);
           ev.has_ts = true;
+        } else if (key == "id") {
+          // Flow ids: numbers (async_npu) or strings; anything else is not an error here.
+          int64_t i;
+          std::string_view s;
+          if (v.get_int64().get(i) == simdjson::SUCCESS) ev.flow_id = i;
+          else if (v.get_string().get(s) == simdjson::SUCCESS) ev.flow_id = parse_int(s).value_or(-1);
         }
         break;
       case 3:

@@ -60,6 +60,7 @@ struct EventFields {
   std::string_view pid_str, tid_str;  // when given as strings ("Spans", "PyTorch Profiler")
   int64_t ts_ns = 0, dur_ns = 0;
   bool has_ts = false, has_dur = false;
+  int64_t flow_id = -1;               // flow events' "id" when it is a non-negative integer
 
   // args
   int64_t external_id = -1, correlation = -1, sequence = -1, bytes = -1, device = -1, stream = -1;

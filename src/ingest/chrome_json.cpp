@@ -17,6 +17,7 @@
 #include "ingest/chrome_fields.hpp"
 #include "ingest/input_error.hpp"
 #include "ingest/json_stream.hpp"
+#include "ingest/npu_launch_links.hpp"
 #include "ingest/prefetch_source.hpp"
 #include "ingest/limits.hpp"
 
@@ -216,6 +217,7 @@ class ChromeBuilder {
   Trace& t_;
   JsonEventStream& stream_;
   const std::string& file_;
+  NpuLaunchLinks npu_links_;   // torch_npu async_npu flows: device task -> launching op
   od::parser parser_;
   od::parser aux_parser_;
   EventFields ev_;
@@ -741,9 +743,12 @@ void ChromeBuilder::on_event(const JsonEventStream::Item& it) {
     case 'M':
       metadata(it.offset);
       break;
-    case 's': case 'f': case 't': case 'C': case 'b': case 'e': case 'n':
+    case 's': case 'f':
+      if (ev_.has_ts && ev_.flow_id >= 0 && ev_.cat == "async_npu") npu_links_.add(ev_.ph, ev_.flow_id, pid32(), tid32(), ev_.ts_ns);
+      break;  // other flows: Kineto links ops and kernels by "External id" args
+    case 't': case 'C': case 'b': case 'e': case 'n':
     case 'N': case 'O': case 'D': case 'P': case 'R': case 'c':
-      break;  // flows, counters, async and object events: nothing the analyses use
+      break;  // counters, async and object events: nothing the analyses use
     default:
       skip(it.offset);
       break;
@@ -846,6 +851,7 @@ void ChromeBuilder::finish() {
   }
   deferred_.clear();
   deferred_.shrink_to_fit();
+  npu_links_.apply(t_);
 
   const auto& tr = stream_.truncation();
   if (tr.happened) {

@@ -427,21 +427,24 @@ void render_html(std::ostream& os, const Report& r, const Trace& trace, const Ht
 
 namespace {
 
-void delta_table(std::ostream& os, const OpTable& t, size_t n) {
+void delta_table(std::ostream& os, const OpTable& t, size_t n, bool with_why = false) {
   os << "<table><tr><th class=\"num\">before</th><th class=\"num\">after</th><th class=\"num\">delta</th>"
-        "<th class=\"num\">count before</th><th class=\"num\">count after</th><th>name</th></tr>\n";
+        "<th class=\"num\">count before</th><th class=\"num\">count after</th><th>name</th>"
+     << (with_why ? "<th>why (AFTER)</th>" : "") << "</tr>\n";
   for (size_t i = 0; i < t.rows.size() && i < n; ++i) {
     const OpDelta& r = t.rows[i];
     os << fmt::format("<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num {}\">{}{}</td>"
-                      "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"name\" title=\"{}\">{}</td></tr>\n",
+                      "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"name\" title=\"{}\">{}</td>{}</tr>\n",
                       ms(r.before_ns), ms(r.after_ns), r.delta_ns() > 0 ? "worse" : "better",
                       r.delta_ns() >= 0 ? "+" : "-", ms(std::llabs(r.delta_ns())), r.before_count, r.after_count,
-                      html_escape(r.name), html_escape(shorten(r.name, 120)));
+                      html_escape(r.name), html_escape(shorten(r.name, 120)),
+                      with_why ? "<td>" + html_escape(r.delta_ns() > 0 ? r.why : "") + "</td>" : "");
   }
   os << fmt::format("<tr><th class=\"num\">{}</th><th class=\"num\">{}</th><th class=\"num\">{}{}</th><th class=\"num\">"
-                    "{}</th><th class=\"num\">{}</th><th>total ({} names)</th></tr></table>\n",
+                    "{}</th><th class=\"num\">{}</th><th>total ({} names)</th>{}</tr></table>\n",
                     ms(t.before_ns), ms(t.after_ns), t.after_ns >= t.before_ns ? "+" : "-",
-                    ms(std::llabs(t.after_ns - t.before_ns)), t.before_count, t.after_count, t.rows.size());
+                    ms(std::llabs(t.after_ns - t.before_ns)), t.before_count, t.after_count, t.rows.size(),
+                    with_why ? "<th></th>" : "");
 }
 
 }  // namespace
@@ -478,7 +481,11 @@ void render_diff_html(std::ostream& os, const TraceDiff& d, const Trace& before,
   bar_chart(os, "delta-chart", bars);
   os << "</div>\n";
 
-  os << "<h2>Host aten ops (self time)</h2>\n<div class=\"panel\">\n";
+  os << "<h2>Device time by launching op" << (d.before_device != d.after_device ? fmt::format(" ({} \xE2\x86\x92 {})", html_escape(d.before_device), html_escape(d.after_device)) : "")
+     << "</h2>\n<p>Kernel names differ across devices; the aten ops that launch them do not. Slower first, with what "
+        "in the AFTER run explains each.</p>\n<div class=\"panel\">\n";
+  delta_table(os, d.device_by_op, 40, true);
+  os << "</div>\n<h2>Host aten ops (self time)</h2>\n<div class=\"panel\">\n";
   delta_table(os, d.host, 40);
   os << "</div>\n<h2>Device tasks</h2>\n<div class=\"panel\">\n";
   delta_table(os, d.device, 40);

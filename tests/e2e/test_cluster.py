@@ -126,6 +126,25 @@ class RealClusters(unittest.TestCase):
         self.assertIn("cluster: 2 ranks of world size 128", text)
         self.assertIn("rank 1 computes", text)
 
+    def test_torch_npu_run_directories_one_per_rank(self):
+        root = tempfile.mkdtemp(prefix="npud_ascend_cluster_")
+        try:
+            trace_view = os.path.join(FIXTURES, "ascend", "pt-trace-view-1step", "trace_view.json")
+            for rank in (0, 1):
+                run = os.path.join(root, "node%d_1234_20260101_ascend_pt" % rank)
+                os.makedirs(os.path.join(run, "ASCEND_PROFILER_OUTPUT"))
+                shutil.copy(trace_view, os.path.join(run, "ASCEND_PROFILER_OUTPUT"))
+                with open(os.path.join(run, "profiler_info_%d.json" % rank), "w") as f:
+                    f.write("{}")
+            code, rep, err = cluster_json("analyze", root, "-q", "--fail-on", "never")
+            self.assertEqual(code, 0, err)
+            self.assertEqual([r["rank"] for r in rep["ranks"]], [0, 1])
+            self.assertEqual(rep["slow_ranks"], [])  # the same profile twice
+            self.assertGreater(len(rep["common_findings"]), 0)
+            self.assertEqual(rep["partial_findings"], [])
+        finally:
+            shutil.rmtree(root)
+
     def test_msprof_analyze_cluster_output(self):
         code, rep, err = cluster_json("analyze", MSPROF, "-q")
         self.assertEqual(code, 0, err)

@@ -105,6 +105,46 @@ class DiffPair(unittest.TestCase):
 
 
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+@unittest.skipUnless(os.path.isdir(PAIR), "../shared/fixtures not found beside the checkout")
+class GpuVsNpu(unittest.TestCase):
+    """A Kineto GPU trace (ns-resolution: a CNN on CUDA) against the torch_npu trace_view fixture:
+    kernel names share nothing, the launching aten ops do."""
+
+    GPU = os.path.join(SHARED, "fixtures", "kineto", "ns-resolution", "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
+    NPU = os.path.join(SHARED, "fixtures", "ascend", "pt-trace-view-1step")
+
+    def test_ops_align_and_the_npu_side_says_why(self):
+        d = diff_json(self.GPU, self.NPU)
+        self.assertEqual(d["devices"], {"before": "cuda", "after": "npu"})
+        rows = d["device_by_op"]["ops"]
+        deltas = [r["delta_ns"] for r in rows]
+        self.assertEqual(deltas, sorted(deltas, reverse=True))  # slower on the NPU first
+        linear = op(d["device_by_op"], "aten::linear")
+        self.assertGreater(linear["before_ns"], 0)  # on both devices
+        self.assertGreater(linear["after_ns"], 0)
+        self.assertIn("TransData", linear["why"])
+        self.assertIn("AI-CPU task (FALLBACK001)", op(d["device_by_op"], "aten::to")["why"])
+        self.assertIn("AI-CPU task (FALLBACK001)", op(d["device_by_op"], "aten::sum")["why"])
+
+    def test_text_and_html_reports(self):
+        r = subprocess.run([BINARY, "diff", "-q", self.GPU, self.NPU], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("cuda ->            npu", r.stdout)
+        first = r.stdout.index("Device time per step by launching op")
+        self.assertLess(first, r.stdout.index("Host ops by self time"))  # across devices, the aligned table leads
+        self.assertIn("aten::to  <- 1 AI-CPU task (FALLBACK001)", r.stdout)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "d.html")
+            r = subprocess.run([BINARY, "diff", "-q", "--format", "html", "-o", out, self.GPU, self.NPU],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out, encoding="utf-8") as f:
+                page = f.read()
+            self.assertIn("Device time by launching op (cuda \u2192 npu)", page)
+            self.assertIn("1 AI-CPU task (FALLBACK001)", page)
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
 @unittest.skipUnless(python_has("torch"), "torch is not importable by %s" % PYTHON)
 class DiffCaptures(unittest.TestCase):
     @classmethod
