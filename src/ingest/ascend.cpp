@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -38,6 +40,76 @@ struct CsvKernel {
   int32_t stream = -1;
   int32_t device = -1;
   std::optional<int64_t> step_id;
+  KernelDetail detail;              // StrIds still 0: the strings below are interned on merge
+  std::string op_state, input_dtypes;
+  bool has_detail = false;
+};
+
+// A PMU ratio cell: NaN when empty, N/A or not a number (a bad ratio loses one metric, not
+// the file).
+float ratio_of(std::string_view v) {
+  v = trim(v);
+  if (is_na(v)) return NAN;
+  char* end = nullptr;
+  std::string text(v);
+  float r = std::strtof(text.c_str(), &end);
+  return end == text.c_str() + text.size() && std::isfinite(r) ? r : NAN;
+}
+
+// The kernel_details columns of KernelDetail. Ratios older CANN splits by dtype
+// (aic_mac_fp16_ratio, aiv_vec_fp32_ratio...) are summed.
+struct DetailColumns {
+  int op_state, dtypes, block_dim, mix_block_dim;
+  struct Ratio {
+    float KernelDetail::*field;
+    std::vector<int> cols;
+  };
+  std::vector<Ratio> ratios;
+
+  explicit DetailColumns(const Columns& cols, const std::vector<std::string>& header)
+      : op_state(cols.find({"OP State"})),
+        dtypes(cols.find({"Input Data Types"})),
+        block_dim(cols.find({"Block Dim"})),
+        mix_block_dim(cols.find({"Mix Block Dim"})) {
+    const std::pair<float KernelDetail::*, std::string_view> names[] = {
+        {&KernelDetail::aic_mac, "aic_mac"},       {&KernelDetail::aic_scalar, "aic_scalar"},
+        {&KernelDetail::aic_mte1, "aic_mte1"},     {&KernelDetail::aic_mte2, "aic_mte2"},
+        {&KernelDetail::aic_fixpipe, "aic_fixpipe"}, {&KernelDetail::aiv_vec, "aiv_vec"},
+        {&KernelDetail::aiv_scalar, "aiv_scalar"}, {&KernelDetail::aiv_mte2, "aiv_mte2"},
+        {&KernelDetail::aiv_mte3, "aiv_mte3"}};
+    for (const auto& [field, prefix] : names) {
+      Ratio r{field, {}};
+      for (size_t i = 0; i < header.size(); ++i) {
+        std::string_view h = trim(header[i]);
+        // "aic_mac_ratio", or "aic_mac_fp16_ratio" (not "aic_mac_time(us)")
+        if (h.starts_with(prefix) && h.ends_with("_ratio") &&
+            (h.size() == prefix.size() + 6 || h[prefix.size()] == '_'))
+          r.cols.push_back(int(i));
+      }
+      if (!r.cols.empty()) ratios.push_back(std::move(r));
+    }
+  }
+  bool any() const { return op_state >= 0 || dtypes >= 0 || block_dim >= 0 || !ratios.empty(); }
+
+  void read(const std::vector<std::string>& row, CsvKernel& k) const {
+    auto int_or_none = [](std::string_view v) {
+      auto i = parse_int(v);
+      return i && *i >= 0 && *i <= std::numeric_limits<int32_t>::max() ? int32_t(*i) : int32_t(-1);
+    };
+    if (op_state >= 0 && !is_na(row[size_t(op_state)])) k.op_state = std::string(trim(row[size_t(op_state)]));
+    if (dtypes >= 0 && !is_na(row[size_t(dtypes)])) k.input_dtypes = std::string(trim(row[size_t(dtypes)]));
+    if (block_dim >= 0) k.detail.block_dim = int_or_none(row[size_t(block_dim)]);
+    if (mix_block_dim >= 0) k.detail.mix_block_dim = int_or_none(row[size_t(mix_block_dim)]);
+    for (const Ratio& r : ratios) {
+      float sum = NAN;
+      for (int c : r.cols) {
+        float v = ratio_of(row[size_t(c)]);
+        if (!std::isnan(v)) sum = std::isnan(sum) ? v : sum + v;
+      }
+      k.detail.*r.field = sum;
+    }
+    k.has_detail = true;
+  }
 };
 
 TaskKind kind_of_core(std::string_view core) {
@@ -59,6 +131,7 @@ std::vector<CsvKernel> read_kernel_details(const std::string& path, uint64_t& by
   int stream = cols.find({"Stream ID", "Stream Id"});
   int step = cols.find({"Step Id", "Step ID"});
   int device = cols.find({"Device_id", "Device ID", "Device Id"});
+  DetailColumns details(cols, t.header());
   std::vector<CsvKernel> out;
   std::vector<std::string> row;
   // Ends and the span from the earliest start to the latest end must fit int64 ns: kernels
@@ -90,6 +163,7 @@ std::vector<CsvKernel> read_kernel_details(const std::string& path, uint64_t& by
       if (!v) t.fail(size_t(step), fmt::format("Step Id: not an integer: '{}'", row[size_t(step)]));
       k.step_id = *v;
     }
+    if (details.any()) details.read(row, k);
     out.push_back(std::move(k));
   }
   bytes += t.bytes_read();
@@ -282,6 +356,14 @@ void merge_kernel_details(Trace& trace, std::vector<CsvKernel>& rows, bool had_t
                        "added, so no task is counted twice",
                        unmatched, rows.size()),
            0});
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].has_detail || kernel_of_row[i] == kNone) continue;
+    KernelDetail d = rows[i].detail;
+    if (!rows[i].op_state.empty()) d.op_state = trace.intern(rows[i].op_state);
+    if (!rows[i].input_dtypes.empty()) d.input_dtypes = trace.intern(rows[i].input_dtypes);
+    trace.kernels[kernel_of_row[i]].detail = uint32_t(trace.kernel_details.size());
+    trace.kernel_details.push_back(d);
   }
   if (trace.steps.empty()) add_csv_steps(trace, rows, kernel_of_row);
 }

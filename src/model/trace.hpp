@@ -5,6 +5,7 @@
 // stays compact: memory is a fraction of the input's size.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -95,6 +96,18 @@ struct Kernel {
   int64_t external_id = kUnset;   // links to Op::external_id
   int64_t bytes = kUnset;
   int32_t step = -1;
+  uint32_t detail = kNone;        // index into Trace::kernel_details (torch_npu kernel_details.csv)
+};
+
+// What torch_npu's kernel_details.csv adds to a device task: its op state, launch geometry,
+// input dtypes and, with aic_metrics, the PMU pipeline ratios (busy share of each unit;
+// NaN when the column is absent). Older CANN splits mac and vec ratios by dtype: summed.
+struct KernelDetail {
+  StrId op_state = 0;             // "static" | "dynamic" | 0 (no OP State column)
+  StrId input_dtypes = 0;         // "DT_BF16;INT64" as written
+  int32_t block_dim = -1, mix_block_dim = -1;
+  float aic_mac = NAN, aic_scalar = NAN, aic_mte1 = NAN, aic_mte2 = NAN, aic_fixpipe = NAN;
+  float aiv_vec = NAN, aiv_scalar = NAN, aiv_mte2 = NAN, aiv_mte3 = NAN;
 };
 
 // Host calls into the device runtime: cudaLaunchKernel, cudaMemcpyAsync,
@@ -214,6 +227,7 @@ class Trace {
   std::vector<RuntimeCall> runtime;
   std::vector<Step> steps;
   std::vector<MemoryEvent> memory;
+  std::vector<KernelDetail> kernel_details;   // Kernel::detail points here
 
   std::vector<TensorMeta> tensors;
   std::vector<uint32_t> tensor_refs;   // Op inputs/outputs point here; entries index tensors

@@ -1,5 +1,8 @@
 // FALLBACK001 ai-cpu-task: device tasks that ran on the NPU's AI-CPU (the slow scalar
 // cores) instead of the AI cores. See docs/rules/FALLBACK001.md.
+#include <map>
+#include <set>
+
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
@@ -21,6 +24,9 @@ class AiCpuTask final : public Rule {
     const Trace& t = ctx.trace;
     const TraceIndex& index = ctx.index();
     GroupMap groups;
+    // Input dtypes per group (torch_npu kernel_details.csv), the usual reason an op has no
+    // AI-core kernel.
+    std::map<std::string, std::set<std::string>> dtypes;
     for (const Kernel& k : t.kernels) {
       if (k.kind != TaskKind::AiCpu) continue;
       std::string_view raw = t.str(k.name);
@@ -37,6 +43,8 @@ class AiCpuTask final : public Rule {
       }
       g.add(k.step, k.dur_ns);
       g.add_example(raw);
+      if (k.detail != kNone && t.kernel_details[k.detail].input_dtypes != 0 && dtypes[name].size() < 8)
+        dtypes[name].insert(std::string(t.str(t.kernel_details[k.detail].input_dtypes)));
     }
 
     const int64_t device_ns = index.device_busy_ns();
@@ -63,6 +71,24 @@ class AiCpuTask final : public Rule {
                     "over time."
                   : "Use a dtype or op variant that has an AI-core kernel (int64 -> int32, float64 -> float32), "
                     "move the op out of the step, or check whether a newer CANN version runs it on the AI cores.";
+      if (auto d = dtypes.find(g.what); d != dtypes.end()) {
+        std::string list;
+        bool float64 = false, int64 = false;
+        for (const auto& x : d->second) {
+          list += (list.empty() ? "" : ", ") + x;
+          float64 = float64 || x.find("DOUBLE") != std::string::npos;
+          int64 = int64 || x.find("INT64") != std::string::npos;
+        }
+        f.notes.push_back("input dtypes: " + list);
+        if (float64) {
+          f.message += ": float64 inputs";
+          f.fix = "Convert double to float: float64 has no AI-core kernels, so every op on it runs on the AI-CPU; "
+                  "find where float64 enters (torch.from_numpy of a float64 array, torch.tensor of Python floats "
+                  "with a float64 default dtype, .double()) and make it float32 there. " + f.fix;
+        } else if (int64) {
+          f.message += ": int64 inputs";
+        }
+      }
       if (!g.context.empty()) f.notes.push_back("launched by " + g.context);
       if (g.examples.size() > 1 || (g.examples.size() == 1 && g.examples[0] != g.what)) {
         std::string names;
