@@ -24,6 +24,7 @@ const Rule& compile001_rule();    // op-compile-on-dispatch (NPU profiles)
 const Rule& data001_rule();       // slow-dataloader
 const Rule& gc001_rule();         // gc-pauses (NPU profiles)
 const Rule& launch001_rule();     // launch-blocking (NPU profiles)
+const Rule& syncbn001_rule();     // sync-batchnorm (collectives per SyncBatchNorm layer)
 const Rule& bound001_rule();      // pmu-bottleneck (NPU kernel_details PMU ratios)
 const Rule& mem001_rule();        // memory-op-time (NPU profiles)
 

@@ -3,6 +3,8 @@
 // profiles.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -143,6 +145,31 @@ TEST(Launch001, ASyncAfterMostLaunchesIsAnError) {
   EXPECT_NEAR(f[0].metric("co_occurrence"), 0.9, 1e-9);
   EXPECT_NE(f[0].fix.find("ASCEND_LAUNCH_BLOCKING"), std::string::npos);
   if (fs::exists(kTraceView)) EXPECT_TRUE(test::run_rule(launch001_rule(), read_trace(kTraceView.string())).empty());
+}
+
+// Two 10 ms steps, each with `layers` SyncBatchNorm forwards (the module event around the
+// statistics gather, as torch.profiler with_modules records them).
+Trace syncbn_steps(int layers) {
+  TraceBuilder b;
+  for (int s = 0; s < 2; ++s) {
+    b.step(s + 1, s * 10'000.0, 10'000);
+    for (int l = 0; l < layers; ++l) {
+      double t0 = s * 10'000.0 + 100 + l * 100;
+      b.op(fmt::format("nn.Module: SyncBatchNorm_{}", l), t0, 80, {.kind = OpKind::Python});
+      b.op("aten::batch_norm_gather_stats_with_counts", t0 + 10, 50);
+    }
+  }
+  return b.build();
+}
+
+TEST(SyncBn001, ManyLayersPerStepAreFoundEachOnce) {
+  auto found = test::run_rule(syncbn001_rule(), syncbn_steps(24));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::Warning);
+  EXPECT_EQ(found[0].metric("count"), 48);  // module and gather of one layer count once
+  EXPECT_EQ(found[0].metric("per_step"), 24);
+  EXPECT_TRUE(test::run_rule(syncbn001_rule(), syncbn_steps(10)).empty());
+  if (fs::exists(kTraceView)) EXPECT_TRUE(test::run_rule(syncbn001_rule(), read_trace(kTraceView.string())).empty());
 }
 
 }  // namespace

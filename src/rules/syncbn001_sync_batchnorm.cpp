@@ -1,0 +1,73 @@
+// SYNCBN001 sync-batchnorm: SyncBatchNorm layers in the step. Each one gathers batch
+// statistics from every rank in forward and reduces gradients in backward: two blocking
+// collectives per layer per step. See docs/rules/SYNCBN001.md.
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "analysis/trace_index.hpp"
+#include "rules/builtin_rules.hpp"
+#include "rules/rule_support.hpp"
+#include "util/text.hpp"
+
+namespace npud {
+namespace {
+
+constexpr double kMaxSyncBnPerStep = 20;   // the advisor's max_syncbn_num (per profile; here per step)
+
+// One forward call of a SyncBatchNorm layer: torch's implementation gathers the statistics
+// with this op (torch_npu's too); module and autograd events name the class.
+bool is_syncbn_forward(std::string_view name) {
+  return name == "aten::batch_norm_gather_stats_with_counts" ||
+         (to_lower(name).find("syncbatchnorm") != std::string::npos && name.find("Backward") == std::string_view::npos &&
+          name.find("backward") == std::string_view::npos);
+}
+
+class SyncBatchNorm final : public Rule {
+ public:
+  std::string_view id() const override { return "SYNCBN001"; }
+  std::string_view name() const override { return "sync-batchnorm"; }
+  std::string_view summary() const override {
+    return "many SyncBatchNorm layers per step: two blocking collectives each (cluster training profiles)";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    const TraceIndex& index = ctx.index();
+    EventGroup g;
+    // A layer's forward shows as its module event and as the gather op inside it: count the
+    // outermost of the two only.
+    for (uint32_t i = 0; i < t.ops.size(); ++i) {
+      const Op& op = t.ops[i];
+      if (!is_syncbn_forward(t.str(op.name))) continue;
+      bool nested = false;
+      for (uint32_t p = op.parent; p != kNone && !nested; p = t.ops[p].parent) nested = is_syncbn_forward(t.str(t.ops[p].name));
+      if (nested) continue;
+      g.add(op.step, op.dur_ns);
+      if (g.location.op.empty()) g.location = location_of(index, i);
+      g.add_example(t.str(op.name));
+    }
+    if (g.count == 0) return;
+    double per_step = index.per_step(g.in_steps, g.count);
+    if (per_step < kMaxSyncBnPerStep) return;
+    g.what = "SyncBatchNorm";
+    Finding f = timed_finding(index, id(), g);
+    f.severity = Severity::Warning;
+    f.location.op = "SyncBatchNorm";
+    f.message = fmt::format("{} SyncBatchNorm forward calls ({}/step), {} in them: each gathers statistics from every "
+                            "rank in forward and reduces in backward, two blocking collectives per layer",
+                            g.count, format_number(per_step), format_duration(g.time_ns));
+    f.fix = "Use plain BatchNorm when each card sees enough samples (32 or more per card keeps the statistics stable): "
+            "drop torch.nn.SyncBatchNorm.convert_sync_batchnorm(model), or convert only the first layers; or use "
+            "GroupNorm, which needs no statistics from other ranks.";
+    out.push_back(std::move(f));
+  }
+};
+
+}  // namespace
+
+const Rule& syncbn001_rule() {
+  static const SyncBatchNorm rule;
+  return rule;
+}
+
+}  // namespace npud
