@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "analysis/intervals.hpp"
 #include "analysis/trace_index.hpp"
 #include "ingest/input_error.hpp"
 #include "report/json_writer.hpp"
@@ -21,25 +20,6 @@ namespace {
 
 constexpr std::string_view kKind = "npu-doctor-rank-summary";
 constexpr size_t kWarningsKept = 5;
-
-// Busy intervals of one step, split into compute and communication.
-struct StepBusy {
-  std::vector<Interval> compute, comm;
-};
-
-StepBreakdown breakdown(int64_t number, int64_t step_ns, StepBusy& busy) {
-  StepBreakdown b;
-  b.number = number;
-  b.step_ns = step_ns;
-  std::vector<Interval> all = busy.compute;
-  all.insert(all.end(), busy.comm.begin(), busy.comm.end());
-  b.computing_ns = total_length(union_of(std::move(busy.compute)));
-  b.communication_ns = total_length(union_of(std::move(busy.comm)));
-  int64_t either = total_length(union_of(std::move(all)));
-  b.overlapped_ns = b.computing_ns + b.communication_ns - either;
-  b.free_ns = std::max<int64_t>(0, step_ns - either);
-  return b;
-}
 
 }  // namespace
 
@@ -75,33 +55,24 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
   for (const auto& kv : trace.env)
     if (kv.first != "rank" && kv.first != "world_size") s.env.push_back(kv);
 
-  // Steps in time order; a trace without steps is one step spanning it.
-  const bool stepped = !trace.steps.empty();
-  std::vector<StepBusy> busy(stepped ? trace.steps.size() : 1);
+  s.steps = step_breakdowns(trace);
+  // Collectives in time order, each with its step's number.
   std::unordered_map<std::string_view, uint32_t> name_index;
   for (const Kernel& k : trace.kernels) {
-    if (!is_busy_task(k)) continue;
-    if (stepped && (k.step < 0 || size_t(k.step) >= busy.size())) continue;
-    StepBusy& b = busy[stepped ? size_t(k.step) : 0];
-    Interval iv{k.start_ns, k.start_ns + k.dur_ns};
-    if (k.kind != TaskKind::Communication) {
-      b.compute.push_back(iv);
-      continue;
-    }
-    b.comm.push_back(iv);
+    if (!is_busy_task(k) || k.kind != TaskKind::Communication) continue;
     if (s.collectives.size() >= kMaxCollectives) {
       s.collectives_truncated = true;
-      continue;
+      break;
+    }
+    int64_t step = -1;
+    if (!trace.steps.empty()) {
+      if (k.step < 0 || size_t(k.step) >= trace.steps.size()) continue;
+      step = trace.steps[size_t(k.step)].number;
     }
     auto [it, fresh] = name_index.try_emplace(trace.str(k.name), uint32_t(s.collective_names.size()));
     if (fresh) s.collective_names.emplace_back(trace.str(k.name));
-    s.collectives.push_back({it->second, stepped ? trace.steps[size_t(k.step)].number : -1, k.dur_ns});
+    s.collectives.push_back({it->second, step, k.dur_ns});
   }
-  if (stepped)
-    for (size_t i = 0; i < trace.steps.size(); ++i)
-      s.steps.push_back(breakdown(trace.steps[i].number, trace.steps[i].dur_ns, busy[i]));
-  else
-    s.steps.push_back(breakdown(-1, trace.span_ns(), busy[0]));
 
   for (Finding& f : findings) {
     f.fix.clear();

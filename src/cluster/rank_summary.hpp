@@ -9,27 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "analysis/step_breakdown.hpp"
 #include "model/trace.hpp"
 #include "rules/finding.hpp"
 
 namespace npud {
-
-// Device time of one step, the msprof-analyze step_trace_time breakdown: computing and
-// communication are unions of busy intervals, overlapped their intersection, free the rest
-// of the step. Times in ns.
-struct StepBreakdown {
-  int64_t number = -1;          // step number; -1: the whole trace (it has no steps)
-  int64_t step_ns = 0;
-  int64_t computing_ns = 0;
-  int64_t communication_ns = 0;
-  int64_t overlapped_ns = 0;
-  int64_t free_ns = 0;
-  // Communication spent waiting for other ranks, when the source measured it (msprof
-  // cluster output); -1 otherwise (the cluster view then estimates it from collectives).
-  int64_t comm_wait_ns = -1;
-
-  int64_t comm_not_overlapped_ns() const { return communication_ns - overlapped_ns; }
-};
 
 // One collective kernel/task, in the order the rank ran it. The n-th collective of a name
 // within a step is the same collective on every rank.

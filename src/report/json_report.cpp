@@ -29,6 +29,15 @@ void write_summary(JsonWriter& w, const Report& r) {
   w.key("device_busy_share");
   if (s.device_busy_share >= 0) w.value(s.device_busy_share);
   else w.null();
+  w.key("step_breakdown");
+  if (s.breakdown) {
+    const StepBreakdown& b = *s.breakdown;
+    w.begin_object().field("step_ns", b.step_ns).field("computing_ns", b.computing_ns);
+    w.field("communication_ns", b.communication_ns).field("overlapped_ns", b.overlapped_ns).field("free_ns", b.free_ns);
+    w.end_object();
+  } else {
+    w.null();
+  }
   uint64_t counts[3] = {0, 0, 0};
   for (const Finding& f : r.findings) ++counts[size_t(f.severity)];
   w.key("findings").begin_object();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/amp.hpp"
+#include "analysis/step_breakdown.hpp"
 #include "model/trace.hpp"
 #include "rules/finding.hpp"
 
@@ -23,6 +24,9 @@ struct ReportSummary {
   int64_t span_ns = 0;
   int64_t step_time_ns = 0;      // mean step duration, 0 if no steps
   double device_busy_share = -1; // kernels' union time / span, -1 if no device events
+  // Mean device time per step: computing, communication, overlap, free (docs/json-schema.md);
+  // unset without device events.
+  std::optional<StepBreakdown> breakdown;
 };
 
 struct Report {

@@ -25,6 +25,7 @@ ReportSummary summarize(const Trace& trace) {
   for (const Kernel& k : trace.kernels)
     if (is_busy_task(k)) busy.push_back({k.start_ns, k.start_ns + k.dur_ns});
   if (!busy.empty() && s.span_ns > 0) s.device_busy_share = double(total_length(union_of(std::move(busy)))) / double(s.span_ns);
+  if (!trace.kernels.empty()) s.breakdown = mean_breakdown(step_breakdowns(trace));
   return s;
 }
 

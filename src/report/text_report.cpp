@@ -159,6 +159,16 @@ void render_text(std::ostream& os, const Report& report, const TextOptions& opts
                              terminal_safe(note)))
        << '\n';
   }
+  if (const auto& b = report.summary.breakdown; b && b->step_ns > 0) {
+    auto part = [&](int64_t ns) { return fmt::format("{} ({})", format_duration(ns), format_share(double(ns) / double(b->step_ns))); };
+    std::string comm = b->communication_ns ? fmt::format(", communication {} (overlapped with computing {})",
+                                                         part(b->communication_ns), format_duration(b->overlapped_ns))
+                                           : "";
+    os << st.dim(fmt::format("device time per {}: computing {}{}, free {}",
+                             report.summary.steps ? "step of " + format_duration(b->step_ns) : "trace",
+                             part(b->computing_ns), comm, part(b->free_ns)))
+       << '\n';
+  }
   os << terminal_safe(summary_line(report)) << '\n';
 }
 

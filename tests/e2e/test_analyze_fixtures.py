@@ -103,6 +103,19 @@ class AnalyzeRealTraces(unittest.TestCase):
         self.assertEqual(test.get("aten::copy_"), 5232)
         self.assertEqual(control.get("aten::copy_"), 444)
 
+    def test_step_breakdown_of_a_nccl_trace(self):
+        # 3 ProfilerSteps of a 2-rank NCCL job: all-reduce and broadcast kernels are communication.
+        code, report, err = analyze(kineto("nccl-comm"), "--fail-on", "never")
+        self.assertEqual(code, 0, err)
+        b = report["summary"]["step_breakdown"]
+        self.assertGreater(b["computing_ns"], 0)
+        self.assertGreater(b["communication_ns"], 0)
+        self.assertLessEqual(b["overlapped_ns"], min(b["computing_ns"], b["communication_ns"]))
+        busy = b["computing_ns"] + b["communication_ns"] - b["overlapped_ns"]
+        self.assertAlmostEqual(busy + b["free_ns"], b["step_ns"], delta=5)  # integer means of 3 steps
+        code, report, err = analyze(kineto("cpu-only"), "--fail-on", "never")
+        self.assertIsNone(report["summary"]["step_breakdown"])  # no device events
+
     def test_ascend_trace_view(self):
         # 45 aten::item (host syncs), 2 AI_CPU tasks, 4 aclrtSynchronizeStream, one step.
         path = os.path.join(FIXTURES, "ascend", "pt-trace-view-1step", "trace_view.json")

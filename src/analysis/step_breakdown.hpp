@@ -1,0 +1,35 @@
+// The msprof-analyze step_trace_time breakdown of a trace's device time, per step:
+// computing and communication are unions of busy intervals, overlapped their intersection,
+// free the rest of the step. The analyze report shows the mean; the cluster view compares it
+// across ranks.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/trace.hpp"
+
+namespace npud {
+
+struct StepBreakdown {
+  int64_t number = -1;          // step number; -1: the whole trace (it has no steps)
+  int64_t step_ns = 0;
+  int64_t computing_ns = 0;
+  int64_t communication_ns = 0;
+  int64_t overlapped_ns = 0;
+  int64_t free_ns = 0;
+  // Communication spent waiting for other ranks, when the source measured it (msprof
+  // cluster output); -1 otherwise (the cluster view then estimates it from collectives).
+  int64_t comm_wait_ns = -1;
+
+  int64_t comm_not_overlapped_ns() const { return communication_ns - overlapped_ns; }
+};
+
+// One per step in time order (one spanning the trace when it has no steps). Device work
+// outside every step is not counted.
+std::vector<StepBreakdown> step_breakdowns(const Trace& t);
+
+// The mean of each field (number -1); all zero for no steps.
+StepBreakdown mean_breakdown(const std::vector<StepBreakdown>& steps);
+
+}  // namespace npud
