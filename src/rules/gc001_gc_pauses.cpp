@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/intervals.hpp"
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
 #include "model/trace.hpp"
@@ -18,6 +19,38 @@ namespace {
 // the user's gc_detect_threshold anyway. Below 1 % of step time in all they are info.
 constexpr int64_t kMinPauseNs = 1'000'000;
 constexpr double kWarnGcShare = 0.01;
+// Without gc events: a device idle window this long in which the host recorded (almost)
+// nothing is a conjectured collection (the advisor's max_free_threshold and its ratios: host
+// events under 1 % of the window's time and under one per 10 ms).
+constexpr int64_t kMinSilenceNs = 200'000'000;
+constexpr double kMaxSilentBusyShare = 0.01;
+constexpr double kMaxSilentEventsPerNs = 1e-7;
+
+// Device idle windows in which the host was silent: no op enclosing the window on the main
+// thread (then the host was busy: a long op, a DataLoader wait, a blocking sync) and almost no
+// op or runtime call starting in it.
+std::vector<Interval> silent_windows(const Trace& t, const TraceIndex& index) {
+  const auto& busy = index.all_busy();
+  if (busy.size() < 2) return {};
+  std::vector<Interval> out;
+  for (const Interval& gap : gaps_within(busy, busy.front().start, busy.back().end, kMinSilenceNs)) {
+    uint32_t around = index.enclosing_op(index.main_pid(), index.main_tid(), gap.start, gap.length());
+    if (around != kNone) continue;
+    size_t events = 0;
+    int64_t busy_ns = 0;
+    auto see = [&](int64_t start, int64_t dur) {
+      if (start < gap.start || start >= gap.end) return;
+      ++events;
+      busy_ns += std::min(dur, gap.end - start);
+    };
+    for (const Op& op : t.ops) see(op.start_ns, op.dur_ns);
+    for (const RuntimeCall& r : t.runtime) see(r.start_ns, r.dur_ns);
+    if (double(busy_ns) < kMaxSilentBusyShare * double(gap.length()) &&
+        double(events) < kMaxSilentEventsPerNs * double(gap.length()))
+      out.push_back(gap);
+  }
+  return out;
+}
 
 bool is_gc_event(const Trace& t, const Op& op) {
   if (op.kind != OpKind::Other) return false;
@@ -43,7 +76,10 @@ class GcPauses final : public Rule {
       g.add(op.step, op.dur_ns);
       longest = std::max(longest, op.dur_ns);
     }
-    if (g.count == 0) return;
+    if (g.count == 0) {
+      conjecture(t, index, out);
+      return;
+    }
     g.location.op = "gc";
     double s = share(g.time_ns, index.wall_ns());
     Finding f = timed_finding(index, id(), g);
@@ -52,10 +88,38 @@ class GcPauses final : public Rule {
                             g.count == 1 ? "" : "s", format_duration(g.time_ns), format_share(s),
                             index.step_count() ? "step" : "trace", format_duration(longest));
     f.metrics.push_back({"longest_ns", double(longest)});
-    f.fix = "Keep the collector out of the step: call gc.freeze() once the model and data pipeline are built (their "
-            "objects are never scanned again), raise the thresholds (gc.set_threshold(100000, 50, 100)), or "
-            "gc.disable() and gc.collect() every N steps at a point you choose. Objects created per step in large "
-            "numbers (Python lists of tensors, dicts of metrics) are what makes collections long.";
+    f.fix = std::string(kFix);
+    out.push_back(std::move(f));
+  }
+
+ private:
+  static constexpr std::string_view kFix =
+      "Keep the collector out of the step: call gc.freeze() once the model and data pipeline are built (their "
+      "objects are never scanned again), raise the thresholds (gc.set_threshold(100000, 50, 100)), or "
+      "gc.disable() and gc.collect() every N steps at a point you choose. Objects created per step in large "
+      "numbers (Python lists of tensors, dicts of metrics) are what makes collections long.";
+
+  // No gc events: long device idle windows with a silent host, reported as likely collections.
+  void conjecture(const Trace& t, const TraceIndex& index, std::vector<Finding>& out) const {
+    std::vector<Interval> windows = silent_windows(t, index);
+    if (windows.empty()) return;
+    EventGroup g;
+    int64_t longest = 0;
+    for (const Interval& w : windows) {
+      g.add(-1, w.length());
+      longest = std::max(longest, w.length());
+    }
+    g.location.op = "gc?";
+    Finding f = timed_finding(index, id(), g);
+    f.severity = Severity::Info;
+    f.message = fmt::format("{} device idle window{} of 200 ms or more with a silent host ({} in all, longest {} at +{}): "
+                            "likely garbage collection{} (the profile has no gc events to confirm)",
+                            windows.size(), windows.size() == 1 ? "" : "s", format_duration(g.time_ns),
+                            format_duration(longest), format_duration(windows.front().start),
+                            windows.size() == 1 ? "" : "s");
+    f.metrics.push_back({"longest_ns", double(longest)});
+    f.fix = "Confirm with torch_npu's profiler: experimental_config=torch_npu.profiler._ExperimentalConfig("
+            "gc_detect_threshold=1) records each collection of 1 ms or more. " + std::string(kFix);
     out.push_back(std::move(f));
   }
 };

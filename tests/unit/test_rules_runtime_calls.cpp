@@ -172,5 +172,35 @@ TEST(SyncBn001, ManyLayersPerStepAreFoundEachOnce) {
   if (fs::exists(kTraceView)) EXPECT_TRUE(test::run_rule(syncbn001_rule(), read_trace(kTraceView.string())).empty());
 }
 
+// Device busy 0-100 ms and 400-500 ms, host ops only beside the 300 ms window between (plus
+// `in_window`, when given, on the main thread).
+Trace silent_window(std::string_view in_window = {}, double in_window_dur_us = 0) {
+  TraceBuilder b;
+  b.op("aten::mm", 0, 90'000);
+  b.kernel("gemm", 1'000, 99'000);
+  b.op("aten::mm", 400'000, 90'000);
+  b.kernel("gemm", 400'500, 99'000);
+  if (!in_window.empty()) b.op(in_window, 100'500, in_window_dur_us, {.kind = OpKind::Annotation});
+  return b.build();
+}
+
+TEST(Gc001, WithoutGcEventsALongSilentWindowIsAConjecturedCollection) {
+  auto found = test::run_rule(gc001_rule(), silent_window());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::Info);
+  EXPECT_NE(found[0].message.find("1 device idle window of 200 ms or more with a silent host"), std::string::npos)
+      << found[0].message;
+  EXPECT_NEAR(found[0].metric("longest_ns"), 300'500'000, 1'000'000);
+  // The host waiting in a DataLoader across the window is busy, not collecting (DATA001's case).
+  EXPECT_TRUE(
+      test::run_rule(gc001_rule(), silent_window("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 299'000))
+          .empty());
+  // Many short host events in the window: not silent.
+  TraceBuilder busy_host;
+  busy_host.kernel("gemm", 0, 100'000).kernel("gemm", 400'000, 100'000);
+  for (int i = 0; i < 100; ++i) busy_host.runtime("cudaLaunchKernel", RuntimeKind::Launch, 101'000 + i * 2'500, 50);
+  EXPECT_TRUE(test::run_rule(gc001_rule(), busy_host.build()).empty());
+}
+
 }  // namespace
 }  // namespace npud
