@@ -118,15 +118,20 @@ void print_warnings(const Trace& trace) {
 
 }  // namespace
 
-int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
-  if (!o.torch_npu.empty() && !torch_npu_version_or_report(o.torch_npu)) return kExitBadInput;
-  std::vector<const Rule*> rules;
+bool rules_or_report(const AnalyzeOptions& o, std::vector<const Rule*>& rules) {
+  if (!o.torch_npu.empty() && !torch_npu_version_or_report(o.torch_npu)) return false;
   try {
     rules = select_rules(o);
   } catch (const std::invalid_argument& e) {
     std::cerr << "npu-doctor: error: " << e.what() << "\n";
-    return kExitBadInput;
+    return false;
   }
+  return true;
+}
+
+int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
+  std::vector<const Rule*> rules;
+  if (!rules_or_report(o, rules)) return kExitBadInput;
 
   Trace trace;
   ReadOptions ro;

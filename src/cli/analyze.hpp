@@ -40,6 +40,9 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& opts);
 // The rules --select/--ignore leave; throws std::invalid_argument for a --select that matches none.
 std::vector<const Rule*> select_rules(const AnalyzeOptions& opts);
 
+// Checks --torch-npu and applies --select/--ignore; false after printing the error.
+bool rules_or_report(const AnalyzeOptions& opts, std::vector<const Rule*>& rules);
+
 // kExitFindings when `worst` is at or above --fail-on, else kExitClean.
 int exit_code_for(std::optional<Severity> worst, std::string_view fail_on);
 

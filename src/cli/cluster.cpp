@@ -167,15 +167,8 @@ bool is_cluster_input(const std::string& path) {
 }
 
 int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
-  if (!cluster_format_or_report(o.format)) return kExitBadInput;
-  if (!o.torch_npu.empty() && !torch_npu_version_or_report(o.torch_npu)) return kExitBadInput;
   std::vector<const Rule*> rules;
-  try {
-    rules = select_rules(o);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "npu-doctor: error: " << e.what() << "\n";
-    return kExitBadInput;
-  }
+  if (!cluster_format_or_report(o.format) || !rules_or_report(o, rules)) return kExitBadInput;
   std::vector<RankSummary> summaries;
   size_t failed = 0;
   if (std::string out = find_msprof_cluster_output(dir); !out.empty()) {

@@ -411,13 +411,7 @@ void render_cluster_json(std::ostream& os, const ClusterReport& r) {
     w.end_array().end_object();
   }
   w.end_array();
-  w.key("common_findings").begin_array();
-  for (const Finding& f : r.common) {
-    w.begin_object();
-    write_finding_fields(w, f);
-    w.end_object();
-  }
-  w.end_array();
+  write_findings(w, "common_findings", r.common);
   w.key("notes").begin_array();
   for (const auto& n : r.notes) w.value(n);
   w.end_array();

@@ -92,6 +92,16 @@ void write_finding_fields(JsonWriter& w, const Finding& f) {
   w.field("cost_ns", f.cost_ns);
 }
 
+void write_findings(JsonWriter& w, std::string_view key, const std::vector<Finding>& findings) {
+  w.key(key).begin_array();
+  for (const Finding& f : findings) {
+    w.begin_object();
+    write_finding_fields(w, f);
+    w.end_object();
+  }
+  w.end_array();
+}
+
 void write_rank_summary(std::ostream& os, const RankSummary& s) {
   JsonWriter w(os, 0);
   w.begin_object();
@@ -119,13 +129,7 @@ void write_rank_summary(std::ostream& os, const RankSummary& s) {
   for (const Collective& c : s.collectives) w.begin_array().value(int64_t(c.name)).value(c.step).value(c.dur_ns).end_array();
   w.end_array();
   w.field("collectives_truncated", s.collectives_truncated);
-  w.key("findings").begin_array();
-  for (const Finding& f : s.findings) {
-    w.begin_object();
-    write_finding_fields(w, f);
-    w.end_object();
-  }
-  w.end_array();
+  write_findings(w, "findings", s.findings);
   w.field("warning_count", uint64_t(s.warning_count));
   w.key("warnings").begin_array();
   for (const auto& m : s.warnings) w.value(m);
