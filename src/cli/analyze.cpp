@@ -49,7 +49,8 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
 
 void add_analyze_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("analyze", "Analyse a profile: Kineto/torch.profiler JSON (.json, .json.gz), "
-                                            "a torch_npu profiler directory, or an npu-doctor capture");
+                                            "a torch_npu profiler directory, or an npu-doctor capture; a directory "
+                                            "of rank profiles gives the cluster view");
   auto opts = std::make_shared<AnalyzeOptions>();
   auto path = std::make_shared<std::string>();
   cmd->add_option("PATH", *path,

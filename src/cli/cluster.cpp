@@ -72,7 +72,11 @@ unsigned default_jobs(const std::vector<std::string>& inputs) {
   return std::min({cpus, by_memory, unsigned(inputs.size())});
 }
 
+// A rank profile read and analysed, or a summary written elsewhere (`--format summary`) read
+// as it is: a directory may mix both.
 RankSummary analyze_rank(const std::string& path, const AnalyzeOptions& o, const std::vector<const Rule*>& rules) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec) && is_rank_summary_file(path)) return read_rank_summary(path);
   ReadOptions ro;
   ro.allow_truncated = o.allow_truncated;
   ro.max_events = o.max_events;

@@ -72,7 +72,8 @@ int diff_command(const DiffOptions& o) {
 
 void add_diff_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("diff", "Compare two traces or captures of the same program (before and after a "
-                                         "change): step time, per-op time and counts, findings fixed and new");
+                                         "change, or a GPU run and an NPU run): step time, device time by "
+                                         "launching op, per-op time and counts, findings fixed and new");
   auto o = std::make_shared<DiffOptions>();
   cmd->add_option("BEFORE", o->before, "trace, capture or profiler directory of the first run")->required();
   cmd->add_option("AFTER", o->after, "the same for the second run")->required();

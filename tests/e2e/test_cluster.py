@@ -81,6 +81,22 @@ class GeneratedCluster(unittest.TestCase):
         finally:
             shutil.rmtree(out)
 
+    def test_a_directory_mixing_profiles_and_summaries(self):
+        mixed = tempfile.mkdtemp(prefix="npud_cluster_mixed_")
+        try:
+            ranks = sorted(glob.glob(os.path.join(self.dir, "rank-*.json")))
+            for path in ranks[:3]:
+                shutil.copy(path, mixed)
+            for path in ranks[3:]:
+                r = npud("analyze", path, "-q", "--format", "summary", "-o",
+                         os.path.join(mixed, os.path.basename(path).replace(".json", ".summary.json")))
+                self.assertEqual(r.returncode, 0, r.stderr)
+            code, rep, err = cluster_json("analyze", mixed, "-q")
+            self.assertEqual(code, 0, err)
+            self.assertEqual(without_source(rep), without_source(cluster_json("analyze", self.dir, "-q")[1]))
+        finally:
+            shutil.rmtree(mixed)
+
     def test_an_unreadable_rank_is_named_and_the_rest_reported(self):
         bad_dir = tempfile.mkdtemp(prefix="npud_cluster_bad_")
         try:
