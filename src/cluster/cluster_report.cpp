@@ -82,7 +82,9 @@ double value_of(const StepBreakdown& b, std::string_view dim) {
   if (dim == "free") return double(b.free_ns);
   if (dim == "communication") return double(b.communication_ns);
   if (dim == "wait") return double(std::max<int64_t>(b.comm_wait_ns, 0));
-  if (dim == "transfer") return double(b.communication_ns - std::max<int64_t>(b.comm_wait_ns, 0));
+  // A measured wait can exceed the communication the device tasks show (msprof counts the
+  // whole op, tasks may be missing from the trace): never a negative transfer.
+  if (dim == "transfer") return double(std::max<int64_t>(0, b.communication_ns - std::max<int64_t>(b.comm_wait_ns, 0)));
   return double(b.step_ns);
 }
 

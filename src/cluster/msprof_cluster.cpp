@@ -1,12 +1,12 @@
 #include "cluster/msprof_cluster.hpp"
 
-#include <cmath>
 #include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "ingest/communication_json.hpp"
 #include "ingest/csv_table.hpp"
 
 namespace npud {
@@ -18,12 +18,6 @@ namespace {
 constexpr std::string_view kOutputName = "cluster_analysis_output";
 constexpr std::string_view kStepTable = "cluster_step_trace_time.csv";
 constexpr std::string_view kCommunication = "cluster_communication.json";
-
-// Step keys of cluster_communication.json: "step" (one step) or "step<N>".
-int64_t step_number(std::string_view key) {
-  if (key.starts_with("step")) key.remove_prefix(4);
-  return parse_int(key).value_or(-1);
-}
 
 // Per rank and step number, the "Wait Time(ms)" of every collective, in ns. "Total Op Info"
 // entries repeat the ops' sums and are skipped.
@@ -42,17 +36,14 @@ std::map<std::pair<int64_t, int64_t>, int64_t> wait_by_rank_step(const std::stri
     for (auto [step_key, ops_el] : steps) {
       dom::object ops;
       if (ops_el.get_object().get(ops)) continue;
-      int64_t step = step_number(step_key);
+      int64_t step = comm_step_number(step_key);
       for (auto [op, ranks_el] : ops) {
         dom::object ranks;
         if (op == "Total Op Info" || ranks_el.get_object().get(ranks)) continue;
         for (auto [rank_key, info] : ranks) {
-          double wait_ms = 0;
+          CommStepTime t;
           auto rank = parse_int(rank_key);
-          if (!rank || info["Communication Time Info"]["Wait Time(ms)"].get_double().get(wait_ms) ||
-              !std::isfinite(wait_ms) || wait_ms < 0)
-            continue;
-          out[{*rank, step}] += int64_t(std::llround(wait_ms * 1e6));
+          if (rank && add_comm_time(info, t)) out[{*rank, step}] += t.wait_ns;
         }
       }
     }

@@ -56,6 +56,11 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
     if (kv.first != "rank" && kv.first != "world_size") s.env.push_back(kv);
 
   s.steps = step_breakdowns(trace);
+  // Waits msprof measured (torch_npu communication.json): by step number, or the one step.
+  for (const CommStepTime& c : trace.comm_step_times)
+    for (StepBreakdown& b : s.steps)
+      if (b.number == c.step || (c.step < 0 && s.steps.size() == 1))
+        b.comm_wait_ns = std::max<int64_t>(b.comm_wait_ns, 0) + c.wait_ns;
   // Collectives in time order, each with its step's number.
   std::unordered_map<std::string_view, uint32_t> name_index;
   for (const Kernel& k : trace.kernels) {

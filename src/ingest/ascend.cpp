@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "ingest/chrome_json.hpp"
+#include "ingest/communication_json.hpp"
 #include "ingest/csv_table.hpp"
 #include "ingest/decimal_time.hpp"
 #include "ingest/input_error.hpp"
@@ -407,6 +408,8 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
   }
   if (present(dir / "step_trace_time.csv")) read_step_trace_time((dir / "step_trace_time.csv").string(), trace);
   if (present(dir / "op_statistic.csv")) read_op_statistic((dir / "op_statistic.csv").string(), trace);
+  if (present(dir / "communication.json"))
+    trace.comm_step_times = read_rank_communication((dir / "communication.json").string());
   if (!has_trace_view && !has_kernels_csv)
     trace.warnings.push_back({fmt::format("{}: no trace_view.json or kernel_details.csv: no events, only aggregate "
                                           "statistics",

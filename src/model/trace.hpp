@@ -161,6 +161,13 @@ struct TensorMeta {
   bool requires_grad = false;    // capture: an op input that requires grad (`rg`)
 };
 
+// Collective communication time of one step as msprof measured it (communication.json of a
+// torch_npu profile): wait is the part spent waiting for other ranks.
+struct CommStepTime {
+  int64_t step = -1;             // step number; -1: not numbered (the profile's only step)
+  int64_t wait_ns = 0, transit_ns = 0, elapse_ns = 0;
+};
+
 struct MemoryEvent {
   int64_t ts_ns = 0;
   int64_t bytes = 0;             // positive = allocation, negative = free
@@ -228,6 +235,7 @@ class Trace {
   std::vector<Step> steps;
   std::vector<MemoryEvent> memory;
   std::vector<KernelDetail> kernel_details;   // Kernel::detail points here
+  std::vector<CommStepTime> comm_step_times;  // torch_npu communication.json, by step
 
   std::vector<TensorMeta> tensors;
   std::vector<uint32_t> tensor_refs;   // Op inputs/outputs point here; entries index tensors

@@ -152,10 +152,22 @@ class RealClusters(unittest.TestCase):
                 shutil.copy(trace_view, os.path.join(run, "ASCEND_PROFILER_OUTPUT"))
                 with open(os.path.join(run, "profiler_info_%d.json" % rank), "w") as f:
                     f.write("{}")
+                # msprof's per-rank communication.json: rank 0 waited 50 ms in step 1, rank 1 5 ms
+                # (its step key without a number: the profile's one step).
+                info = lambda wait: {"Communication Time Info": {"Elapse Time(ms)": wait + 2.0, "Transit Time(ms)": 2.0,
+                                                                 "Wait Time(ms)": wait}}
+                comm = {("step1" if rank == 0 else "step"): {
+                    "collective": {"hcom_allReduce__1_0@123": info(30.0 if rank == 0 else 3.0),
+                                   "Total Op Info": info(999.0)},
+                    "p2p": {"hcom_send__1_1@456": info(20.0 if rank == 0 else 2.0)}}}
+                with open(os.path.join(run, "ASCEND_PROFILER_OUTPUT", "communication.json"), "w") as f:
+                    json.dump(comm, f)
             code, rep, err = cluster_json("analyze", root, "-q", "--fail-on", "never")
             self.assertEqual(code, 0, err)
             self.assertEqual([r["rank"] for r in rep["ranks"]], [0, 1])
-            self.assertEqual(rep["slow_ranks"], [])  # the same profile twice
+            self.assertEqual(rep["wait_basis"], "measured")
+            self.assertEqual([r["comm_wait_ns"] for r in rep["ranks"]], [50000000, 5000000])
+            self.assertEqual([(s["rank"], s["dimension"]) for s in rep["slow_ranks"]], [(0, "wait")])  # rank 0 waits 45 ms more
             self.assertGreater(len(rep["common_findings"]), 0)
             self.assertEqual(rep["partial_findings"], [])
         finally:

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "analysis/trace_index.hpp"
+#include "ingest/communication_json.hpp"
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -233,6 +235,30 @@ TEST(Ascend, TraceViewTasksFindTheOpThatLaunchedThem) {
   EXPECT_GE(linked, 270u);  // of 276 (a task whose flow start lies in no op stays unlinked)
   EXPECT_EQ(aicpu_op["aclnnCast_CastAiCpu_Cast"], "aten::to");
   EXPECT_EQ(aicpu_op["aclnnReduceSum_CastAiCpu_Cast"], "aten::sum");
+}
+
+// msprof's per-rank communication.json: waits per step over collective and p2p ops; the
+// "Total Op Info" entries repeat their ops' sums and are not added again.
+TEST(Ascend, CommunicationJsonWaitsPerStep) {
+  fs::path p = fs::temp_directory_path() / "npud_test_communication.json";
+  std::ofstream(p) << R"json({"step3": {"collective": {
+      "hcom_allReduce__1_0@9": {"Communication Time Info": {"Wait Time(ms)": 1.5, "Transit Time(ms)": 0.25, "Elapse Time(ms)": 2}},
+      "Total Op Info": {"Communication Time Info": {"Wait Time(ms)": 100, "Transit Time(ms)": 100, "Elapse Time(ms)": 100}}},
+    "p2p": {"hcom_send__1_1@9": {"Communication Time Info": {"Wait Time(ms)": 0.5, "Transit Time(ms)": 0.75}}}},
+    "step4": {"collective": {}}})json";
+  std::vector<CommStepTime> t = read_rank_communication(p.string());
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].step, 3);
+  EXPECT_EQ(t[0].wait_ns, 2'000'000);
+  EXPECT_EQ(t[0].transit_ns, 1'000'000);
+  EXPECT_EQ(t[0].elapse_ns, 2'000'000);
+  EXPECT_EQ(t[1].step, 4);
+  EXPECT_EQ(t[1].wait_ns, 0);
+  std::ofstream(p) << R"json({"step3": )json";
+  EXPECT_THROW(read_rank_communication(p.string()), InputError);
+  std::ofstream(p) << R"json([1, 2])json";
+  EXPECT_THROW(read_rank_communication(p.string()), InputError);
+  fs::remove(p);
 }
 
 TEST(Ascend, SeveralRanksReadsFirstAndWarns) {
