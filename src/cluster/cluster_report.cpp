@@ -200,6 +200,8 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   const bool wait_known = !r.wait_basis.empty();
 
   std::set<int64_t> seen;
+  std::map<int64_t, std::vector<std::string>> sources_of_rank;
+  std::set<int64_t> world_sizes;
   std::set<std::string> versions;
   std::vector<double> step_times;
   for (const RankSummary& s : ranks) {
@@ -222,8 +224,8 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
     row.warnings = s.warning_count;
     r.ranks.push_back(row);
     step_times.push_back(row.step_ns);
-    if (s.rank >= 0 && !seen.insert(s.rank).second)
-      r.notes.push_back(fmt::format("two inputs say they are rank {} (one is {})", s.rank, s.source));
+    if (s.rank >= 0) sources_of_rank[s.rank].push_back(s.source);
+    if (s.world_size > 0) world_sizes.insert(s.world_size);
     if (s.rank < 0) r.notes.push_back(fmt::format("{}: no rank recorded and none in the file name", s.source));
     if (s.collectives_truncated)
       r.notes.push_back(fmt::format("rank {}: more than {} collectives, the rest not compared", s.rank, kMaxCollectives));
@@ -233,6 +235,26 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
                                     s.warnings.empty() ? "" : s.warnings.front()));
     r.world_size = std::max(r.world_size, s.world_size);
     if (!s.torch_npu.empty()) versions.insert(s.torch_npu);
+  }
+  // Profiles of one job have distinct ranks and one world size; anything else compares runs
+  // that did not wait for each other.
+  size_t duplicated = 0;
+  for (const auto& [rank, sources] : sources_of_rank) {
+    seen.insert(rank);
+    if (sources.size() < 2) continue;
+    ++duplicated;
+    std::string list;
+    for (size_t i = 0; i < sources.size() && i < 3; ++i) list += (i ? ", " : "") + sources[i];
+    r.notes.push_back(fmt::format("{} inputs say they are rank {}: {}{}", sources.size(), rank, list,
+                                  sources.size() > 3 ? ", ..." : ""));
+  }
+  if (duplicated)
+    r.inconsistent.push_back(fmt::format("{} rank number{} appear{} in more than one input", duplicated,
+                                         duplicated == 1 ? "" : "s", duplicated == 1 ? "s" : ""));
+  if (world_sizes.size() > 1) {
+    std::string list;
+    for (int64_t w : world_sizes) list += (list.empty() ? "" : ", ") + std::to_string(w);
+    r.inconsistent.push_back(fmt::format("the inputs record different world sizes ({})", list));
   }
   r.torch_npu = versions.size() == 1 ? *versions.begin() : versions.empty() ? "" : fmt::format("{} versions", versions.size());
   if (versions.size() > 1) r.notes.push_back("the ranks were analysed against different torch_npu versions");
@@ -321,6 +343,9 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
   if (r.missing_count)
     os << fmt::format("  {} rank{} without a profile: {}\n", r.missing_count, r.missing_count == 1 ? "" : "s",
                       rank_list(r.missing_ranks, r.missing_count));
+  for (const auto& why : r.inconsistent)
+    os << "  " << st.severity(Severity::Warning)
+       << fmt::format(" not one job? {}: slow ranks below compare runs that did not wait for each other (notes at the end)\n", why);
   os << fmt::format("\nper rank, mean per step (ms){}:\n",
                     r.wait_basis.empty() ? "" : fmt::format("; wait {}", r.wait_basis));
   os << fmt::format("  {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}\n", "rank", "steps", "step", "computing",
@@ -414,6 +439,9 @@ void render_cluster_json(std::ostream& os, const ClusterReport& r) {
   }
   w.end_array();
   write_findings(w, "common_findings", r.common);
+  w.key("inconsistent").begin_array();
+  for (const auto& n : r.inconsistent) w.value(n);
+  w.end_array();
   w.key("notes").begin_array();
   for (const auto& n : r.notes) w.value(n);
   w.end_array();

@@ -59,6 +59,9 @@ struct ClusterReport {
   std::vector<Finding> common;      // findings every rank has (one each, worst first)
   std::vector<PartialFinding> partial;  // findings only some ranks have, worst first
   std::vector<std::string> notes;   // duplicate ranks, truncated collectives, unreadable ranks
+  // Why the inputs look like more than one job (duplicate rank numbers, several world sizes):
+  // then the slow ranks compare runs that never waited for each other. Empty: one job.
+  std::vector<std::string> inconsistent;
 };
 
 // Slow-rank threshold: a dimension this far above the other ranks' median, as a share of the

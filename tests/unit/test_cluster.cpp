@@ -177,6 +177,21 @@ TEST(ClusterReport, FindingsOnlySomeRanksHaveListTheirRanks) {
   EXPECT_NE(text.str().find("1 rank without a profile: 3"), std::string::npos) << text.str();
 }
 
+TEST(ClusterReport, InputsOfDifferentJobsAreSaidToBeSo) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 3; ++r) ranks.push_back(summarize_rank(rank_trace(r == 2 ? 0 : r, 400, 200), {}, "2.1.0"));
+  ranks[2].world_size = 8;  // rank 0 again, of an 8-rank job
+  ClusterReport rep = build_cluster_report(ranks, "dir");
+  ASSERT_EQ(rep.inconsistent.size(), 2u);
+  EXPECT_EQ(rep.inconsistent[0], "1 rank number appears in more than one input");
+  EXPECT_EQ(rep.inconsistent[1], "the inputs record different world sizes (4, 8)");
+  std::ostringstream text;
+  render_cluster_text(text, rep, false, false);
+  EXPECT_NE(text.str().find("not one job?"), std::string::npos) << text.str();
+  ranks.pop_back();
+  EXPECT_TRUE(build_cluster_report(ranks, "dir").inconsistent.empty());
+}
+
 TEST(ClusterReport, EqualRanksHaveNoSlowRank) {
   std::vector<RankSummary> ranks;
   for (int r = 0; r < 4; ++r) ranks.push_back(summarize_rank(rank_trace(r, 400, 200), {}, "2.1.0"));
