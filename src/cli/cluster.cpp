@@ -37,9 +37,8 @@ bool is_trace_file_name(const std::string& name) {
   return name.ends_with(".json") || name.ends_with(".json.gz");
 }
 
-// Bytes a rank's trace may take in memory, for the default worker count: the model keeps a
-// fraction of the JSON, a gzip file inflates ~10x.
-uint64_t memory_estimate(const std::string& path) {
+// Bytes of a rank's input on disk (a run directory: all its files).
+uint64_t input_bytes(const std::string& path) {
   std::error_code ec;
   uint64_t bytes = 0;
   if (fs::is_directory(path, ec)) {
@@ -49,7 +48,13 @@ uint64_t memory_estimate(const std::string& path) {
     bytes = fs::file_size(path, ec);
     if (ec) bytes = 0;
   }
-  return path.ends_with(".gz") ? bytes * 10 : bytes;
+  return bytes;
+}
+
+// Bytes a rank's trace may take in memory, for the default worker count: the model keeps a
+// fraction of the JSON, a gzip file inflates ~10x.
+uint64_t memory_estimate(const std::string& path) {
+  return path.ends_with(".gz") ? input_bytes(path) * 10 : input_bytes(path);
 }
 
 uint64_t available_memory() {
@@ -98,7 +103,7 @@ std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& inputs,
   std::mutex progress_mutex;
   uint64_t total = 0, done = 0;
   std::vector<uint64_t> sizes;
-  for (const auto& p : inputs) total += sizes.emplace_back(memory_estimate(p));
+  for (const auto& p : inputs) total += sizes.emplace_back(input_bytes(p));
   Progress progress(fmt::format("analysing {} ranks", inputs.size()), !o.quiet);
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < inputs.size();) {
