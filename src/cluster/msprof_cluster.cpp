@@ -8,6 +8,7 @@
 
 #include "ingest/communication_json.hpp"
 #include "ingest/csv_table.hpp"
+#include "ingest/json_error_at.hpp"
 
 namespace npud {
 
@@ -25,9 +26,8 @@ std::map<std::pair<int64_t, int64_t>, int64_t> wait_by_rank_step(const std::stri
   namespace dom = simdjson::dom;
   std::map<std::pair<int64_t, int64_t>, int64_t> out;
   dom::parser parser;
-  dom::element root;
-  if (auto err = parser.load(path).get(root))
-    throw InputError(path, 0, fmt::format("invalid JSON ({})", simdjson::error_message(err)), false);
+  simdjson::padded_string text;
+  dom::element root = load_json_or_throw(parser, path, text);
   dom::object groups;
   if (root.get_object().get(groups)) throw InputError(path, 0, "expected an object of communication groups", false);
   for (auto [group, steps_el] : groups) {

@@ -11,6 +11,7 @@
 
 #include "analysis/trace_index.hpp"
 #include "ingest/input_error.hpp"
+#include "ingest/json_error_at.hpp"
 #include "report/json_writer.hpp"
 #include "util/text.hpp"
 
@@ -190,19 +191,8 @@ class SummaryFields {
 
 RankSummary read_rank_summary(const std::string& path) {
   simdjson::padded_string text;
-  if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS)
-    throw InputError(path, 0, "cannot read the file", false);
   dom::parser parser;
-  dom::element root;
-  if (auto err = parser.parse(text).get(root)) {
-    // The DOM parser does not say where; the on-demand one does.
-    simdjson::ondemand::parser od;
-    auto doc = od.iterate(text);
-    const char* at = nullptr;
-    uint64_t offset = 0;
-    if (doc.current_location().get(at) == simdjson::SUCCESS) offset = uint64_t(at - text.data());
-    throw InputError(path, offset, fmt::format("invalid JSON ({})", simdjson::error_message(err)));
-  }
+  dom::element root = load_json_or_throw(parser, path, text);
   SummaryFields f(path);
   dom::object o = f.object(root, "the document");
   if (f.text(o, "kind") != kKind) f.fail(fmt::format("not a rank summary (no \"kind\": \"{}\"; write one with `npu-doctor analyze TRACE --format summary`)", kKind));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ingest/input_error.hpp"
+#include "ingest/json_error_at.hpp"
 #include "util/text.hpp"
 
 namespace npud {
@@ -34,9 +35,8 @@ bool add_comm_time(dom::element op_info, CommStepTime& into) {
 
 std::vector<CommStepTime> read_rank_communication(const std::string& path) {
   dom::parser parser;
-  dom::element root;
-  if (auto err = parser.load(path).get(root))
-    throw InputError(path, 0, fmt::format("invalid JSON ({})", simdjson::error_message(err)), false);
+  simdjson::padded_string text;
+  dom::element root = load_json_or_throw(parser, path, text);
   dom::object steps;
   if (root.get_object().get(steps))
     throw InputError(path, 0, "expected an object of steps (msprof communication.json)", false);

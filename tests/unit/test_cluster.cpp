@@ -110,13 +110,21 @@ TEST(RankSummary, WrittenAndReadBackUnchanged) {
 
 TEST(RankSummary, BadInputNamesTheFileAndWhere) {
   fs::path p = fs::temp_directory_path() / "npud_test_bad_summary.json";
-  std::ofstream(p) << R"({"kind": "npu-doctor-rank-summary", "steps": [)";
+  std::ofstream(p) << R"({"kind": "npu-doctor-rank-summary", "steps": [1, 2,, 3]})";
   try {
     read_rank_summary(p.string());
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_EQ(e.file(), p.string());
     EXPECT_NE(std::string(e.what()).find("invalid JSON"), std::string::npos) << e.what();
+    EXPECT_EQ(e.offset(), 51u);  // the second comma after 2
+  }
+  std::ofstream(p) << R"({"kind": "npu-doctor-rank-summary", "source": "cut of)";
+  try {
+    read_rank_summary(p.string());
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.offset(), 53u);  // the end (53 bytes): a cut-off file
   }
   std::ofstream(p) << R"({"traceEvents": []})";
   try {
