@@ -317,6 +317,8 @@ std::optional<Severity> worst_severity(const ClusterReport& r) {
 
 namespace {
 
+constexpr size_t kRanksShown = 16;
+
 std::string ms(double ns) { return ns < 0 ? "-" : fmt::format("{:.2f}", ns / 1e6); }
 
 // "0,3,5" or "0,1,...,15,... (126 ranks)"; `total` counts ranks beyond those listed.
@@ -348,17 +350,42 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
        << fmt::format(" not one job? {}: slow ranks below compare runs that did not wait for each other (notes at the end)\n", why);
   os << fmt::format("\nper rank, mean per step (ms){}:\n",
                     r.wait_basis.empty() ? "" : fmt::format("; wait {}", r.wait_basis));
-  os << fmt::format("  {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}\n", "rank", "steps", "step", "computing",
+  os << fmt::format("  {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}\n", "rank", "steps", "step", "computing",
                     "comm", "wait", "overlap", "free", "findings");
-  size_t shown = 0;
-  for (const RankRow& row : r.ranks) {
-    if (!verbose && r.ranks.size() > 32 && shown++ >= 16) {
-      os << fmt::format("  ... {} more ranks (--verbose, or --format json)\n", r.ranks.size() - 16);
-      break;
-    }
-    os << fmt::format("  {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}\n", row.rank, row.steps,
+  auto print_row = [&](std::string_view label, const RankRow& row) {
+    os << fmt::format("  {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}\n", label, row.steps,
                       ms(row.step_ns), ms(row.computing_ns), ms(row.communication_ns), ms(row.comm_wait_ns),
                       ms(row.overlapped_ns), ms(row.free_ns), row.findings);
+  };
+  // Many ranks: the first, the slow ones and a median row say what the full table would.
+  const bool all = verbose || r.ranks.size() <= kRanksShown * 2;
+  std::set<int64_t> slow;
+  for (const SlowRank& s : r.slow) slow.insert(s.rank);
+  size_t shown = 0;
+  for (size_t i = 0; i < r.ranks.size(); ++i) {
+    const RankRow& row = r.ranks[i];
+    if (!all && i > 0 && (!slow.count(row.rank) || shown >= kRanksShown)) continue;
+    print_row(std::to_string(row.rank), row);
+    ++shown;
+  }
+  if (!all) {
+    RankRow med;
+    auto column = [&](auto get) {
+      std::vector<double> v;
+      for (const RankRow& row : r.ranks) v.push_back(double(get(row)));
+      return median(std::move(v));
+    };
+    med.steps = size_t(column([](const RankRow& x) { return x.steps; }));
+    med.step_ns = column([](const RankRow& x) { return x.step_ns; });
+    med.computing_ns = column([](const RankRow& x) { return x.computing_ns; });
+    med.communication_ns = column([](const RankRow& x) { return x.communication_ns; });
+    med.comm_wait_ns = column([](const RankRow& x) { return x.comm_wait_ns; });
+    med.overlapped_ns = column([](const RankRow& x) { return x.overlapped_ns; });
+    med.free_ns = column([](const RankRow& x) { return x.free_ns; });
+    med.findings = size_t(column([](const RankRow& x) { return x.findings; }));
+    print_row("median", med);
+    os << fmt::format("  ({} of {} ranks shown: the first and the slow ones; --verbose or --format json for all)\n",
+                      shown, r.ranks.size());
   }
   os << "\n" << st.bold("slow ranks") << fmt::format(" (more than {} of a step above the others' median):\n", format_share(kSlowShare));
   if (r.slow.empty()) os << "  none\n";

@@ -200,6 +200,25 @@ TEST(ClusterReport, InputsOfDifferentJobsAreSaidToBeSo) {
   EXPECT_TRUE(build_cluster_report(ranks, "dir").inconsistent.empty());
 }
 
+TEST(ClusterReport, ManyRanksShowTheFirstTheSlowOnesAndTheMedian) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 40; ++r)
+    ranks.push_back(summarize_rank(r == 29 ? rank_trace(r, 700, 100) : rank_trace(r, 400, 400), {}, "2.1.0"));
+  for (RankSummary& s : ranks) s.world_size = 40;
+  ClusterReport rep = build_cluster_report(ranks, "dir");
+  std::ostringstream text;
+  render_cluster_text(text, rep, false, false);
+  const std::string out = text.str();
+  EXPECT_NE(out.find("\n       0      2 "), std::string::npos) << out;
+  EXPECT_NE(out.find("\n      29      2 "), std::string::npos) << out;
+  EXPECT_EQ(out.find("\n       1      2 "), std::string::npos) << out;
+  EXPECT_NE(out.find("\n  median      2 "), std::string::npos) << out;
+  EXPECT_NE(out.find("(2 of 40 ranks shown"), std::string::npos) << out;
+  std::ostringstream all;
+  render_cluster_text(all, rep, false, true);  // --verbose: every rank
+  EXPECT_NE(all.str().find("\n       1      2 "), std::string::npos);
+}
+
 TEST(ClusterReport, EqualRanksHaveNoSlowRank) {
   std::vector<RankSummary> ranks;
   for (int r = 0; r < 4; ++r) ranks.push_back(summarize_rank(rank_trace(r, 400, 200), {}, "2.1.0"));
