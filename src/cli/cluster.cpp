@@ -19,6 +19,7 @@
 #include "cluster/cluster_report.hpp"
 #include "cluster/msprof_cluster.hpp"
 #include "cluster/rank_summary.hpp"
+#include "report/html_report.hpp"
 #include "ingest/input_error.hpp"
 #include "util/text.hpp"
 
@@ -141,6 +142,7 @@ int render_cluster(const ClusterReport& report, const std::string& format, const
                    const std::string& fail_on) {
   bool written = emit_report(output, format == "text", [&](std::ostream& os, bool color) {
     if (format == "json") render_cluster_json(os, report);
+    else if (format == "html") render_cluster_html(os, report);
     else render_cluster_text(os, report, color, verbose);
   });
   if (!written) return kExitBadInput;
@@ -148,9 +150,9 @@ int render_cluster(const ClusterReport& report, const std::string& format, const
 }
 
 bool cluster_format_or_report(const std::string& format) {
-  if (format == "text" || format == "json") return true;
+  if (format == "text" || format == "json" || format == "html") return true;
   std::cerr << fmt::format(
-      "npu-doctor: error: --format {} is not available for a cluster (text or json); for one rank, analyze its "
+      "npu-doctor: error: --format {} is not available for a cluster (text, json or html); for one rank, analyze its "
       "profile{}\n",
       format, format == "summary" ? " (a summary is written per rank: docs/cluster.md)" : "");
   return false;
@@ -272,7 +274,9 @@ void add_merge_command(CLI::App& app, int& exit_code) {
   cmd->add_option("INPUT", o->inputs, "rank summary files, directories of them, or an msprof-analyze "
                                       "cluster_analysis_output directory")
       ->required();
-  cmd->add_option("--format", o->format, "report format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", o->format, "report format")
+      ->check(CLI::IsMember({"text", "json", "html"}))
+      ->capture_default_str();
   cmd->add_option("-o,--output", o->output, "write the report to FILE instead of stdout (atomically)");
   cmd->add_option("--fail-on", o->fail_on, "exit 1 when a slow rank or finding has this severity or worse")
       ->check(CLI::IsMember({"info", "warning", "error", "never"}))

@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "analysis/intervals.hpp"
 #include "analysis/trace_index.hpp"
+#include "cluster/cluster_report.hpp"
 #include "diff/trace_diff.hpp"
 #include "report/escape.hpp"
 #include "rules/builtin_rules.hpp"
@@ -505,6 +507,124 @@ void render_diff_html(std::ostream& os, const TraceDiff& d, const Trace& before,
   findings_by_rule(os, d.added, o);
 
   timeline(os, after, o, 50'000);  // of the AFTER run: what the change left
+  page_end(os);
+}
+
+namespace {
+
+// One row per rank: computing, communication not overlapped with it, free; each as a share of
+// the longest mean step, so ranks compare at a glance.
+void rank_chart(std::ostream& os, const ClusterReport& r, const std::vector<const RankRow*>& rows) {
+  constexpr int kLabelW = 70, kBarW = 640, kTextW = 200, kRowH = 18;
+  double longest = 1;
+  for (const RankRow* row : rows) longest = std::max(longest, row->step_ns);
+  int h = int(rows.size()) * kRowH + 10;
+  os << "<div class=\"legend\"><span><i style=\"background:#4f81bd\"></i>computing</span>"
+        "<span><i style=\"background:#f2a541\"></i>communication (not overlapped)</span>"
+        "<span><i style=\"background:#d9d9d9\"></i>free</span></div>\n";
+  os << fmt::format("<svg id=\"rank-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">\n",
+                    kLabelW + kBarW + kTextW, h);
+  std::set<int64_t> slow;   // ranks with a warning: their labels are marked
+  for (const SlowRank& s : r.slow)
+    if (s.severity >= Severity::Warning) slow.insert(s.rank);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const RankRow& row = *rows[i];
+    double y = 5 + double(i) * kRowH, x = kLabelW;
+    os << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\"{}>rank {}</text>", kLabelW - 6, y + 12,
+                      slow.count(row.rank) ? " style=\"font-weight:bold;fill:#b3261e\"" : "", row.rank);
+    const std::pair<double, const char*> parts[] = {{row.computing_ns, "#4f81bd"},
+                                                    {row.communication_ns - row.overlapped_ns, "#f2a541"},
+                                                    {row.free_ns, "#d9d9d9"}};
+    for (const auto& [ns, color] : parts) {
+      double w = kBarW * std::max(0.0, ns) / longest;
+      os << fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", x, y + 2, w,
+                        kRowH - 5, color);
+      x += w;
+    }
+    os << fmt::format("<text x=\"{}\" y=\"{:.1f}\">{} / step</text>\n", kLabelW + kBarW + 6, y + 12,
+                      ms(int64_t(row.step_ns)));
+  }
+  os << "</svg>\n";
+}
+
+}  // namespace
+
+void render_cluster_html(std::ostream& os, const ClusterReport& r) {
+  page_begin(os, "npu-doctor cluster report", r.source);
+  os << "<h2>Summary</h2>\n<div class=\"cards\" id=\"summary-cards\">\n";
+  card(os, "ranks", r.world_size > 0 ? fmt::format("{} of {}", r.ranks.size(), r.world_size) : std::to_string(r.ranks.size()));
+  card(os, "median step", ms(int64_t(r.median_step_ns)));
+  card(os, "slow ranks", std::to_string(r.slow.size()), r.slow.empty() ? "better" : "worse");
+  card(os, "findings only some ranks have", std::to_string(r.partial.size()), r.partial.empty() ? "" : "sev-warning");
+  card(os, "findings on every rank", std::to_string(r.common.size()));
+  card(os, "communication wait", r.wait_basis.empty() ? "not known" : r.wait_basis);
+  os << "</div>\n";
+  for (const auto& why : r.inconsistent)
+    os << "<p class=\"sev-warning\">Not one job? " << html_escape(why)
+       << ": the slow ranks compare runs that did not wait for each other.</p>\n";
+
+  // At most 128 bars: rank 0, the slow ranks, then the others in order.
+  std::vector<const RankRow*> rows;
+  std::set<int64_t> slow;
+  for (const SlowRank& s : r.slow) slow.insert(s.rank);
+  for (const RankRow& row : r.ranks)
+    if (rows.empty() || slow.count(row.rank)) rows.push_back(&row);
+  for (const RankRow& row : r.ranks)
+    if (rows.size() < 128 && std::find(rows.begin(), rows.end(), &row) == rows.end()) rows.push_back(&row);
+  std::stable_sort(rows.begin(), rows.end(), [](const RankRow* a, const RankRow* b) { return a->rank < b->rank; });
+  os << "<h2>Mean step per rank</h2>\n<div class=\"panel\">\n";
+  rank_chart(os, r, rows);
+  if (rows.size() < r.ranks.size())
+    os << fmt::format("<p class=\"note\">{} of {} ranks drawn (rank 0 and the slow ones first); the table has all.</p>\n",
+                      rows.size(), r.ranks.size());
+  os << "</div>\n";
+
+  os << "<h2>Slow ranks</h2>\n<div class=\"panel\" id=\"slow-ranks\">\n";
+  if (r.slow.empty()) os << "<p>None: no rank is more than 5% of a step above the other ranks' median.</p>\n";
+  for (const SlowRank& s : r.slow)
+    os << fmt::format("<p><span class=\"sev-{}\">{}</span> {}</p>\n", to_string(s.severity), to_string(s.severity),
+                      html_escape(s.message));
+  os << "</div>\n";
+
+  os << "<h2>Findings only some ranks have</h2>\n<div class=\"panel\" id=\"partial-findings\">\n";
+  if (r.partial.empty()) os << "<p>None.</p>\n";
+  else os << "<table><tr><th>severity</th><th>rule</th><th>where</th><th>ranks</th><th>message</th></tr>\n";
+  for (const PartialFinding& p : r.partial) {
+    std::string ranks;
+    for (size_t i = 0; i < p.ranks.size() && i < 32; ++i) ranks += (i ? "," : "") + std::to_string(p.ranks[i]);
+    if (p.ranks.size() > 32) ranks += fmt::format(", ... ({})", p.ranks.size());
+    const Location& l = p.finding.location;
+    std::string where = l.file.empty() ? l.op : fmt::format("{}:{}", l.file, l.line);
+    os << fmt::format("<tr><td class=\"sev-{0}\">{0}</td><td>{1}</td><td class=\"name\">{2}</td><td>{3}</td><td>{4}</td></tr>\n",
+                      to_string(p.finding.severity), html_escape(p.finding.rule), html_escape(shorten(where, 80)),
+                      html_escape(ranks), html_escape(p.finding.message));
+  }
+  if (!r.partial.empty()) os << "</table>\n";
+  os << "</div>\n";
+
+  os << "<h2>Per rank</h2>\n<div class=\"panel\"><table id=\"rank-table\"><tr><th>rank</th><th class=\"num\">steps</th>"
+        "<th class=\"num\">step</th><th class=\"num\">computing</th><th class=\"num\">communication</th>"
+        "<th class=\"num\">wait</th><th class=\"num\">overlap</th><th class=\"num\">free</th><th class=\"num\">findings</th></tr>\n";
+  auto cell = [](double ns) { return ns < 0 ? std::string("-") : ms(int64_t(ns)); };
+  for (const RankRow& row : r.ranks)
+    os << fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                      "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                      "<td class=\"num\">{}</td></tr>\n",
+                      row.rank, row.steps, cell(row.step_ns), cell(row.computing_ns), cell(row.communication_ns),
+                      cell(row.comm_wait_ns), cell(row.overlapped_ns), cell(row.free_ns), row.findings);
+  os << "</table></div>\n";
+
+  os << "<h2>Findings on every rank</h2>\n<div class=\"panel\">\n";
+  if (r.common.empty()) os << "<p>None.</p>\n";
+  for (const Finding& f : r.common)
+    os << fmt::format("<p><span class=\"sev-{0}\">{0}</span> {1} {2}</p>\n", to_string(f.severity), html_escape(f.rule),
+                      html_escape(f.message));
+  os << "</div>\n";
+  if (!r.notes.empty()) {
+    os << "<h2>Notes</h2>\n<div class=\"panel\"><ul>\n";
+    for (const auto& n : r.notes) os << "<li>" << html_escape(n) << "</li>\n";
+    os << "</ul></div>\n";
+  }
   page_end(os);
 }
 

@@ -13,6 +13,7 @@
 namespace npud {
 
 struct TraceDiff;
+struct ClusterReport;
 
 // Text for an HTML element or a quoted attribute: & < > " ' escaped, control characters
 // and bidi overrides removed, invalid UTF-8 replaced.
@@ -30,5 +31,8 @@ void render_html(std::ostream& os, const Report& report, const Trace& trace, con
 void render_amp_html(std::ostream& os, const AmpSummary& amp);
 void render_diff_html(std::ostream& os, const TraceDiff& diff, const Trace& before, const Trace& after,
                       const HtmlOptions& opts = {});
+// The cluster view (docs/cluster.md): per-rank step bars, slow ranks, findings only some
+// ranks have, the per-rank table.
+void render_cluster_html(std::ostream& os, const ClusterReport& report);
 
 }  // namespace npud

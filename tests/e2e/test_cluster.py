@@ -113,9 +113,22 @@ class GeneratedCluster(unittest.TestCase):
             shutil.rmtree(bad_dir)
 
     def test_formats_a_cluster_cannot_have_are_refused(self):
-        r = npud("analyze", self.dir, "-q", "--format", "html")
+        r = npud("analyze", self.dir, "-q", "--format", "sarif")
         self.assertEqual(r.returncode, 2)
         self.assertIn("not available for a cluster", r.stderr)
+
+    def test_html_report(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "cluster.html")
+            r = npud("analyze", self.dir, "-q", "--format", "html", "-o", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out, encoding="utf-8") as f:
+                page = f.read()
+        self.assertIn('<svg id="rank-chart"', page)
+        self.assertEqual(page.count(">rank "), 6)  # one bar label per rank
+        self.assertIn('style="font-weight:bold;fill:#b3261e">rank 4<', page)  # the planted slow rank
+        self.assertIn("rank 4 computes", page)
+        self.assertIn('<table id="rank-table">', page)
 
     def test_merge_of_something_else_says_what_it_is_not(self):
         path = sorted(glob.glob(os.path.join(self.dir, "rank-*.json")))[0]

@@ -111,6 +111,18 @@ class HtmlInChromium(unittest.TestCase):
         dom = self.check_page(out, "diff", ["delta-chart", "timeline"])
         self.assertIn("aten::copy_", dom)
 
+    def test_cluster(self):
+        cluster = os.path.join(SHARED, "fixtures", "kineto", "multirank-sampled")
+        if not os.path.isdir(cluster):
+            self.skipTest("multirank-sampled fixture is absent")
+        out = os.path.join(self.dir, "cluster.html")
+        r = subprocess.run([BINARY, "analyze", "-q", "--fail-on", "never", "--format", "html", "-o", out, cluster],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        dom = self.check_page(out, "cluster", ["rank-chart"])
+        self.assertIn("rank 1 computes", dom)
+        self.assertIn('id="rank-table"', dom)
+
     @unittest.skipUnless(python_has("torch"), "torch is not importable by %s" % PYTHON)
     def test_run_example(self):
         out = os.path.join(self.dir, "run.html")
