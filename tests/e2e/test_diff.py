@@ -142,6 +142,7 @@ class GpuVsNpu(unittest.TestCase):
                 page = f.read()
             self.assertIn("Device time by launching op (cuda \u2192 npu)", page)
             self.assertIn("1 AI-CPU task (FALLBACK001)", page)
+            self.assertIn("Biggest device time changes per step, by launching op", page)
 
 
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
