@@ -63,7 +63,8 @@ class GcPauses final : public Rule {
   std::string_view id() const override { return "GC001"; }
   std::string_view name() const override { return "gc-pauses"; }
   std::string_view summary() const override {
-    return "Python garbage collections of 1 ms or more inside the steps (torch_npu profiles with gc_detect_threshold)";
+    return "Python garbage collections of 1 ms or more in the steps (torch_npu gc events), or device idle windows of "
+           "200 ms or more with a silent host (conjectured)";
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
