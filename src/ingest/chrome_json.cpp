@@ -19,6 +19,7 @@
 #include "ingest/json_stream.hpp"
 #include "ingest/npu_launch_links.hpp"
 #include "ingest/prefetch_source.hpp"
+#include "util/text.hpp"
 #include "ingest/limits.hpp"
 
 namespace npud {
@@ -62,16 +63,6 @@ Cat classify_cat(std::string_view c) {
       c == "async_cpu_to_gpu" || c == "overhead" || c == "python_sync_marker")
     return Cat::Ignored;
   return Cat::Unknown;
-}
-
-bool icontains(std::string_view hay, std::string_view needle) {
-  if (needle.size() > hay.size()) return false;
-  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-    size_t j = 0;
-    while (j < needle.size() && std::tolower(static_cast<unsigned char>(hay[i + j])) == needle[j]) ++j;
-    if (j == needle.size()) return true;
-  }
-  return false;
 }
 
 RuntimeKind classify_runtime(std::string_view n) {

@@ -18,8 +18,7 @@ constexpr double kMaxSyncBnPerStep = 20;   // the advisor's max_syncbn_num (per 
 // with this op (torch_npu's too); module and autograd events name the class.
 bool is_syncbn_forward(std::string_view name) {
   return name == "aten::batch_norm_gather_stats_with_counts" ||
-         (to_lower(name).find("syncbatchnorm") != std::string::npos && name.find("Backward") == std::string_view::npos &&
-          name.find("backward") == std::string_view::npos);
+         (icontains(name, "syncbatchnorm") && !icontains(name, "backward"));
 }
 
 class SyncBatchNorm final : public Rule {

@@ -27,6 +27,19 @@ inline std::optional<int64_t> parse_int(std::string_view v) {
   return out;
 }
 
+// Whether `hay` contains `needle` ignoring ASCII case; `needle` must be lower case. No copy:
+// callers test every event name of a trace.
+inline bool icontains(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    size_t j = 0;
+    while (j < needle.size() && lower(hay[i + j]) == needle[j]) ++j;
+    if (j == needle.size()) return true;
+  }
+  return false;
+}
+
 // ASCII lower case (names, task types; not locale text).
 inline std::string to_lower(std::string_view s) {
   std::string out(s);
