@@ -27,7 +27,7 @@ double median(std::vector<double> v) {
 // the n-th collective of a name in a step is one operation on every rank; it finishes on all
 // ranks together, so the shortest duration is the transfer and the rest of each rank's
 // duration is waiting for the last rank to arrive.
-std::vector<std::map<int64_t, int64_t>> estimated_waits(const std::vector<RankSummary>& ranks) {
+std::vector<std::map<int64_t, int64_t>> estimated_waits(const std::vector<const RankSummary*>& ranks) {
   struct Key {
     uint32_t name;
     int64_t step;
@@ -59,19 +59,20 @@ std::vector<std::map<int64_t, int64_t>> estimated_waits(const std::vector<RankSu
   };
   std::unordered_map<Key, Shortest, KeyHash> shortest;
   std::vector<std::vector<Key>> all_keys;
-  for (const RankSummary& s : ranks) {
-    all_keys.push_back(keys_of(s));
-    for (size_t i = 0; i < s.collectives.size(); ++i) {
-      auto [it, fresh] = shortest.try_emplace(all_keys.back()[i], Shortest{s.collectives[i].dur_ns, 0});
-      it->second.dur = std::min(it->second.dur, s.collectives[i].dur_ns);
+  for (const RankSummary* s : ranks) {
+    all_keys.push_back(keys_of(*s));
+    for (size_t i = 0; i < s->collectives.size(); ++i) {
+      auto [it, fresh] = shortest.try_emplace(all_keys.back()[i], Shortest{s->collectives[i].dur_ns, 0});
+      it->second.dur = std::min(it->second.dur, s->collectives[i].dur_ns);
       ++it->second.ranks;
     }
   }
   std::vector<std::map<int64_t, int64_t>> out(ranks.size());
   for (size_t r = 0; r < ranks.size(); ++r)
-    for (size_t i = 0; i < ranks[r].collectives.size(); ++i) {
+    for (size_t i = 0; i < ranks[r]->collectives.size(); ++i) {
+      const Collective& c = ranks[r]->collectives[i];
       const Shortest& m = shortest.at(all_keys[r][i]);
-      if (m.ranks >= 2) out[r][ranks[r].collectives[i].step] += ranks[r].collectives[i].dur_ns - m.dur;
+      if (m.ranks >= 2) out[r][c.step] += c.dur_ns - m.dur;
     }
   return out;
 }
@@ -124,11 +125,14 @@ std::string explain(const SlowRank& s) {
 }
 
 // Ranks whose `dim` is more than kSlowShare of a step above the other ranks' median.
-void find_slow(const std::vector<RankSummary>& ranks, const std::vector<RankRow>& rows, std::string_view dim,
-               double step_ns, bool wait_known, std::vector<SlowRank>& out) {
+// `steps[i]`: rank i's steps (waits filled in).
+void find_slow(const std::vector<const RankSummary*>& ranks, const std::vector<std::vector<StepBreakdown>>& steps,
+               std::string_view dim, double step_ns, bool wait_known, std::vector<SlowRank>& out) {
   if (ranks.size() < 2 || step_ns <= 0) return;
   std::vector<double> values;
-  for (const RankSummary& s : ranks) values.push_back(mean_of(s.steps, dim));
+  for (const auto& st : steps) values.push_back(mean_of(st, dim));
+  // Every rank's value of each step number: made once, when the first slow rank needs it.
+  std::map<int64_t, std::vector<double>> by_step;
   for (size_t r = 0; r < ranks.size(); ++r) {
     std::vector<double> others = values;
     others.erase(others.begin() + std::ptrdiff_t(r));
@@ -136,21 +140,22 @@ void find_slow(const std::vector<RankSummary>& ranks, const std::vector<RankRow>
     double share = (values[r] - m) / step_ns;
     if (share <= kSlowShare) continue;
     SlowRank s;
-    s.rank = rows[r].rank;
+    s.rank = ranks[r]->rank;
     s.dimension = std::string(dim);
     s.value_ns = values[r];
     s.median_ns = m;
     s.share_of_step = share;
     s.severity = dim == "wait" || (dim == "communication" && !wait_known) ? Severity::Info : Severity::Warning;
+    if (by_step.empty())
+      for (const auto& st : steps)
+        for (const StepBreakdown& b : st) by_step[b.number].push_back(value_of(b, dim));
     // The step where this rank is furthest above the others' median of that step.
-    for (const StepBreakdown& b : ranks[r].steps) {
-      std::vector<double> same_step;
-      for (size_t o = 0; o < ranks.size(); ++o)
-        if (o != r)
-          for (const StepBreakdown& ob : ranks[o].steps)
-            if (ob.number == b.number) same_step.push_back(value_of(ob, dim));
+    for (const StepBreakdown& b : steps[r]) {
+      double mine = value_of(b, dim);
+      std::vector<double> same_step = by_step[b.number];
+      same_step.erase(std::find(same_step.begin(), same_step.end(), mine));  // its own value
       if (same_step.empty()) continue;
-      double excess = value_of(b, dim) - median(same_step);
+      double excess = mine - median(same_step);
       if (excess > s.worst_step_excess_ns) {
         s.worst_step_excess_ns = excess;
         s.worst_step = b.number;
@@ -170,29 +175,31 @@ bool worse(const Finding& a, const Finding& b) {
 ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::string source) {
   ClusterReport r;
   r.source = std::move(source);
-  std::vector<const RankSummary*> order;
-  for (const RankSummary& s : input) order.push_back(&s);
-  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
-  std::vector<RankSummary> ranks;
-  for (const RankSummary* s : order) ranks.push_back(*s);
+  // By rank; each rank's steps are copied to take the estimated waits (its collectives and
+  // findings are only read).
+  std::vector<const RankSummary*> ranks;
+  for (const RankSummary& s : input) ranks.push_back(&s);
+  std::stable_sort(ranks.begin(), ranks.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+  std::vector<std::vector<StepBreakdown>> steps;
+  for (const RankSummary* s : ranks) steps.push_back(s->steps);
 
   // Waits: measured where the source has them on every step, else estimated from collectives.
   bool measured = !ranks.empty();
-  for (const RankSummary& s : ranks)
-    for (const StepBreakdown& b : s.steps) measured = measured && b.comm_wait_ns >= 0;
+  for (const auto& st : steps)
+    for (const StepBreakdown& b : st) measured = measured && b.comm_wait_ns >= 0;
   bool any_collectives = false;
-  for (const RankSummary& s : ranks) any_collectives = any_collectives || !s.collectives.empty();
+  for (const RankSummary* s : ranks) any_collectives = any_collectives || !s->collectives.empty();
   if (measured) {
     r.wait_basis = "measured";
   } else if (any_collectives && ranks.size() >= 2) {
     r.wait_basis = "estimated from collectives";
     auto waits = estimated_waits(ranks);
     for (size_t i = 0; i < ranks.size(); ++i)
-      for (StepBreakdown& b : ranks[i].steps) b.comm_wait_ns = waits[i].count(b.number) ? waits[i][b.number] : 0;
+      for (StepBreakdown& b : steps[i]) b.comm_wait_ns = waits[i].count(b.number) ? waits[i][b.number] : 0;
   } else {
     size_t with_wait = 0;
-    for (const RankSummary& s : ranks)
-      with_wait += std::any_of(s.steps.begin(), s.steps.end(), [](const StepBreakdown& b) { return b.comm_wait_ns >= 0; });
+    for (const auto& st : steps)
+      with_wait += std::any_of(st.begin(), st.end(), [](const StepBreakdown& b) { return b.comm_wait_ns >= 0; });
     if (with_wait)
       r.notes.push_back(fmt::format("communication wait measured on {} of {} ranks only: not compared across ranks",
                                     with_wait, ranks.size()));
@@ -204,21 +211,23 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   std::set<int64_t> world_sizes;
   std::set<std::string> versions;
   std::vector<double> step_times;
-  for (const RankSummary& s : ranks) {
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const RankSummary& s = *ranks[i];
+    const std::vector<StepBreakdown>& st = steps[i];
     RankRow row;
     row.rank = s.rank;
     row.source = s.source;
-    row.steps = s.steps.size();
-    row.step_ns = mean_of(s.steps, "step");
-    row.computing_ns = mean_of(s.steps, "computing");
-    row.communication_ns = mean_of(s.steps, "communication");
-    row.free_ns = mean_of(s.steps, "free");
+    row.steps = st.size();
+    row.step_ns = mean_of(st, "step");
+    row.computing_ns = mean_of(st, "computing");
+    row.communication_ns = mean_of(st, "communication");
+    row.free_ns = mean_of(st, "free");
     double overlapped = 0;
-    for (const StepBreakdown& b : s.steps) overlapped += double(b.overlapped_ns);
-    row.overlapped_ns = s.steps.empty() ? 0 : overlapped / double(s.steps.size());
-    bool rank_wait = !s.steps.empty();
-    for (const StepBreakdown& b : s.steps) rank_wait = rank_wait && b.comm_wait_ns >= 0;
-    row.comm_wait_ns = rank_wait ? mean_of(s.steps, "wait") : -1;
+    for (const StepBreakdown& b : st) overlapped += double(b.overlapped_ns);
+    row.overlapped_ns = st.empty() ? 0 : overlapped / double(st.size());
+    bool rank_wait = !st.empty();
+    for (const StepBreakdown& b : st) rank_wait = rank_wait && b.comm_wait_ns >= 0;
+    row.comm_wait_ns = rank_wait ? mean_of(st, "wait") : -1;
     row.findings = size_t(std::count_if(s.findings.begin(), s.findings.end(),
                                         [](const Finding& f) { return f.rule != "HOT001"; }));
     row.warnings = s.warning_count;
@@ -263,16 +272,16 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
       if (!seen.count(i) && r.missing_count++ < 64) r.missing_ranks.push_back(i);
   r.median_step_ns = median(step_times);
 
-  for (std::string_view dim : {"step", "computing", "free"}) find_slow(ranks, r.ranks, dim, r.median_step_ns, wait_known, r.slow);
+  for (std::string_view dim : {"step", "computing", "free"}) find_slow(ranks, steps, dim, r.median_step_ns, wait_known, r.slow);
   if (wait_known) {
-    find_slow(ranks, r.ranks, "transfer", r.median_step_ns, wait_known, r.slow);
-    find_slow(ranks, r.ranks, "wait", r.median_step_ns, wait_known, r.slow);
+    find_slow(ranks, steps, "transfer", r.median_step_ns, wait_known, r.slow);
+    find_slow(ranks, steps, "wait", r.median_step_ns, wait_known, r.slow);
   } else {
     std::vector<int64_t> stragglers;
     for (const SlowRank& s : r.slow)
       if (s.dimension == "computing" || s.dimension == "free") stragglers.push_back(s.rank);
     size_t first = r.slow.size();
-    find_slow(ranks, r.ranks, "communication", r.median_step_ns, wait_known, r.slow);
+    find_slow(ranks, steps, "communication", r.median_step_ns, wait_known, r.slow);
     if (!stragglers.empty())
       for (size_t i = first; i < r.slow.size(); ++i) {
         std::string list;
@@ -289,12 +298,12 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   // Findings: the same (rule, file, line, op) on every rank, or only on some.
   std::map<std::string, PartialFinding> by_key;
   // HOT001 ranks where time goes; it is not a problem whose presence differs across ranks.
-  for (const RankSummary& s : ranks)
-    for (const Finding& f : s.findings) {
+  for (const RankSummary* s : ranks)
+    for (const Finding& f : s->findings) {
       if (f.rule == "HOT001") continue;
       PartialFinding& p = by_key[finding_identity(f)];
       if (p.ranks.empty()) p.finding = f;
-      if (p.ranks.empty() || p.ranks.back() != s.rank) p.ranks.push_back(s.rank);
+      if (p.ranks.empty() || p.ranks.back() != s->rank) p.ranks.push_back(s->rank);
     }
   for (auto& [key, p] : by_key) {
     if (p.ranks.size() == ranks.size()) r.common.push_back(std::move(p.finding));
@@ -321,8 +330,9 @@ constexpr size_t kRanksShown = 16;
 
 std::string ms(double ns) { return ns < 0 ? "-" : fmt::format("{:.2f}", ns / 1e6); }
 
-// "0,3,5" or "0,1,...,15,... (126 ranks)"; `total` counts ranks beyond those listed.
-std::string rank_list(const std::vector<int64_t>& ranks, size_t total = 0, size_t max_shown = 16) {
+}  // namespace
+
+std::string rank_list(const std::vector<int64_t>& ranks, size_t total, size_t max_shown) {
   std::string out;
   for (size_t i = 0; i < ranks.size() && i < max_shown; ++i) out += (i ? "," : "") + std::to_string(ranks[i]);
   total = std::max(total, ranks.size());
@@ -330,12 +340,10 @@ std::string rank_list(const std::vector<int64_t>& ranks, size_t total = 0, size_
   return out;
 }
 
-std::string where(const Finding& f) {
+std::string finding_place(const Finding& f) {
   if (!f.location.file.empty()) return fmt::format("{}:{}", f.location.file, f.location.line);
-  return cut_name(f.location.op);
+  return f.location.op;
 }
-
-}  // namespace
 
 void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, bool verbose) {
   TextStyle st{color};
@@ -398,14 +406,14 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
   for (size_t i = 0; i < r.partial.size() && i < limit; ++i) {
     const PartialFinding& p = r.partial[i];
     os << fmt::format("  {} {} {} on rank{} {}: {}\n", st.severity(p.finding.severity), p.finding.rule,
-                      where(p.finding), p.ranks.size() == 1 ? "" : "s", rank_list(p.ranks), cut_name(p.finding.message, 200));
+                      cut_name(finding_place(p.finding)), p.ranks.size() == 1 ? "" : "s", rank_list(p.ranks), cut_name(p.finding.message, 200));
   }
   if (r.partial.size() > limit) os << fmt::format("  ... {} more (--verbose)\n", r.partial.size() - limit);
 
   os << "\n" << st.bold(fmt::format("findings on every rank: {}", r.common.size())) << "\n";
   limit = verbose ? r.common.size() : 5;
   for (size_t i = 0; i < r.common.size() && i < limit; ++i)
-    os << fmt::format("  {} {} {}: {}\n", st.severity(r.common[i].severity), r.common[i].rule, where(r.common[i]),
+    os << fmt::format("  {} {} {}: {}\n", st.severity(r.common[i].severity), r.common[i].rule, cut_name(finding_place(r.common[i])),
                       cut_name(r.common[i].message, 200));
   if (r.common.size() > limit)
     os << fmt::format("  ... {} more: `npu-doctor analyze` one rank's profile for each with its fix\n", r.common.size() - limit);

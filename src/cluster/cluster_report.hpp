@@ -73,6 +73,11 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& ranks, std::s
 void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, bool verbose);
 void render_cluster_json(std::ostream& os, const ClusterReport& r);
 
+// "0,3,5" or "0,1,...,15,... (126 ranks)"; `total` counts ranks beyond those listed.
+std::string rank_list(const std::vector<int64_t>& ranks, size_t total = 0, size_t max_shown = 16);
+// Where a rank's finding is: "file:line", else its op.
+std::string finding_place(const Finding& f);
+
 // Worst severity in the report (slow ranks and findings); nullopt when there is nothing.
 std::optional<Severity> worst_severity(const ClusterReport& r);
 

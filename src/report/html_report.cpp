@@ -596,11 +596,8 @@ void render_cluster_html(std::ostream& os, const ClusterReport& r) {
   if (r.partial.empty()) os << "<p>None.</p>\n";
   else os << "<table><tr><th>severity</th><th>rule</th><th>where</th><th>ranks</th><th>message</th></tr>\n";
   for (const PartialFinding& p : r.partial) {
-    std::string ranks;
-    for (size_t i = 0; i < p.ranks.size() && i < 32; ++i) ranks += (i ? "," : "") + std::to_string(p.ranks[i]);
-    if (p.ranks.size() > 32) ranks += fmt::format(", ... ({})", p.ranks.size());
-    const Location& l = p.finding.location;
-    std::string where = l.file.empty() ? l.op : fmt::format("{}:{}", l.file, l.line);
+    std::string ranks = rank_list(p.ranks, 0, 32);
+    std::string where = finding_place(p.finding);
     os << fmt::format("<tr><td class=\"sev-{0}\">{0}</td><td>{1}</td><td class=\"name\">{2}</td><td>{3}</td><td>{4}</td></tr>\n",
                       to_string(p.finding.severity), html_escape(p.finding.rule), html_escape(shorten(where, 80)),
                       html_escape(ranks), html_escape(p.finding.message));
