@@ -52,11 +52,6 @@ uint64_t input_bytes(const std::string& path) {
   return bytes;
 }
 
-// Bytes a rank's trace may take in memory, for the default worker count: the model keeps a
-// fraction of the JSON, a gzip file inflates ~10x.
-uint64_t memory_estimate(const std::string& path) {
-  return path.ends_with(".gz") ? input_bytes(path) * 10 : input_bytes(path);
-}
 
 uint64_t available_memory() {
   std::ifstream in("/proc/meminfo");
@@ -69,10 +64,13 @@ uint64_t available_memory() {
 }
 
 // One worker per CPU, fewer when the ranks' traces would not fit in half the free memory.
-unsigned default_jobs(const std::vector<std::string>& inputs) {
+// `bytes`: each input's input_bytes(). A rank's trace takes about its JSON size in memory; a
+// gzip file inflates ~10x.
+unsigned default_jobs(const std::vector<std::string>& inputs, const std::vector<uint64_t>& bytes) {
   unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
   uint64_t largest = 1;
-  for (const auto& p : inputs) largest = std::max(largest, memory_estimate(p));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    largest = std::max(largest, inputs[i].ends_with(".gz") ? bytes[i] * 10 : bytes[i]);
   uint64_t avail = available_memory();
   unsigned by_memory = avail ? unsigned(std::clamp<uint64_t>(avail / 2 / largest, 1, 4096)) : cpus;
   return std::min({cpus, by_memory, unsigned(inputs.size())});
@@ -94,17 +92,18 @@ RankSummary analyze_rank(const std::string& path, const AnalyzeOptions& o, const
   return summarize_rank(trace, run_rules(ctx, rules), version->version);
 }
 
-// Reads and summarises every input on `jobs` threads. A rank that cannot be read is
-// reported on stderr and left out; `failed` counts them.
-std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& inputs, const AnalyzeOptions& o,
-                                         const std::vector<const Rule*>& rules, unsigned jobs, size_t& failed) {
+// Reads and summarises every input on `jobs` threads (`bytes`: each input's input_bytes(), for
+// the progress line). A rank that cannot be read is reported on stderr and left out; `failed`
+// counts them.
+std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& inputs, const std::vector<uint64_t>& bytes,
+                                         const AnalyzeOptions& o, const std::vector<const Rule*>& rules, unsigned jobs,
+                                         size_t& failed) {
   std::vector<std::optional<RankSummary>> slots(inputs.size());
   std::vector<std::string> errors(inputs.size());
   std::atomic<size_t> next{0};
   std::mutex progress_mutex;
   uint64_t total = 0, done = 0;
-  std::vector<uint64_t> sizes;
-  for (const auto& p : inputs) total += sizes.emplace_back(input_bytes(p));
+  for (uint64_t b : bytes) total += b;
   Progress progress(fmt::format("analysing {} ranks", inputs.size()), !o.quiet);
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < inputs.size();) {
@@ -116,7 +115,7 @@ std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& inputs,
         errors[i] = fmt::format("{}: {}", inputs[i], e.what());
       }
       std::lock_guard lock(progress_mutex);
-      progress.update(done += sizes[i], total);
+      progress.update(done += bytes[i], total);
     }
   };
   std::vector<std::thread> threads;
@@ -191,10 +190,12 @@ int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
     }
   } else {
     std::vector<std::string> inputs = rank_inputs_in(dir);
-    unsigned jobs = o.jobs ? std::min<unsigned>(o.jobs, unsigned(inputs.size())) : default_jobs(inputs);
+    std::vector<uint64_t> bytes;
+    for (const auto& p : inputs) bytes.push_back(input_bytes(p));
+    unsigned jobs = o.jobs ? std::min<unsigned>(o.jobs, unsigned(inputs.size())) : default_jobs(inputs, bytes);
     if (!o.quiet && ::isatty(STDERR_FILENO))
       std::cerr << fmt::format("npu-doctor: {} rank profiles in {}, {} at a time\n", inputs.size(), dir, jobs);
-    summaries = summarize_ranks(inputs, o, rules, jobs, failed);
+    summaries = summarize_ranks(inputs, bytes, o, rules, jobs, failed);
   }
   if (summaries.empty()) return kExitBadInput;
   ClusterReport report = build_cluster_report(summaries, dir);
