@@ -152,8 +152,9 @@ std::string device_of(const Trace& t) {
   return t.kernels.empty() ? "cpu" : "device";
 }
 
-OpTable device_by_op_table(const Trace& before, const Trace& after, const std::vector<Finding>& after_findings) {
-  TraceIndex bi(before), ai(after);
+OpTable device_by_op_table(const TraceIndex& bi, const TraceIndex& ai, const std::vector<Finding>& after_findings) {
+  const Trace& before = bi.trace();
+  const Trace& after = ai.trace();
   // Profiles of one model on two devices rarely hold the same number of steps: per step.
   auto per_step = [](Totals totals, const Trace& t) {
     if (t.steps.size() > 1)
@@ -210,9 +211,10 @@ TraceDiff diff_traces(const Trace& before, const Trace& after, const KnowledgeVe
   d.device = device_op_table(before, after);
   d.before_device = device_of(before);
   d.after_device = device_of(after);
-  auto fb = run_rules(AnalysisContext{before, npu, options}, rules);
-  auto fa = run_rules(AnalysisContext{after, npu, options}, rules);
-  d.device_by_op = device_by_op_table(before, after, fa);
+  AnalysisContext cb{before, npu, options}, ca{after, npu, options};
+  auto fb = run_rules(cb, rules);
+  auto fa = run_rules(ca, rules);
+  d.device_by_op = device_by_op_table(cb.index(), ca.index(), fa);   // the indexes the rules built
   match_findings(fb, fa, d);
   return d;
 }

@@ -16,6 +16,8 @@
 
 namespace npud {
 
+class TraceIndex;
+
 struct OpDelta {
   std::string name;
   int64_t before_ns = 0, after_ns = 0;
@@ -57,7 +59,7 @@ OpTable host_op_table(const Trace& before, const Trace& after);
 OpTable device_op_table(const Trace& before, const Trace& after);
 // Device time per launching aten op, slower in AFTER first, each row's `why` from AFTER and
 // its findings.
-OpTable device_by_op_table(const Trace& before, const Trace& after, const std::vector<Finding>& after_findings);
+OpTable device_by_op_table(const TraceIndex& before, const TraceIndex& after, const std::vector<Finding>& after_findings);
 // What a trace ran on: "npu" for torch_npu profiles, else the device the trace records
 // ("cuda", "hip", ...), "cpu" without device work.
 std::string device_of(const Trace& t);
