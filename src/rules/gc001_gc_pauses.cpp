@@ -2,6 +2,7 @@
 // as `gc` ranges when the profiler's experimental_config sets gc_detect_threshold). While the
 // collector runs, the host queues nothing. See docs/rules/GC001.md.
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -33,18 +34,23 @@ std::vector<Interval> silent_windows(const Trace& t, const TraceIndex& index) {
   const auto& busy = index.all_busy();
   if (busy.size() < 2) return {};
   std::vector<Interval> out;
+  std::vector<std::pair<int64_t, int64_t>> host;   // (start, duration) of ops and runtime calls, by start
   for (const Interval& gap : gaps_within(busy, busy.front().start, busy.back().end, kMinSilenceNs)) {
     uint32_t around = index.enclosing_op(index.main_pid(), index.main_tid(), gap.start, gap.length());
     if (around != kNone) continue;
+    if (host.empty()) {   // sorted once, on the first window that needs it
+      host.reserve(t.ops.size() + t.runtime.size());
+      for (const Op& op : t.ops) host.emplace_back(op.start_ns, op.dur_ns);
+      for (const RuntimeCall& r : t.runtime) host.emplace_back(r.start_ns, r.dur_ns);
+      std::sort(host.begin(), host.end());
+    }
     size_t events = 0;
     int64_t busy_ns = 0;
-    auto see = [&](int64_t start, int64_t dur) {
-      if (start < gap.start || start >= gap.end) return;
+    for (auto it = std::lower_bound(host.begin(), host.end(), std::make_pair(gap.start, std::numeric_limits<int64_t>::min()));
+         it != host.end() && it->first < gap.end; ++it) {
       ++events;
-      busy_ns += std::min(dur, gap.end - start);
-    };
-    for (const Op& op : t.ops) see(op.start_ns, op.dur_ns);
-    for (const RuntimeCall& r : t.runtime) see(r.start_ns, r.dur_ns);
+      busy_ns += std::min(it->second, gap.end - it->first);
+    }
     if (double(busy_ns) < kMaxSilentBusyShare * double(gap.length()) &&
         double(events) < kMaxSilentEventsPerNs * double(gap.length()))
       out.push_back(gap);
