@@ -27,14 +27,16 @@ constexpr int64_t kMinSilenceNs = 200'000'000;
 constexpr double kMaxSilentBusyShare = 0.01;
 constexpr double kMaxSilentEventsPerNs = 1e-7;
 
-// Device idle windows in which the host was silent: no op enclosing the window on the main
-// thread (then the host was busy: a long op, a DataLoader wait, a blocking sync) and almost no
-// op or runtime call starting in it.
+// Device idle windows in which the host was silent: recorded on both sides of the window (a
+// profile without host events, kernel_details.csv alone, says nothing about the host), no op
+// enclosing the window on the main thread (then the host was busy: a long op, a DataLoader
+// wait, a blocking sync) and almost no op or runtime call starting in it.
 std::vector<Interval> silent_windows(const Trace& t, const TraceIndex& index) {
   const auto& busy = index.all_busy();
   if (busy.size() < 2) return {};
   std::vector<Interval> out;
   std::vector<std::pair<int64_t, int64_t>> host;   // (start, duration) of ops and runtime calls, by start
+  int64_t host_end = std::numeric_limits<int64_t>::min();
   for (const Interval& gap : gaps_within(busy, busy.front().start, busy.back().end, kMinSilenceNs)) {
     uint32_t around = index.enclosing_op(index.main_pid(), index.main_tid(), gap.start, gap.length());
     if (around != kNone) continue;
@@ -42,8 +44,11 @@ std::vector<Interval> silent_windows(const Trace& t, const TraceIndex& index) {
       host.reserve(t.ops.size() + t.runtime.size());
       for (const Op& op : t.ops) host.emplace_back(op.start_ns, op.dur_ns);
       for (const RuntimeCall& r : t.runtime) host.emplace_back(r.start_ns, r.dur_ns);
+      if (host.empty()) return {};
       std::sort(host.begin(), host.end());
+      for (const auto& [start, dur] : host) host_end = std::max(host_end, start + dur);
     }
+    if (host.front().first > gap.start || host_end < gap.end) continue;   // the host was not recorded all along
     size_t events = 0;
     int64_t busy_ns = 0;
     for (auto it = std::lower_bound(host.begin(), host.end(), std::make_pair(gap.start, std::numeric_limits<int64_t>::min()));

@@ -200,6 +200,12 @@ TEST(Gc001, WithoutGcEventsALongSilentWindowIsAConjecturedCollection) {
   busy_host.kernel("gemm", 0, 100'000).kernel("gemm", 400'000, 100'000);
   for (int i = 0; i < 100; ++i) busy_host.runtime("cudaLaunchKernel", RuntimeKind::Launch, 101'000 + i * 2'500, 50);
   EXPECT_TRUE(test::run_rule(gc001_rule(), busy_host.build()).empty());
+  // No host recorded at all (kernel_details.csv alone): nothing to say about the host.
+  TraceBuilder device_only;
+  device_only.kernel("gemm", 0, 100'000).kernel("gemm", 400'000, 100'000);
+  EXPECT_TRUE(test::run_rule(gc001_rule(), device_only.build()).empty());
+  const fs::path pmu = fs::path(NPUD_SHARED_DIR) / "fixtures" / "ascend" / "pt-kernel-details-pmu-bf16" / "kernel_details.csv";
+  if (fs::exists(pmu)) EXPECT_TRUE(test::run_rule(gc001_rule(), read_trace(pmu.string())).empty());
 }
 
 }  // namespace
