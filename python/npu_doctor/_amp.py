@@ -26,6 +26,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import _amp_emulate as em
+from . import _amp_metrics as amp_metrics
 from . import _frames
 from ._amp_grads import AmpApiPatches, api_event_json, grad_histogram, optimizer_grads
 from ._amp_metrics import differs, identity_metrics, metric_dtype, metrics, metrics_json
@@ -119,6 +120,7 @@ class AmpSession:
 
     def on_end(self):
         self._api.remove()
+        amp_metrics.scratch.release()
         ac, self._autocast = self._autocast, None
         if ac is not None:
             try:
@@ -454,7 +456,7 @@ class _AmpMode(TorchDispatchMode):
         rec._dispatch_depth += 1
         try:
             pre = plan = None
-            frame = sys._getframe(1)
+            frame = _frames.dispatch_caller(sys._getframe(1))
             try:
                 if rec.op_name(func):
                     calls = session.count_call(func, frame)

@@ -1,6 +1,6 @@
 """Finds the user's frames on the Python stack: not torch's, not the shim's, not the stdlib's.
 
-Classification is cached per code object, and each frame's JSON text per (code, line),
+Classification is cached per code object, and each frame's JSON text per (code, offset),
 because the stack is walked for every recorded op.
 """
 
@@ -67,25 +67,71 @@ def _is_user_file(filename):
 
 
 _user_code = {}      # code object -> bool
-_frame_json = {}     # (code object, line) -> '["file",line,"function"]'
+# (code object, instruction offset) -> '["file",line,"function"]': the offset is a plain
+# read, the line a search of the code's line table (Python 3.11: a third of the walk).
+_frame_json = {}
+
+
+STACKS_PER_BOUNDARY = 32
+
+# torch >= 2.1 wraps every __torch_dispatch__ in _disable_dynamo: two frames of these files,
+# made afresh for each op, sit between the mode and the code that called the op.
+_WRAPPER_FILES = (os.sep + os.path.join("torch", "_compile.py"),
+                  os.sep + os.path.join("torch", "_dynamo", "eval_frame.py"))
+_wrapper_code = {}   # code object -> bool
+
+
+def dispatch_caller(frame):
+    """The frame that called the op, from the frame that called __torch_dispatch__."""
+    while frame is not None:
+        code = frame.f_code
+        wrapper = _wrapper_code.get(code)
+        if wrapper is None:
+            wrapper = _wrapper_code[code] = code.co_filename.endswith(_WRAPPER_FILES)
+        if not wrapper:
+            return frame
+        frame = frame.f_back
+    return frame
+
+
+def new_boundary(frame):
+    """A call (a module's forward, optimizer.step()) running from `frame`: [frame, the
+    texts of its user frames (filled on first use), stacks of the frames that ran ops in it]."""
+    return [frame, None, None]
 
 
 def user_stack_json(frame, boundary=None):
     """JSON array text of the user frames from `frame` outwards, innermost first.
 
-    boundary: [call_frame, outer] of the innermost module call running now (_modules.py).
-    The frames outwards of a running call do not change while it runs, so the walk stops at
-    call_frame and reuses `outer` (the texts of its user frames, filled on first use)."""
+    boundary: new_boundary() of the innermost call running now (_modules.py). The frames
+    outwards of a running call do not change while it runs, so the walk stops at its frame
+    and reuses the texts of its user frames. And while a frame runs, only its own position
+    moves: its stack is kept per (frame, instruction offset) for the boundary's lifetime
+    (an optimizer's per-parameter loop, a module's forward: the same few lines run many
+    ops). Kept frames stay referenced, so a key never names a later frame at the same
+    address; at most STACKS_PER_BOUNDARY of them, each held only while its call runs."""
     if boundary is None:
         parts, _ = _user_parts(frame, None)
-    else:
-        parts, stopped = _user_parts(frame, boundary[0])
-        if stopped and len(parts) < MAX_FRAMES:
-            outer = boundary[1]
-            if outer is None:
-                outer = boundary[1] = _user_parts(boundary[0], None)[0]
-            parts += outer[:MAX_FRAMES - len(parts)]
-    return "[" + ",".join(parts) + "]"
+        return "[" + ",".join(parts) + "]"
+    stacks = boundary[2]
+    key = (frame, frame.f_lasti)
+    if stacks is not None:
+        text = stacks.get(key)
+        if text is not None:
+            return text
+    parts, stopped = _user_parts(frame, boundary[0])
+    if stopped and len(parts) < MAX_FRAMES:
+        outer = boundary[1]
+        if outer is None:
+            outer = boundary[1] = _user_parts(boundary[0], None)[0]
+        parts += outer[:MAX_FRAMES - len(parts)]
+    text = "[" + ",".join(parts) + "]"
+    if stacks is None:
+        stacks = boundary[2] = {}
+    elif len(stacks) >= STACKS_PER_BOUNDARY:
+        stacks.clear()
+    stacks[key] = text
+    return text
 
 
 def _user_parts(frame, stop):
@@ -104,7 +150,7 @@ def _user_parts(frame, stop):
             is_user = _is_user_file(code.co_filename)
             cache[code] = is_user
         if is_user:
-            key = (code, frame.f_lineno)
+            key = (code, frame.f_lasti)
             text = fj.get(key)
             if text is None:
                 text = json.dumps([code.co_filename, frame.f_lineno, code.co_name], separators=(",", ":"))

@@ -52,7 +52,7 @@ class ModuleTracker:
             else:
                 path = parent[1] + "." + self._child_name(parent[0], module)
             text = json.dumps(path)
-            boundary = [sys._getframe(1), None]   # Module._call_impl, which calls forward next
+            boundary = _frames.new_boundary(sys._getframe(1))   # Module._call_impl, which calls forward next
             self._stack.append((module, path, text, boundary))
             self.current_json = text
             self.boundary = boundary

@@ -313,7 +313,7 @@ class Recorder:
         stacks end in `frame`'s, walked once (_frames.user_stack_json's boundary). Returns
         the boundary leave_call restores."""
         previous = self._modules.boundary
-        self._modules.boundary = [frame, None]
+        self._modules.boundary = _frames.new_boundary(frame)
         return previous
 
     def leave_call(self, previous):
@@ -402,35 +402,45 @@ class Recorder:
     # --- tensors -----------------------------------------------------------------------
     def _tensor_json(self, t, pos, seen_ids, seen_storages, is_output):
         """One tensor's metadata; registers ids. Outputs get fresh ids unless they are one
-        of the op's inputs (in-place, out=); their storage is an input's (a view) or new."""
+        of the op's inputs (in-place, out=); their storage is an input's (a view) or new.
+        Runs for every tensor of every recorded op: each attribute is read once, and the
+        text of a (dtype, shape, strides, device) layout is made once."""
         cdata = t._cdata
         rg = ""
         if is_output:
             tid = seen_ids.get(cdata)
             if tid is None:
                 tid = self._next_id
-                self._next_id += 1
+                self._next_id = tid + 1
             self._ids[cdata] = tid
         else:
             tid = self._ids.get(cdata)
             if tid is None:
                 tid = self._next_id
-                self._next_id += 1
+                self._next_id = tid + 1
                 self._ids[cdata] = tid
             seen_ids[cdata] = tid
             if t.requires_grad:
                 self._grad_in = True
                 rg = ',"rg":1'   # a parameter, or computed from one: device data once the program moves
         try:
+            key = (t.dtype, t.shape, t.stride(), t.device)
+        except Exception:   # no strides (sparse on torch 2)
+            key = (t.dtype, t.shape, None, t.device)
+        layout = self._layouts.get(key)
+        try:
             offset = t.storage_offset()
-            base = t.data_ptr() - offset * t.element_size()
+            # layout[2]: the element size, known with the layout
+            base = t.data_ptr() - offset * (layout[2] if layout is not None else t.element_size())
         except Exception:
             offset, base = 0, 0
-        sparse = None
         if base == 0:   # no storage (empty, meta, sparse): an identity of its own
             sid = self._next_storage
             self._next_storage += 1
             sparse = _sparse_layout(t)
+            if sparse is not None:   # torch 1.x gives sparse tensors made-up strides
+                key = (t.dtype, t.shape, sparse, t.device)
+                layout = self._layouts.get(key)
         elif is_output:
             sid = seen_storages.get(base)
             if sid is None:
@@ -444,28 +454,23 @@ class Recorder:
                 self._next_storage += 1
                 self._storages[base] = sid
             seen_storages[base] = sid
-        # Models reuse a few layouts: the text of each (dtype, shape, strides, device) is made once.
-        if sparse is not None:   # torch 1.x gives sparse tensors made-up strides
-            key = (t.dtype, t.shape, sparse, t.device)
-        else:
-            try:
-                key = (t.dtype, t.shape, t.stride(), t.device)
-            except Exception:
-                key = (t.dtype, t.shape, None, t.device)
-        layout = self._layouts.get(key)
         if layout is None:
-            layout = self._layout_json(key)
+            layout = self._layout_json(key, t)
         return '{"arg":%d,"id":%d,"storage":%d,%s,"offset":%d,%s%s}' % (pos, tid, sid, layout[0], offset, layout[1], rg)
 
-    def _layout_json(self, key):
+    def _layout_json(self, key, t):
         """Strided tensors: their strides; sparse ones: their layout instead ("sparse_coo")."""
         dtype, shape, strides, device = key
         if isinstance(strides, str):
             arrangement = '"layout":"%s"' % strides
         else:
             arrangement = '"strides":%s' % ("[]" if strides is None else str(list(strides)))
+        try:
+            size = t.element_size()
+        except Exception:
+            size = 0
         layout = ('"dtype":"%s","shape":%s,%s' % (str(dtype).replace("torch.", ""), str(list(shape)), arrangement),
-                  '"device":"%s"' % device)
+                  '"device":"%s"' % device, size)
         if len(self._layouts) > 100000:   # a program whose shapes never repeat
             self._layouts.clear()
         self._layouts[key] = layout
@@ -507,17 +512,22 @@ class Recorder:
         self._grad_in = False
         seen_ids = {}
         seen_storages = {}
+        tensor_json = self._tensor_json
+        Tensor = self._torch.Tensor
         pos = 0
         # Positional arguments are named by their position (the schema names them later).
-        items = enumerate(args) if not kwargs else list(enumerate(args)) + list(kwargs.items())
-        for key, a in items:
-            after = self._add_tensors(a, pos, parts, seen_ids, seen_storages, False)
-            if after is None:
-                if isinstance(a, str) or (isinstance(a, bool) and not isinstance(key, int)):
-                    attrs = (attrs or []) + [(key, a)]
-                pos += 1
-            else:
-                pos = after
+        for key, a in (enumerate(args) if not kwargs else list(enumerate(args)) + list(kwargs.items())):
+            if isinstance(a, Tensor):
+                parts.append(tensor_json(a, pos, seen_ids, seen_storages, False))
+            elif isinstance(a, (list, tuple)):
+                for e in a:
+                    if isinstance(e, Tensor):
+                        parts.append(tensor_json(e, pos, seen_ids, seen_storages, False))
+                    pos += 1
+                continue
+            elif isinstance(a, str) or (isinstance(a, bool) and not isinstance(key, int)):
+                attrs = (attrs or []) + [(key, a)]
+            pos += 1
         return parts, seen_ids, seen_storages, attrs
 
     def op_done(self, func, pre, out, t0, t1, frame, extra=""):
@@ -525,13 +535,14 @@ class Recorder:
         if attrs:
             extra = _attrs_json(func, attrs) + ("," + extra if extra else "")
         outs = []
-        if isinstance(out, (list, tuple)):
+        Tensor = self._torch.Tensor
+        if isinstance(out, Tensor):
+            outs.append(self._tensor_json(out, 0, seen_ids, seen_storages, True))
+        elif isinstance(out, (list, tuple)):
             pos = 0
             for o in out:
                 after = self._add_tensors(o, pos, outs, seen_ids, seen_storages, True)
                 pos = pos + 1 if after is None else after
-        else:
-            self._add_tensors(out, 0, outs, seen_ids, seen_storages, True)
         name = self._op_names[func]
         self._seq += 1
         modules = self._modules
