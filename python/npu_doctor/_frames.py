@@ -74,10 +74,12 @@ _frame_json = {}
 
 STACKS_PER_BOUNDARY = 32
 
-# torch >= 2.1 wraps every __torch_dispatch__ in _disable_dynamo: two frames of these files,
-# made afresh for each op, sit between the mode and the code that called the op.
+# Frames torch puts between a dispatch mode and the code that called the op, made afresh for
+# each op: torch >= 2.1 wraps every __torch_dispatch__ in _disable_dynamo (two frames),
+# torch 1.13 calls it through the mode stack's own __torch_dispatch__.
 _WRAPPER_FILES = (os.sep + os.path.join("torch", "_compile.py"),
-                  os.sep + os.path.join("torch", "_dynamo", "eval_frame.py"))
+                  os.sep + os.path.join("torch", "_dynamo", "eval_frame.py"),
+                  os.sep + os.path.join("torch", "utils", "_python_dispatch.py"))
 _wrapper_code = {}   # code object -> bool
 
 

@@ -288,6 +288,17 @@ class CaptureFile(unittest.TestCase):
         aten = [e for e in events if e.get("cat") == "aten" and e["args"]["step"] == 1]
         self.assertLess(len(aten), 1200)
 
+    def test_calls_are_counted_per_line(self):
+        """The same op at two lines of one module's loop, six calls each per step: each line
+        is its own site, measured at its calls 1-4."""
+        r, events = self.run_once("two_lines", "two_lines_loop.py", steps="1:1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for marker in ("# INPUT", "# HIDDEN"):
+            line = marked_line("two_lines_loop.py", marker)
+            at_line = [e for e in numeric_ops(events) if e["name"] == "aten::mm" and not e["args"].get("bwd")
+                       and e["args"]["stack"] and e["args"]["stack"][0][1] == line]
+            self.assertEqual([e["args"]["numeric"].get("calls", 1) for e in at_line], [1, 1, 1, 1], marker)
+
     def test_o1_matmul_overflow_named_at_its_line(self):
         r, events = self.run_once("o1", "overflow_o1.py", level="O1")
         self.assertEqual(r.returncode, 0, r.stderr)
