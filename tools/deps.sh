@@ -3,7 +3,7 @@
 # libraries come from Debian only; Python build tooling (scikit-build-core) and torch from PyPI.
 NPUD_APT_PACKAGES="g++ cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libcli11-dev libfmt-dev
   googletest libgtest-dev libbenchmark-dev python3 python3-venv python3-torch python3-numpy gzip
-  libtree-sitter-dev chromium"
+  libtree-sitter-dev chromium libisal-dev"
 # The torch the newer e2e run and the demo use: a CPU wheel this kind of machine keeps on disk
 # (pip takes it without a download). Pinned: a plain `torch` would pull a multi-GB CUDA build.
 NPUD_TORCH_PIN="torch==2.13.0"

@@ -488,3 +488,49 @@ TEST(HostileInput, CaptureCutInTheMiddleIsAnErrorNotATruncation) {
   EXPECT_EQ(e.offset(), text.find(cut) + cut.size());
   EXPECT_NE(std::string(e.what()).find("more lines follow"), std::string::npos) << e.what();
 }
+
+// Where the build has isa-l, .gz inflates with it (NPUD_GZIP=zlib selects zlib): both read the
+// same bytes from every shape of gzip file and refuse the same broken ones.
+TEST(HostileInput, GzipInflatersAgree) {
+  std::string body;
+  for (int64_t i = 0; body.size() < (size_t(3) << 20); ++i) body += "{\"ph\":\"X\",\"ts\":" + std::to_string(i * 7919) + "},\n";
+  std::string one = gzip_bytes(body);
+  std::string two = gzip_bytes(body.substr(0, 1000)) + std::string(7, '\0') + gzip_bytes(body.substr(1000));
+  std::string flipped = one;
+  for (size_t i = flipped.size() / 2; i < flipped.size() / 2 + 64; ++i) flipped[i] = char(flipped[i] ^ 0x5a);
+  std::string bad_crc = one, bad_size = one;
+  bad_crc[bad_crc.size() - 6] = char(bad_crc[bad_crc.size() - 6] ^ 1);
+  bad_size.back() = char(bad_size.back() ^ 1);   // the trailer's length (ISIZE)
+  struct Outcome {
+    std::string bytes, error;
+  };
+  auto read_with = [&](const char* inflater, const std::string& file) {
+    ::setenv("NPUD_GZIP", inflater, 1);
+    TempFile f(file, ".gz");
+    Outcome o;
+    try {
+      o.bytes = read_all(*open_byte_source(f.path));
+    } catch (const InputError& e) {
+      o.error = e.what();
+      EXPECT_LE(e.offset(), body.size());
+    }
+    ::unsetenv("NPUD_GZIP");
+    return o;
+  };
+  for (const std::string* file : {&one, &two}) {
+    Outcome z = read_with("zlib", *file), fast = read_with("", *file);
+    EXPECT_EQ(z.error, "");
+    EXPECT_EQ(fast.error, "");
+    EXPECT_TRUE(z.bytes == body);
+    EXPECT_TRUE(fast.bytes == body);
+  }
+  for (const std::string& file : {flipped, bad_crc, bad_size, one.substr(0, one.size() / 2), one + "junk"}) {
+    Outcome z = read_with("zlib", file), fast = read_with("", file);
+    EXPECT_NE(z.error, "");
+    EXPECT_NE(fast.error, "");
+    // the same kind of error (corrupt / truncated / trailing data), whichever inflater
+    for (const char* kind : {"corrupt gzip data", "truncated", "after the end of the gzip stream"})
+      EXPECT_EQ(z.error.find(kind) == std::string::npos, fast.error.find(kind) == std::string::npos)
+          << kind << ": " << z.error << " | " << fast.error;
+  }
+}
