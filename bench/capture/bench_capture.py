@@ -2,6 +2,7 @@
 
     python bench/capture/bench_capture.py [--models gpt,tiny_gpt,cnn] [--rounds 4] [--steps 5]
                                           [--modes capture,profiler,amp] [--whole-steps 10]
+                                          [--baseline DIR]
 
 Two measures, both in the same run, so they share the machine's state:
   - per recorded step: in this process, blocks of `--steps` plain steps alternated with
@@ -13,7 +14,10 @@ Two measures, both in the same run, so they share the machine's state:
     records), torch.profiler (all steps, trace exported), amp-check (NPUD_AMP, steps 1:3);
     median wall time of `--rounds` alternated runs and the child's peak RSS (its VmHWM).
 Modes: capture (every op recorded), profiler (record_shapes, with_stack), amp (amp-check:
-fp16 O1 emulated, every op shadowed). Rows come out as markdown; the header says which
+fp16 O1 emulated, every op shadowed). --baseline DIR: a folder holding an older `npu_doctor`
+package (`git archive REV python | tar -x -C /tmp/base` gives /tmp/base/python): capture and
+amp then also run with it ("capture (baseline)"), block for block in the same process and
+child for child, so before and after share the machine's state. Rows come out as markdown; the header says which
 torch and which BLAS ran the matmuls (models.blas()).
 """
 import argparse
@@ -36,6 +40,23 @@ import models  # noqa: E402
 import npu_doctor  # noqa: E402
 from npu_doctor._amp import AmpConfig, AmpSession  # noqa: E402
 from npu_doctor._recorder import Recorder  # noqa: E402
+
+
+BASELINE = None   # the --baseline package, imported as npu_doctor_baseline
+
+
+def load_baseline(folder):
+    """Imports folder/npu_doctor under the name npu_doctor_baseline (its relative imports follow)."""
+    import importlib
+    import importlib.util
+    pkg = os.path.join(os.path.abspath(folder), "npu_doctor")
+    spec = importlib.util.spec_from_file_location("npu_doctor_baseline", os.path.join(pkg, "__init__.py"),
+                                                  submodule_search_locations=[pkg])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["npu_doctor_baseline"] = module
+    spec.loader.exec_module(module)
+    return (module, importlib.import_module("npu_doctor_baseline._recorder").Recorder,
+            importlib.import_module("npu_doctor_baseline._amp"))
 
 
 def _events(path):
@@ -62,23 +83,30 @@ class Block:
     def plain(self, steps):
         return self.timed(steps), 0, 0.0, 0
 
-    def capture(self, steps):
+    def capture(self, steps, shim=npu_doctor):
         self.n += 1
         path = os.path.join(self.out, "capture%d.npud.json" % self.n)
-        with npu_doctor.capture(path, steps=None):
+        with shim.capture(path, steps=None):
             times = self.timed(steps)
         return times, _events(path), 0.0, os.path.getsize(path)
 
-    def amp(self, steps):
+    def amp(self, steps, recorder=Recorder, amp=None):
         self.n += 1
         path = os.path.join(self.out, "amp%d.npud.json" % self.n)
-        rec = Recorder(path, None)
-        rec.amp = AmpSession(AmpConfig("fp16", "O1", True))
+        rec = recorder(path, None)
+        rec.amp = amp.AmpSession(amp.AmpConfig("fp16", "O1", True)) if amp else AmpSession(AmpConfig("fp16", "O1", True))
         rec.amp.attach(rec)
         rec.start()
         times = self.timed(steps)
         rec.finish("stopped")
         return times, _events(path), 0.0, os.path.getsize(path)
+
+    def run(self, mode, steps):
+        if mode == "capture (baseline)":
+            return self.capture(steps, BASELINE[0])
+        if mode == "amp (baseline)":
+            return self.amp(steps, BASELINE[1], BASELINE[2])
+        return getattr(self, mode)(steps)
 
     def profiler(self, steps):
         prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
@@ -103,7 +131,7 @@ def per_step(name, modes, rounds, steps):
     for _ in range(rounds):
         times["plain"] += block.plain(steps)[0]
         for m in modes:
-            t, n, stop, size = getattr(block, m)(steps)
+            t, n, stop, size = block.run(m, steps)
             times[m] += t
             ops[m] += n
             stops[m].append(stop)
@@ -130,20 +158,25 @@ def _run_child(cmd, env):
     return wall, int(rss[-1]) / 1024.0 if rss else float("nan")
 
 
-def whole_process(name, rounds, steps, modes):
+def whole_process(name, rounds, steps, modes, baseline_dir=None):
     out = tempfile.mkdtemp(prefix="npud-bench-whole-")
     base = {k: v for k, v in os.environ.items() if not k.startswith("NPUD_")}
-    capture_env = dict(base, PYTHONPATH=os.path.join(PYDIR, "npu_doctor", "_bootstrap") + os.pathsep + PYDIR,
-                       NPUD_CAPTURE=os.path.join(out, "capture.npud.json"), NPUD_STEPS="1:3")
+
+    def capture_env(pydir):
+        return dict(base, PYTHONPATH=os.path.join(pydir, "npu_doctor", "_bootstrap") + os.pathsep + pydir,
+                    NPUD_CAPTURE=os.path.join(out, "capture.npud.json"), NPUD_STEPS="1:3")
     child = [sys.executable, os.path.join(HERE, "run_model.py"), name, str(steps)]
+    amp_env = dict(NPUD_AMP="fp16", NPUD_AMP_LEVEL="O1", NPUD_AMP_EMULATE="1")
+    shims = [("", PYDIR)] + ([(" (baseline)", os.path.abspath(baseline_dir))] if baseline_dir else [])
     runs = [("plain", child, base)]
-    if "capture" in modes:
-        runs.append(("capture (steps 1:3)", child, capture_env))
+    for suffix, pydir in shims:
+        if "capture" in modes:
+            runs.append(("capture (steps 1:3)" + suffix, child, capture_env(pydir)))
     if "profiler" in modes:
         runs.append(("profiler (all steps)", child + ["--profiler"], base))
-    if "amp" in modes:   # as `npu-doctor amp-check` runs it (CPU emulation of fp16 O1)
-        runs.append(("amp-check (steps 1:3)", child, dict(capture_env, NPUD_AMP="fp16", NPUD_AMP_LEVEL="O1",
-                                                          NPUD_AMP_EMULATE="1")))
+    for suffix, pydir in shims:
+        if "amp" in modes:   # as `npu-doctor amp-check` runs it (CPU emulation of fp16 O1)
+            runs.append(("amp-check (steps 1:3)" + suffix, child, dict(capture_env(pydir), **amp_env)))
     results = {label: [] for label, _, _ in runs}
     for _ in range(rounds):
         for label, cmd, env in runs:
@@ -164,9 +197,15 @@ def main():
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--steps", type=int, default=5, help="steps per block")
     ap.add_argument("--whole-steps", type=int, default=10, help="steps of the whole-process runs (0: skip)")
+    ap.add_argument("--baseline", help="folder holding an older npu_doctor package to measure beside this one")
     args = ap.parse_args()
     names = [m for m in args.models.split(",") if m]
     modes = [m for m in args.modes.split(",") if m]
+    whole_modes = list(modes)
+    if args.baseline:
+        global BASELINE
+        BASELINE = load_baseline(args.baseline)
+        modes = [x for m in modes for x in ([m, m + " (baseline)"] if m in ("capture", "amp") else [m])]
     load = os.getloadavg()[0]
     print("torch %s, BLAS %s, %d intra-op threads, %d CPUs, Python %s"
           % (torch.__version__, models.blas(), torch.get_num_threads(), os.cpu_count(), sys.version.split()[0]))
@@ -181,7 +220,7 @@ def main():
         print("| model | whole process, %d steps | wall s | ratio | peak RSS MB |" % args.whole_steps)
         print("|---|---|---:|---:|---:|")
         for name in names:
-            for r in whole_process(name, args.rounds, args.whole_steps, modes):
+            for r in whole_process(name, args.rounds, args.whole_steps, whole_modes, args.baseline):
                 print("| %s | %s | %.2f | %.2fx | %.0f |" % r, flush=True)
     print()
     print("load average %.1f before, %.1f after" % (load, os.getloadavg()[0]))
