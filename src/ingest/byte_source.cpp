@@ -64,141 +64,96 @@ class MemorySource final : public ByteSource {
   size_t pos_ = 0;
 };
 
-// Inflates gzip members one after another (concatenated .gz files are valid gzip).
-class GzipSource final : public ByteSource {
+// The inflaters behind GzipSource: zlib, and isa-l's igzip where the build found it (2.5-3x
+// zlib's speed on trace JSON, bench/README.md "gzip"). Each inflates one gzip member at a time
+// (header, data, CRC-32 and size checked) from the input and into the output it is given.
+enum class Inflated { Progress, MemberEnd, Corrupt };
+
+class ZlibInflater {
  public:
-  GzipSource(std::unique_ptr<ByteSource> inner, std::string name)
-      : inner_(std::move(inner)), name_(std::move(name)), in_(1 << 20) {
+  explicit ZlibInflater(const std::string& name) {
     std::memset(&z_, 0, sizeof z_);
     // 16 + MAX_WBITS: expect a gzip header and trailer.
-    if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) throw InputError(name_, 0, "cannot initialise zlib", false);
+    if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) throw InputError(name, 0, "cannot initialise zlib", false);
   }
-  ~GzipSource() override { inflateEnd(&z_); }
-
-  size_t read(char* dst, size_t n) override {
-    if (done_ || n == 0) return 0;
-    dst_ = dst;
-    z_.next_out = reinterpret_cast<Bytef*>(dst);
-    z_.avail_out = uInt(std::min<size_t>(n, 1u << 30));
-    while (z_.avail_out > 0) {
-      if (z_.avail_in == 0 && !refill()) {
-        if (member_started_)
-          throw InputError(name_, out_ + produced(dst),
-                           "gzip data ends before the end of the compressed stream: file truncated?");
-        done_ = true;
-        break;
-      }
-      member_started_ = true;
-      int rc = inflate(&z_, Z_NO_FLUSH);
-      if (rc == Z_STREAM_END) {
-        member_started_ = false;
-        if (!next_member()) {
-          done_ = true;
-          break;
-        }
-        continue;
-      }
-      if (rc == Z_BUF_ERROR) continue;  // needs more input; refill() above decides
-      if (rc != Z_OK) {
-        std::string why = z_.msg ? z_.msg : "zlib error " + std::to_string(rc);
-        throw InputError(name_, out_ + produced(dst), "corrupt gzip data (" + why + ")");
-      }
-    }
-    size_t k = produced(dst);
-    out_ += k;
-    return k;
+  ~ZlibInflater() { inflateEnd(&z_); }
+  void next_member() { inflateReset(&z_); }
+  void set_input(char* p, size_t n) {
+    z_.next_in = reinterpret_cast<Bytef*>(p);
+    z_.avail_in = uInt(n);
   }
-  uint64_t consumed() const override { return inner_->consumed(); }
-  uint64_t total() const override { return inner_->total(); }
-  bool compressed() const override { return true; }
+  void set_output(char* p, size_t n) {
+    z_.next_out = reinterpret_cast<Bytef*>(p);
+    z_.avail_out = uInt(n);
+  }
+  unsigned char* next_in() { return z_.next_in; }
+  size_t avail_in() const { return z_.avail_in; }
+  void skip_input(size_t k) {
+    z_.next_in += k;
+    z_.avail_in -= uInt(k);
+  }
+  const char* next_out() const { return reinterpret_cast<const char*>(z_.next_out); }
+  size_t avail_out() const { return z_.avail_out; }
+  Inflated inflate_some(std::string& why) {
+    int rc = inflate(&z_, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) return Inflated::MemberEnd;
+    if (rc == Z_OK || rc == Z_BUF_ERROR) return Inflated::Progress;   // Z_BUF_ERROR: needs more input
+    why = z_.msg ? z_.msg : "zlib error " + std::to_string(rc);
+    return Inflated::Corrupt;
+  }
 
  private:
-  size_t produced(const char* dst) const { return size_t(reinterpret_cast<const char*>(z_.next_out) - dst); }
-
-  bool refill() {
-    size_t got = inner_->read(in_.data(), in_.size());
-    z_.next_in = reinterpret_cast<Bytef*>(in_.data());
-    z_.avail_in = uInt(got);
-    return got > 0;
-  }
-
-  // After one member ended: another member may follow; zero padding is tolerated.
-  bool next_member() {
-    for (;;) {
-      if (z_.avail_in == 0 && !refill()) return false;
-      if (z_.next_in[0] == 0x1f) {
-        inflateReset(&z_);
-        return true;
-      }
-      // skip zero padding; anything else is garbage after the stream
-      while (z_.avail_in > 0 && z_.next_in[0] == 0) {
-        ++z_.next_in;
-        --z_.avail_in;
-      }
-      if (z_.avail_in > 0 && z_.next_in[0] != 0x1f)
-        throw InputError(name_, out_ + produced(dst_), "unexpected data after the end of the gzip stream");
-    }
-  }
-
-  std::unique_ptr<ByteSource> inner_;
-  std::string name_;
-  std::vector<char> in_;
   z_stream z_;
-  uint64_t out_ = 0;
-  bool done_ = false;
-  bool member_started_ = false;
-  const char* dst_ = nullptr;
 };
 
 #ifdef NPUD_HAVE_ISAL
-// The same with isa-l's igzip (where the build found it): 2.5-3x zlib's inflate speed on trace
-// JSON (bench/README.md "gzip"). Same members, padding, errors and offsets as GzipSource.
-class IsalGzipSource final : public ByteSource {
+class IsalInflater {
  public:
-  IsalGzipSource(std::unique_ptr<ByteSource> inner, std::string name)
-      : inner_(std::move(inner)), name_(std::move(name)), in_(1 << 20), s_(std::make_unique<inflate_state>()) {
-    start_member();
+  explicit IsalInflater(const std::string&) : s_(std::make_unique<inflate_state>()) { next_member(); }
+  // A fresh state for the next member; the buffers stay where they are.
+  void next_member() {
+    uint8_t *in = s_->next_in, *out = s_->next_out;
+    uint32_t avail_in = s_->avail_in, avail_out = s_->avail_out;
+    isal_inflate_init(s_.get());
+    s_->crc_flag = ISAL_GZIP;   // parse the header, check the trailer's CRC-32 and size
+    s_->next_in = in;
+    s_->avail_in = avail_in;
+    s_->next_out = out;
+    s_->avail_out = avail_out;
   }
-
-  size_t read(char* dst, size_t n) override {
-    if (done_ || n == 0) return 0;
-    s_->next_out = reinterpret_cast<uint8_t*>(dst);
-    s_->avail_out = uint32_t(std::min<size_t>(n, 1u << 30));
-    while (s_->avail_out > 0) {
-      if (s_->block_state == ISAL_BLOCK_FINISH) {
-        if (!next_member(dst)) {
-          done_ = true;
-          break;
-        }
-        continue;
-      }
-      if (s_->avail_in == 0 && !refill()) {
-        if (member_started_)
-          throw InputError(name_, out_ + produced(dst),
-                           "gzip data ends before the end of the compressed stream: file truncated?");
-        done_ = true;
-        break;
-      }
-      member_started_ = true;
-      uint32_t in_before = s_->avail_in, out_before = s_->avail_out;
-      int rc = isal_inflate(s_.get());
-      if (rc < 0) throw InputError(name_, out_ + produced(dst), std::string("corrupt gzip data (") + why(rc) + ")");
-      if (s_->block_state != ISAL_BLOCK_FINISH && s_->avail_in == in_before && s_->avail_out == out_before &&
-          s_->avail_in > 0)
-        throw InputError(name_, out_ + produced(dst), "corrupt gzip data (no progress)");
+  void set_input(char* p, size_t n) {
+    s_->next_in = reinterpret_cast<uint8_t*>(p);
+    s_->avail_in = uint32_t(n);
+  }
+  void set_output(char* p, size_t n) {
+    s_->next_out = reinterpret_cast<uint8_t*>(p);
+    s_->avail_out = uint32_t(n);
+  }
+  unsigned char* next_in() { return s_->next_in; }
+  size_t avail_in() const { return s_->avail_in; }
+  void skip_input(size_t k) {
+    s_->next_in += k;
+    s_->avail_in -= uint32_t(k);
+  }
+  const char* next_out() const { return reinterpret_cast<const char*>(s_->next_out); }
+  size_t avail_out() const { return s_->avail_out; }
+  Inflated inflate_some(std::string& why) {
+    uint32_t in_before = s_->avail_in, out_before = s_->avail_out;
+    int rc = isal_inflate(s_.get());
+    if (rc < 0) {
+      why = reason(rc);
+      return Inflated::Corrupt;
     }
-    size_t k = produced(dst);
-    out_ += k;
-    return k;
+    if (s_->block_state == ISAL_BLOCK_FINISH) return Inflated::MemberEnd;
+    if (s_->avail_in == in_before && s_->avail_out == out_before && in_before > 0 && out_before > 0) {
+      why = "no progress";
+      return Inflated::Corrupt;
+    }
+    return Inflated::Progress;
   }
-  uint64_t consumed() const override { return inner_->consumed(); }
-  uint64_t total() const override { return inner_->total(); }
-  bool compressed() const override { return true; }
 
  private:
-  size_t produced(const char* dst) const { return size_t(reinterpret_cast<const char*>(s_->next_out) - dst); }
-
-  static const char* why(int rc) {
+  static const char* reason(int rc) {   // zlib's words for the same faults
     switch (rc) {
       case ISAL_INVALID_BLOCK: return "invalid block";
       case ISAL_INVALID_SYMBOL: return "invalid symbol";
@@ -209,39 +164,90 @@ class IsalGzipSource final : public ByteSource {
       default: return "isa-l error";
     }
   }
+  std::unique_ptr<inflate_state> s_;   // ~40 KB of tables: on the heap
+};
+#endif
 
-  // A fresh state for the next member; the buffers stay where they are.
-  void start_member() {
-    uint8_t *next_in = s_->next_in, *next_out = s_->next_out;
-    uint32_t avail_in = s_->avail_in, avail_out = s_->avail_out;
-    isal_inflate_init(s_.get());
-    s_->crc_flag = ISAL_GZIP;   // parse the header, check the trailer's CRC-32 and size
-    s_->next_in = next_in;
-    s_->avail_in = avail_in;
-    s_->next_out = next_out;
-    s_->avail_out = avail_out;
-    member_started_ = false;
+// Inflates gzip members one after another (concatenated .gz files are valid gzip; zero
+// padding between members is tolerated). Errors name the decompressed offset they occur at.
+template <typename Inflater>
+class GzipSource final : public ByteSource {
+ public:
+  GzipSource(std::unique_ptr<ByteSource> inner, std::string name)
+      : inner_(std::move(inner)), name_(std::move(name)), in_(1 << 20), z_(name_) {}
+
+  size_t read(char* dst, size_t n) override {
+    if (done_ || n == 0) return 0;
+    z_.set_output(dst, std::min<size_t>(n, 1u << 30));
+    std::string why;
+    while (z_.avail_out() > 0) {
+      if (member_ended_) {
+        if (!next_member(dst)) {
+          done_ = true;
+          break;
+        }
+        continue;
+      }
+      if (z_.avail_in() == 0 && !refill()) {
+        if (member_started_)
+          throw InputError(name_, out_ + produced(dst),
+                           "gzip data ends before the end of the compressed stream: file truncated?");
+        done_ = true;
+        break;
+      }
+      member_started_ = true;
+      check_header_flags(dst);
+      size_t in_before = z_.avail_in();
+      switch (z_.inflate_some(why)) {
+        case Inflated::MemberEnd:
+          member_ended_ = true;
+          break;
+        case Inflated::Corrupt:
+          throw InputError(name_, out_ + produced(dst), "corrupt gzip data (" + why + ")");
+        case Inflated::Progress:
+          break;
+      }
+      member_pos_ += in_before - z_.avail_in();
+    }
+    size_t k = produced(dst);
+    out_ += k;
+    return k;
   }
+  uint64_t consumed() const override { return inner_->consumed(); }
+  uint64_t total() const override { return inner_->total(); }
+  bool compressed() const override { return true; }
+
+ private:
+  size_t produced(const char* dst) const { return size_t(z_.next_out() - dst); }
 
   bool refill() {
     size_t got = inner_->read(in_.data(), in_.size());
-    s_->next_in = reinterpret_cast<uint8_t*>(in_.data());
-    s_->avail_in = uint32_t(got);
+    z_.set_input(in_.data(), got);
     return got > 0;
+  }
+
+  // The member's flag byte (its 4th) must not set the reserved bits: zlib refuses such a
+  // header, isa-l would read on, and both inflaters must take the same files.
+  void check_header_flags(const char* dst) {
+    constexpr size_t kFlagByte = 3;
+    if (member_pos_ > kFlagByte || member_pos_ + z_.avail_in() <= kFlagByte) return;
+    if (z_.next_in()[kFlagByte - member_pos_] & 0xe0)
+      throw InputError(name_, out_ + produced(dst), "corrupt gzip data (unknown header flags set)");
   }
 
   // After one member ended: another member may follow; zero padding is tolerated.
   bool next_member(const char* dst) {
     for (;;) {
-      if (s_->avail_in == 0 && !refill()) return false;
-      while (s_->avail_in > 0 && s_->next_in[0] == 0) {
-        ++s_->next_in;
-        --s_->avail_in;
-      }
-      if (s_->avail_in == 0) continue;
-      if (s_->next_in[0] != 0x1f)
+      if (z_.avail_in() == 0 && !refill()) return false;
+      size_t zeros = 0;
+      while (zeros < z_.avail_in() && z_.next_in()[zeros] == 0) ++zeros;
+      z_.skip_input(zeros);
+      if (z_.avail_in() == 0) continue;
+      if (z_.next_in()[0] != 0x1f)
         throw InputError(name_, out_ + produced(dst), "unexpected data after the end of the gzip stream");
-      start_member();
+      z_.next_member();
+      member_started_ = member_ended_ = false;
+      member_pos_ = 0;
       return true;
     }
   }
@@ -249,12 +255,14 @@ class IsalGzipSource final : public ByteSource {
   std::unique_ptr<ByteSource> inner_;
   std::string name_;
   std::vector<char> in_;
-  std::unique_ptr<inflate_state> s_;   // ~40 KB of tables: on the heap
+  Inflater z_;
   uint64_t out_ = 0;
   bool done_ = false;
   bool member_started_ = false;
+  bool member_ended_ = false;
+  uint64_t member_pos_ = 0;   // input bytes of the current member consumed
 };
-#endif
+
 
 // Peeks the first two bytes of a source and wraps it in a GzipSource when they are the magic.
 class PeekedSource final : public ByteSource {
@@ -292,9 +300,10 @@ std::unique_ptr<ByteSource> maybe_gunzip(std::unique_ptr<ByteSource> src, const 
 #ifdef NPUD_HAVE_ISAL
     // NPUD_GZIP=zlib: zlib even so (the benchmark's baseline, and a way around an isa-l bug)
     const char* force = std::getenv("NPUD_GZIP");
-    if (!force || std::string_view(force) != "zlib") return std::make_unique<IsalGzipSource>(std::move(peeked), name);
+    if (!force || std::string_view(force) != "zlib")
+      return std::make_unique<GzipSource<IsalInflater>>(std::move(peeked), name);
 #endif
-    return std::make_unique<GzipSource>(std::move(peeked), name);
+    return std::make_unique<GzipSource<ZlibInflater>>(std::move(peeked), name);
   }
   return peeked;
 }

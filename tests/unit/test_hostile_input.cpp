@@ -501,6 +501,8 @@ TEST(HostileInput, GzipInflatersAgree) {
   std::string bad_crc = one, bad_size = one;
   bad_crc[bad_crc.size() - 6] = char(bad_crc[bad_crc.size() - 6] ^ 1);
   bad_size.back() = char(bad_size.back() ^ 1);   // the trailer's length (ISIZE)
+  std::string reserved = one;
+  reserved[3] = char(reserved[3] | 0x60);   // reserved header flag bits (isa-l alone would read on)
   struct Outcome {
     std::string bytes, error;
   };
@@ -524,7 +526,8 @@ TEST(HostileInput, GzipInflatersAgree) {
     EXPECT_TRUE(z.bytes == body);
     EXPECT_TRUE(fast.bytes == body);
   }
-  for (const std::string& file : {flipped, bad_crc, bad_size, one.substr(0, one.size() / 2), one + "junk"}) {
+  for (const std::string& file :
+       {flipped, bad_crc, bad_size, reserved, one.substr(0, one.size() / 2), one + "junk"}) {
     Outcome z = read_with("zlib", file), fast = read_with("", file);
     EXPECT_NE(z.error, "");
     EXPECT_NE(fast.error, "");
