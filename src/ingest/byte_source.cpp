@@ -64,9 +64,9 @@ class MemorySource final : public ByteSource {
   size_t pos_ = 0;
 };
 
-// The inflaters behind GzipSource: zlib, and isa-l's igzip where the build found it (2.5-3x
-// zlib's speed on trace JSON, bench/README.md "gzip"). Each inflates one gzip member at a time
-// (header, data, CRC-32 and size checked) from the input and into the output it is given.
+// The inflaters behind GzipSource: zlib, and isa-l's igzip where the build found it (2.5x
+// zlib's speed on trace JSON: bench/README.md "gzip: isa-l"). Each inflates one gzip member
+// at a time (header, data, CRC-32 and size checked) from the input into the output it is given.
 enum class Inflated { Progress, MemberEnd, Corrupt };
 
 class ZlibInflater {
