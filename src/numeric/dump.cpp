@@ -6,7 +6,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iterator>
 #include <map>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 #include <simdjson.h>
 
 #include "ingest/input_error.hpp"
+#include "ingest/json_error_at.hpp"
 #include "numeric/npy.hpp"
 
 namespace npud {
@@ -187,61 +187,6 @@ void parse_index_jsonl(std::string_view text, const std::string& name, Dump& out
 
 namespace {
 
-// Byte offset where simdjson's on-demand walk of `text` stops on a syntax error (the DOM
-// parser says what is wrong but not where): every value is visited, so the first bad byte
-// is found. 0 when it cannot tell.
-uint64_t json_error_offset(std::string_view text) {
-  namespace od = simdjson::ondemand;
-  simdjson::padded_string padded(text);
-  od::parser parser;
-  od::document doc;
-  auto where = [&]() -> uint64_t {
-    const char* p = nullptr;
-    if (doc.current_location().get(p) || p < padded.data() || p > padded.data() + text.size()) return text.size();
-    return uint64_t(p - padded.data());
-  };
-  if (parser.iterate(padded).get(doc)) return 0;
-  std::function<bool(od::value)> visit = [&](od::value v) -> bool {
-    od::json_type t;
-    if (v.type().get(t)) return false;
-    if (t == od::json_type::object) {
-      od::object o;
-      if (v.get_object().get(o)) return false;
-      for (auto field : o) {
-        od::value sub;
-        if (field.value().get(sub) || !visit(sub)) return false;
-      }
-      return true;
-    }
-    if (t == od::json_type::array) {
-      od::array a;
-      if (v.get_array().get(a)) return false;
-      for (auto el : a) {
-        od::value sub;
-        if (el.get(sub) || !visit(sub)) return false;
-      }
-      return true;
-    }
-    if (t == od::json_type::string) {
-      std::string_view sv;
-      return !v.get_string().get(sv);
-    }
-    if (t == od::json_type::number) {
-      double d;
-      return !v.get_double().get(d);
-    }
-    if (t == od::json_type::boolean) {
-      bool b;
-      return !v.get_bool().get(b);
-    }
-    bool null = false;
-    return !v.is_null().get(null) && null;
-  };
-  od::value root;
-  if (doc.get_value().get(root) || !visit(root)) return where();
-  return where();  // the root parsed: what follows it is the error
-}
-
 struct MsprobeReader {
   const std::string& name;
   Dump& out;
@@ -307,7 +252,8 @@ void parse_msprobe_json(std::string_view text, const std::string& name, Dump& ou
   dom::parser parser;
   dom::element doc;
   if (auto err = parser.parse(text.data(), text.size()).get(doc))
-    throw InputError(name, json_error_offset(text), fmt::format("invalid JSON ({})", simdjson::error_message(err)));
+    throw InputError(name, json_error_offset(simdjson::padded_string(text)),
+                     fmt::format("invalid JSON ({})", simdjson::error_message(err)));
   dom::object top;
   if (doc.get_object().get(top)) throw InputError(name, 0, "not an msprobe dump.json (top level is not an object)");
   std::string_view s;

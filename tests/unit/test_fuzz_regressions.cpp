@@ -11,6 +11,7 @@
 #include "ingest/ascend.hpp"
 #include "ingest/chrome_json.hpp"
 #include "ingest/input_error.hpp"
+#include "numeric/dump.hpp"
 #include "source/scanner.hpp"
 
 namespace fs = std::filesystem;
@@ -56,6 +57,19 @@ TEST(FuzzRegressions, Capture) {
   ReadOptions opts;
   opts.allow_truncated = true;
   replay("capture", [&](const fs::path& p) { read_chrome_json_buffer(slurp(p), p.string(), opts); });
+}
+
+TEST(FuzzRegressions, DumpJson) {
+  replay("dump_json", [](const fs::path& p) {
+    std::string text = slurp(p);
+    for (auto parse : {parse_index_jsonl, parse_msprobe_json, parse_msprobe_stack}) {
+      try {
+        Dump d;
+        parse(text, p.string(), d);
+      } catch (const InputError&) {
+      }
+    }
+  });
 }
 
 TEST(FuzzRegressions, KernelDetails) {
