@@ -4,6 +4,7 @@ Classification is cached per code object, and each frame's JSON text per (code, 
 because the stack is walked for every recorded op.
 """
 
+import inspect
 import json
 import os
 import sys
@@ -73,6 +74,8 @@ _frame_json = {}
 
 
 STACKS_PER_BOUNDARY = 32
+# Generator and coroutine frames: one frame object, resumed from whichever caller comes next.
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 # Frames torch puts between a dispatch mode and the code that called the op, made afresh for
 # each op: torch >= 2.1 wraps every __torch_dispatch__ in _disable_dynamo (two frames),
@@ -111,29 +114,37 @@ def user_stack_json(frame, boundary=None):
     moves: its stack is kept per (frame, instruction offset) for the boundary's lifetime
     (an optimizer's per-parameter loop, a module's forward: the same few lines run many
     ops). Kept frames stay referenced, so a key never names a later frame at the same
-    address; at most STACKS_PER_BOUNDARY of them, each held only while its call runs."""
+    address; at most STACKS_PER_BOUNDARY of them, each held only while its call runs.
+    Generator frames are walked every time: each resumption may come from another caller."""
     if boundary is None:
         parts, _ = _user_parts(frame, None)
         return "[" + ",".join(parts) + "]"
     stacks = boundary[2]
+    if frame.f_code.co_flags & _RESUMABLE:   # resumed from anywhere: its callers change
+        return _walk_json(frame, boundary)
     key = (frame, frame.f_lasti)
     if stacks is not None:
         text = stacks.get(key)
         if text is not None:
             return text
-    parts, stopped = _user_parts(frame, boundary[0])
-    if stopped and len(parts) < MAX_FRAMES:
-        outer = boundary[1]
-        if outer is None:
-            outer = boundary[1] = _user_parts(boundary[0], None)[0]
-        parts += outer[:MAX_FRAMES - len(parts)]
-    text = "[" + ",".join(parts) + "]"
+    text = _walk_json(frame, boundary)
     if stacks is None:
         stacks = boundary[2] = {}
     elif len(stacks) >= STACKS_PER_BOUNDARY:
         stacks.clear()
     stacks[key] = text
     return text
+
+
+def _walk_json(frame, boundary):
+    """The stack text by walking to the boundary's frame, then its user frames' texts."""
+    parts, stopped = _user_parts(frame, boundary[0])
+    if stopped and len(parts) < MAX_FRAMES:
+        outer = boundary[1]
+        if outer is None:
+            outer = boundary[1] = _user_parts(boundary[0], None)[0]
+        parts += outer[:MAX_FRAMES - len(parts)]
+    return "[" + ",".join(parts) + "]"
 
 
 def _user_parts(frame, stop):

@@ -306,6 +306,38 @@ class CaptureFile(unittest.TestCase):
         self.assertEqual(t["args"]["outputs"][0]["storage"], t["args"]["inputs"][0]["storage"])
         self.assertNotEqual(t["args"]["outputs"][0]["id"], t["args"]["inputs"][0]["id"])
 
+    def test_stacks_follow_the_caller_of_a_resumed_generator(self):
+        """Ops run inside a generator that one module's forward resumes from two lines: each
+        op's stack names the line that resumed it (a generator's frame outlives its callers),
+        and a loop's repeated op keeps its line."""
+        path = os.path.join(tempfile.mkdtemp(prefix="npud-cap-"), "c.npud.json")
+        code = (
+            "import torch, npu_doctor\n"
+            "def halves(x):\n"
+            "    for _ in range(4):\n"
+            "        yield torch.tanh(x)\n"
+            "class Net(torch.nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        g = halves(x)\n"
+            "        a = next(g)\n"
+            "        b = next(g)\n"
+            "        for _ in range(3):\n"
+            "            a = torch.sigmoid(a)\n"
+            "        return a + b\n"
+            "net = Net()\n"
+            "with npu_doctor.capture(%r):\n"
+            "    net(torch.randn(4))\n"
+            "    npu_doctor.step()\n" % path)
+        r = self.run_python(code)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(path) as f:
+            events = json.load(f)
+        tanh = [e["args"]["stack"] for e in events if e["name"] == "aten::tanh"]
+        self.assertEqual([s[0][1] for s in tanh], [4, 4])      # inside the generator
+        self.assertEqual([s[1][1] for s in tanh], [8, 9])      # resumed from these lines
+        sigmoid = [e["args"]["stack"][0][1] for e in events if e["name"] == "aten::sigmoid"]
+        self.assertEqual(sigmoid, [11, 11, 11])
+
     def test_users_sitecustomize_still_runs(self):
         site = tempfile.mkdtemp(prefix="npud-site-")
         with open(os.path.join(site, "sitecustomize.py"), "w") as f:
