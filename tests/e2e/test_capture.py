@@ -268,19 +268,22 @@ class CaptureFile(unittest.TestCase):
         return subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=300, env=full_env,
                               cwd=PROGRAMS)
 
-    def test_capture_context_manager_writes_the_documented_events(self):
+    def capture_text(self, code):
+        """Runs `code` (a %r in it is the capture file's path); returns the file's text."""
         path = os.path.join(tempfile.mkdtemp(prefix="npud-cap-"), "c.npud.json")
-        code = (
+        r = self.run_python(code % path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(path) as f:
+            return f.read()
+
+    def test_capture_context_manager_writes_the_documented_events(self):
+        text = self.capture_text(
             "import torch, npu_doctor\n"
             "x = torch.randn(4, 8)\n"
             "with npu_doctor.capture(%r):\n"
             "    y = (x @ x.t()).permute(1, 0)\n"
             "    z = y.sum().item()\n"
-            "    npu_doctor.step()\n" % path)
-        r = self.run_python(code)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(path) as f:
-            text = f.read()
+            "    npu_doctor.step()\n")
         lines = text.splitlines()
         self.assertEqual(lines[0], "[")
         self.assertEqual(lines[-1], "]")
@@ -310,8 +313,7 @@ class CaptureFile(unittest.TestCase):
         """Ops run inside a generator that one module's forward resumes from two lines: each
         op's stack names the line that resumed it (a generator's frame outlives its callers),
         and a loop's repeated op keeps its line."""
-        path = os.path.join(tempfile.mkdtemp(prefix="npud-cap-"), "c.npud.json")
-        code = (
+        events = json.loads(self.capture_text(
             "import torch, npu_doctor\n"
             "def halves(x):\n"
             "    for _ in range(4):\n"
@@ -327,11 +329,7 @@ class CaptureFile(unittest.TestCase):
             "net = Net()\n"
             "with npu_doctor.capture(%r):\n"
             "    net(torch.randn(4))\n"
-            "    npu_doctor.step()\n" % path)
-        r = self.run_python(code)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(path) as f:
-            events = json.load(f)
+            "    npu_doctor.step()\n"))
         tanh = [e["args"]["stack"] for e in events if e["name"] == "aten::tanh"]
         self.assertEqual([s[0][1] for s in tanh], [4, 4])      # inside the generator
         self.assertEqual([s[1][1] for s in tanh], [8, 9])      # resumed from these lines
