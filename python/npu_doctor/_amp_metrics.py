@@ -96,7 +96,8 @@ def _finite_metrics(r, t, n):
     gt1 = torch.gt(rel, 1e-3, out=rel).sum()
     # |t|'s extremes say whether overflow (|t| > 65504) and underflow (t == 0 where r != 0)
     # can be non-zero; each is counted (three passes) only then, after the read.
-    t_lo, t_hi = torch.aminmax(torch.abs(t, out=b))
+    abs_t = torch.abs(t, out=b)
+    t_lo, t_hi = torch.aminmax(abs_t)
     parts = torch.stack([torch.dot(r, r), torch.dot(t, t), dd, max_abs, max_rel, gt1, gt5, t_lo, t_hi])
     rr, tt, dd, max_abs, max_rel, gt1, gt5, t_lo, t_hi = _tolist(_cpu(parts))
     if not (math.isfinite(rr) and math.isfinite(tt) and math.isfinite(dd)):
@@ -104,7 +105,7 @@ def _finite_metrics(r, t, n):
     over = under = 0
     if t_hi > FP16_MAX or t_lo == 0.0:
         over, under = (int(x) for x in _tolist(_cpu(torch.stack([
-            torch.gt(torch.abs(t, out=b), FP16_MAX, out=b).sum(),
+            torch.gt(abs_t, FP16_MAX, out=b).sum(),   # b still holds |t|
             torch.dot(torch.eq(t, 0, out=a), torch.ne(r, 0, out=b))]))))   # t == 0 where r != 0
     return {
         "n": n, "finite": n, "cos": _cosine_from_norms(rr, tt, dd),

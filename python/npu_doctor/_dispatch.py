@@ -10,7 +10,6 @@ are recorded too, nested in the op: on an NPU those are what must have a kernel.
 """
 
 import sys
-import time
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -18,7 +17,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ._frames import dispatch_caller
 
 _MISSING = object()
-_now = time.perf_counter_ns   # Recorder.now(), without the method call
 _EXPLICIT_KEYS = [getattr(torch._C.DispatchKey, k) for k in
                   ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd")
                   if hasattr(torch._C.DispatchKey, k)]
@@ -110,23 +108,15 @@ class _CaptureMode(TorchDispatchMode):
         rec._dispatch_depth += 1
         try:
             try:
-                name = rec._op_names.get(func)
-                if name is None:
-                    name = rec.op_name(func)
-                pre = rec.op_inputs(args, kwargs) if name else None
+                pre = rec.op_inputs(args, kwargs) if rec.op_name(func) else None
             except Exception as e:
                 rec.fail(e)
                 pre = None
             if pre is None:
                 return func(*args, **kwargs)
-            if self._explicit.get(func, _MISSING) is None:   # the usual case: no composite kernel to open
-                t0 = _now()
-                out = func(*args, **kwargs)   # the program's own exceptions pass through
-                t1 = _now()
-            else:
-                t0 = _now()
-                out = self._run(func, args, kwargs)
-                t1 = _now()
+            t0 = rec.now()
+            out = self._run(func, args, kwargs)   # the program's own exceptions pass through
+            t1 = rec.now()
             if rec.recording:
                 try:
                     rec.op_done(func, pre, out, t0, t1, dispatch_caller(sys._getframe(1)))

@@ -512,22 +512,17 @@ class Recorder:
         self._grad_in = False
         seen_ids = {}
         seen_storages = {}
-        tensor_json = self._tensor_json
-        Tensor = self._torch.Tensor
         pos = 0
         # Positional arguments are named by their position (the schema names them later).
-        for key, a in (enumerate(args) if not kwargs else list(enumerate(args)) + list(kwargs.items())):
-            if isinstance(a, Tensor):
-                parts.append(tensor_json(a, pos, seen_ids, seen_storages, False))
-            elif isinstance(a, (list, tuple)):
-                for e in a:
-                    if isinstance(e, Tensor):
-                        parts.append(tensor_json(e, pos, seen_ids, seen_storages, False))
-                    pos += 1
-                continue
-            elif isinstance(a, str) or (isinstance(a, bool) and not isinstance(key, int)):
-                attrs = (attrs or []) + [(key, a)]
-            pos += 1
+        items = enumerate(args) if not kwargs else list(enumerate(args)) + list(kwargs.items())
+        for key, a in items:
+            after = self._add_tensors(a, pos, parts, seen_ids, seen_storages, False)
+            if after is None:
+                if isinstance(a, str) or (isinstance(a, bool) and not isinstance(key, int)):
+                    attrs = (attrs or []) + [(key, a)]
+                pos += 1
+            else:
+                pos = after
         return parts, seen_ids, seen_storages, attrs
 
     def op_done(self, func, pre, out, t0, t1, frame, extra=""):
@@ -535,14 +530,13 @@ class Recorder:
         if attrs:
             extra = _attrs_json(func, attrs) + ("," + extra if extra else "")
         outs = []
-        Tensor = self._torch.Tensor
-        if isinstance(out, Tensor):
-            outs.append(self._tensor_json(out, 0, seen_ids, seen_storages, True))
-        elif isinstance(out, (list, tuple)):
+        if isinstance(out, (list, tuple)):
             pos = 0
             for o in out:
                 after = self._add_tensors(o, pos, outs, seen_ids, seen_storages, True)
                 pos = pos + 1 if after is None else after
+        else:
+            self._add_tensors(out, 0, outs, seen_ids, seen_storages, True)
         name = self._op_names[func]
         self._seq += 1
         modules = self._modules
