@@ -218,6 +218,9 @@ def main():
     args = ap.parse_args()
     names = [m for m in args.models.split(",") if m]
     modes = [m for m in args.modes.split(",") if m]
+    if args.baseline and not os.path.isfile(os.path.join(args.baseline, "npu_doctor", "__init__.py")):
+        ap.error("--baseline %s: no npu_doctor package there (make one with "
+                 "`git archive REV python | tar -x -C DIR` and pass DIR/python)" % args.baseline)
     if args.child:   # one model, raw per-step data as a JSON line for per_step_against
         import json
         times, ops, stops, sizes = collect(names[0], modes, args.rounds, args.steps)
