@@ -471,6 +471,11 @@ def generate(dev, rel, out_dir, previous_composite, check=False):
     return sorted(files)
 
 
+# Files in the output directory that another generator writes (tools/gen_dispatch_facts.py):
+# neither stale nor out of date for this one.
+OTHER_GENERATORS = {"dispatch.tsv"}
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("input", nargs="?", default=DEFAULT_INPUT, help="the npu-ops data directory (development tips)")
@@ -488,7 +493,7 @@ def main(argv):
     try:
         if not args.check:
             names = generate(args.input, release, args.out, previous)
-            for stale in sorted(set(os.listdir(args.out)) - set(names)):
+            for stale in sorted(set(os.listdir(args.out)) - set(names) - OTHER_GENERATORS):
                 os.remove(os.path.join(args.out, stale))  # files an older generator wrote (compat.tsv)
             print(f"gen_knowledge: wrote {len(names)} files to {os.path.relpath(args.out, os.getcwd())}")
             return 0
@@ -496,7 +501,7 @@ def main(argv):
             names = generate(args.input, release, tmp, previous, check=True)
             stale = [n for n in names if not os.path.exists(os.path.join(args.out, n))
                      or not filecmp.cmp(os.path.join(tmp, n), os.path.join(args.out, n), shallow=False)]
-            extra = sorted(set(os.listdir(args.out)) - set(names)) if os.path.isdir(args.out) else []
+            extra = sorted(set(os.listdir(args.out)) - set(names) - OTHER_GENERATORS) if os.path.isdir(args.out) else []
             if stale or extra:
                 print("gen_knowledge --check: data/knowledge is out of date: " + " ".join(stale + extra)
                       + "\n  regenerate with: /usr/bin/python3 tools/gen_knowledge.py", file=sys.stderr)
