@@ -19,19 +19,18 @@ neither recorded nor mirrored. The shadow restarts from the real state at every 
 import json
 import os
 import sys
-import threading
 import weakref
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from . import _amp_attention
 from . import _amp_emulate as em
 from . import _amp_metrics as amp_metrics
-from . import _frames
-from ._amp_grads import AmpApiPatches, api_event_json, grad_histogram, optimizer_grads
+from ._amp_grads import AmpApiPatches, grad_histogram, optimizer_grads
 from ._amp_metrics import differs, identity_metrics, metric_dtype, metrics, metrics_json
 from ._amp_policy import FP32, LOWER, OpInfo, OpLists
 from ._amp_shadow import ShadowMap
+from ._dispatch import call_op
 
 DTYPES = {"fp16": torch.float16, "float16": torch.float16, "half": torch.float16,
           "bf16": torch.bfloat16, "bfloat16": torch.bfloat16}
@@ -68,8 +67,17 @@ class AmpConfig:
 
 
 class _Plan:
-    __slots__ = ("func", "args", "kwargs", "info", "lowp", "fast", "mutated", "shadow_args",
-                 "shadow_kwargs", "rng_pre", "gens", "inputs", "calls")
+    __slots__ = ("func", "facts", "args", "kwargs", "info", "site", "lowp", "fast", "mutated", "shadow_args",
+                 "shadow_kwargs", "rng_pre", "gens", "inputs", "calls", "container")
+
+
+def _computes(info, inputs, outs):
+    """Whether the op computes values of its own in low precision: not a copy that keeps the
+    dtype (clone, contiguous, same-dtype _to_copy: only the inputs' rounding shows in it)."""
+    if not info.moves_data:
+        return True
+    dtypes = {t.dtype for t in inputs if isinstance(t, torch.Tensor)}
+    return any(isinstance(o, torch.Tensor) and o.dtype not in dtypes for o in outs)
 
 
 class AmpSession:
@@ -102,10 +110,6 @@ class AmpSession:
                         "emulated": bool(self.config.emulate),
                         "metric_dtype": "float32",
                         "lists": self.config.lists.description}}
-
-    def make_mode(self, rec):
-        self.rec = rec
-        return _AmpMode(rec, self)
 
     def on_begin(self):
         self._resolve_device()
@@ -170,9 +174,7 @@ class AmpSession:
         h["scaled"] = self._scaled is not None
         h["loss_scale"] = self._scaled
         h["source"] = "shadow"
-        rec._write('{"ph":"i","s":"t","cat":"amp_grad","name":"grad_histogram","pid":%d,"tid":%d,"ts":%.3f,"args":%s}'
-                   % (rec._pid, threading.get_native_id(), (rec.now() - rec._origin) / 1000.0,
-                      json.dumps(h, separators=(",", ":"))))
+        rec.write_instant("amp_grad", "grad_histogram", h)
 
     def on_scaler_call(self, method, scaler, args, scale_before):
         if method == "scale" and scale_before is not None:
@@ -181,14 +183,14 @@ class AmpSession:
             self._unscaled.add(id(args[0]))
 
     def write_api_event(self, name, t0, frame, args):
-        self.rec._write(api_event_json(self.rec, name, t0, frame, args))
+        self.rec.write_api("amp_api", name, t0, frame, args)
 
     def _resolve_device(self):
         rec = self.rec
-        torch_npu = sys.modules.get("torch_npu")
+        npu = getattr(torch, "npu", None)   # torch_npu's module (or another PrivateUse1 backend named npu)
         device = "cpu"
         try:
-            if torch_npu is not None and torch.npu.is_available():
+            if npu is not None and npu.is_available():
                 device = "npu"
             elif torch.cuda.is_available():
                 device = "cuda"
@@ -204,34 +206,45 @@ class AmpSession:
             self.config.emulate = True
 
     # --- per op ------------------------------------------------------------------------
-    def count_call(self, func, frame):
-        """Counts a call of `func` from this caller line and module in this step; returns how
-        many calls its record stands for, or 0 when this one is not measured. Calls 1-4 and
-        each power of two are: a loop over time steps (an LSTMCell, a decoder) measures its
-        first iterations and then ever sparser ones, so the capture and the metric cost grow
-        with the distinct ops, not with every call, and late drift still shows."""
-        key = (func, frame.f_code, frame.f_lineno, self.rec._modules.current_json)
-        site = self._sites.get(key)
-        if site is None:
+    def count_call(self, func, site):
+        """Counts a call of `func` from this site (caller line and module) in this step;
+        returns how many calls its record stands for, or 0 when this one is not measured.
+        Calls 1-4 and each power of two are: a loop over time steps (an LSTMCell, a decoder)
+        measures its first iterations and then ever sparser ones, so the capture and the
+        metric cost grow with the distinct ops, not with every call, and late drift still
+        shows."""
+        key = (func, site.key())
+        counts = self._sites.get(key)
+        if counts is None:
             self._sites[key] = [1, 0]
             return 1
-        site[0] += 1
-        c = site[0]
+        counts[0] += 1
+        c = counts[0]
         if c <= 4 or not (c & (c - 1)):
-            calls, site[1] = site[1] + 1, 0
+            calls, counts[1] = counts[1] + 1, 0
             return calls
-        site[1] += 1
+        counts[1] += 1
         return 0
 
-    def plan(self, func, args, kwargs):
+    def plan(self, func, facts, args, kwargs, site, expand):
+        """How this op runs and is mirrored (_Plan). `expand`: the dispatch core runs its
+        composite kernel, whose inner ops come back here one by one and are mirrored there:
+        the op itself only passes their shadows on."""
         info = self._infos.get(func)
         if info is None:
             info = OpInfo(func, self.config.lists)
             self._infos[func] = info
         p = _Plan()
-        p.func, p.args, p.kwargs, p.info = func, args, kwargs, info
+        p.func, p.facts, p.args, p.kwargs, p.info, p.site = func, facts, args, kwargs, info, site
+        p.calls = self.count_call(func, site)
         inputs = em.input_tensors(args, kwargs)
         p.inputs = inputs
+        p.rng_pre = None
+        p.gens = None
+        p.container = expand
+        if expand or info.undefined:   # nothing of its own to mirror: its outputs' shadows are the real ones
+            p.fast, p.lowp, p.mutated = True, False, []
+            return p
         smap = self.shadows
         mutated = []
         for m in info.mutated:
@@ -246,8 +259,6 @@ class AmpSession:
                 aliased = False
                 break
         p.fast = aliased and not p.lowp and not em.has_lowp_dtype_arg(args, kwargs)
-        p.rng_pre = None
-        p.gens = None
         if p.fast:
             return p
         for t in mutated:     # copy-on-write before the real op writes
@@ -283,11 +294,17 @@ class AmpSession:
 
     def run_real(self, p):
         if p.lowp and self.config.emulate:
-            return em.run_lowp(p.func, p.args, p.kwargs, p.mutated, self.config.dtype, self.shadows.is_lowp)
-        return p.func(*p.args, **p.kwargs)
+            return em.run_lowp(p.func, p.args, p.kwargs, p.mutated, self.config.dtype, self.shadows.is_lowp,
+                               lambda f, a, k: call_op(f, p.facts, a, k))
+        return call_op(p.func, p.facts, p.args, p.kwargs)
 
-    def mirror(self, p, out, frame):
-        """Registers the outputs' shadows; returns the `,"numeric":{...}` args text."""
+    def mirror(self, p, out):
+        """Registers the outputs' shadows; returns the `"numeric":{...}` args text, or "" for
+        ops with no numerics of their own: views, ops whose output is undefined memory
+        (empty*), composite ops whose inner ops were mirrored one by one, kernels whose
+        fp32 shadow cannot be run the same way (they are resynchronised on the real values)."""
+        if p.container:
+            return ""
         smap = self.shadows
         info = p.info
         outs = em.flat_outputs(out)
@@ -300,11 +317,13 @@ class AmpSession:
                         smap.set_output(o, None, not info.is_view, False)
                     if first is None and o.is_floating_point():
                         first = o
-            if first is None or info.moves_data or not p.calls:
+            if first is None or info.moves_data or info.undefined or not p.calls:
                 return ""
             m = identity_metrics(first)
             index = next(i for i, o in enumerate(outs) if o is first)
-            return self._numeric(p, False, first, m, m, index, frame)
+            return self.numeric(p, False, first, m, m, index)
+        if info.attention is not None:
+            return _amp_attention.mirror(self, p, outs)
 
         gens = p.gens or []
         post = em.rng_save(gens) if p.rng_pre is not None else None
@@ -313,13 +332,21 @@ class AmpSession:
             # run must start from that input as it was (else leaky_relu_ runs twice on it).
             lowp = p.lowp if self.config.emulate else self._real_lowp(outs)
             local_out = None
-            if lowp and p.calls:   # an unmeasured call needs only the shadow
+            if lowp and p.calls and _computes(info, p.inputs, outs):   # an unmeasured call needs only the shadow
                 if post is not None:
                     em.rng_restore(p.rng_pre)
                 local_out = self._run_local(p)
             if post is not None:
                 em.rng_restore(p.rng_pre)
-            shadow_out = p.func(*p.shadow_args, **p.shadow_kwargs)
+            shadow_out = call_op(p.func, p.facts, p.shadow_args, p.shadow_kwargs)
+        except Exception as e:
+            # A kernel with no fp32 path (a device-only fused kernel): its shadow restarts from
+            # the real values; nothing is measured for it.
+            self.rec.note_once("amp-shadow:" + info.name,
+                               "npu-doctor: amp-check cannot run %s in fp32 (%s: %s); its outputs restart the "
+                               "fp32 shadow and it is not measured" % (info.name, type(e).__name__, e))
+            self.resync(outs, input_ids)
+            return ""
         finally:
             if post is not None:
                 em.rng_restore(post)
@@ -340,8 +367,8 @@ class AmpSession:
                 smap.set_output(o, so, not info.is_view, out_lowp)
             if first is None and o.is_floating_point():
                 first = (i, o, so)
-        if first is None or not p.calls:
-            return ""
+        if first is None or not p.calls or (info.moves_data and not _computes(info, p.inputs, outs)):
+            return ""   # a view or a copy has no numerics of its own: its input's record says it
         i, o, so = first
         drift = metrics(so, o, self._mdtype)
         if info.moves_data and not differs(drift):
@@ -351,7 +378,15 @@ class AmpSession:
             local = metrics(so, louts[i], self._mdtype)
         else:
             local = identity_metrics(so)
-        return self._numeric(p, lowp, o, local, drift, i, frame)
+        return self.numeric(p, lowp, o, local, drift, i)
+
+    def resync(self, outs, input_ids=()):
+        """The outputs' shadows restart from their real values (upcast to fp32)."""
+        smap = self.shadows
+        for o in outs:
+            if isinstance(o, torch.Tensor) and id(o) not in input_ids:
+                smap.set_output(o, None if o.dtype == F32 or not o.is_floating_point()
+                                else em.tensor_to(o.detach(), F32), True, False)
 
     def _accumulates_grad(self, mutated):
         """The op writes into a parameter's .grad (AccumulateGrad). torch >= 2.1 names the
@@ -400,24 +435,35 @@ class AmpSession:
             for c in mutated:
                 if c.dtype == F32:
                     c.copy_(em.round_to(c, self.config.dtype))
-            return em.run_lowp(p.func, args, kwargs, mutated, self.config.dtype, lambda t: False)
+            return em.run_lowp(p.func, args, kwargs, mutated, self.config.dtype, lambda t: False,
+                               lambda f, a, k: call_op(f, p.facts, a, k))
         # real autocast: each input in the dtype the real op got it in
         dtypes = {id(r): r.dtype for r in real_inputs}
         args, kwargs = em.map_args(
             p.args, p.kwargs,
             lambda t: em.tensor_to(pairs[id(t)], dtypes[id(t)]) if t.is_floating_point() else pairs[id(t)])
-        return p.func(*args, **kwargs)
+        return self.call(p, args, kwargs)
 
-    def _numeric(self, p, lowp, out, local, drift, index, frame):
+    @property
+    def mdtype(self):
+        """The dtype metrics are computed in on this device."""
+        return self._mdtype
+
+    def call(self, p, args, kwargs):
+        """The planned op on other arguments (a local run), called as the dispatch core calls it."""
+        return call_op(p.func, p.facts, args, kwargs)
+
+    def numeric(self, p, lowp, out, local, drift, index, ref=None):
         dtype = self.config.dtype_name if (lowp and self.config.emulate) else str(out.dtype).replace("torch.", "")
-        text = ('"numeric":{"lowp":%s,"dtype":"%s",%s%s%s"local":%s,"drift":%s}'
+        text = ('"numeric":{"lowp":%s,"dtype":"%s",%s%s%s%s"local":%s,"drift":%s}'
                 % ("true" if lowp else "false", dtype, ('"out":%d,' % index) if index else "",
                    ('"calls":%d,' % p.calls) if p.calls > 1 else "",
                    '"autocast":true,' if self.autocast_depth > 0 else "",
+                   ('"ref":"%s",' % ref) if ref else "",
                    metrics_json(local), metrics_json(drift)))
         if self.records is not None:
-            self.records.append(OpRecord(self.rec.op_name(p.func), self.rec.step, lowp, dtype, local, drift,
-                                         _frames.user_stack_json(frame)))
+            self.records.append(OpRecord(p.facts.name, self.rec.step, lowp, dtype, local, drift,
+                                         self.rec.site_stack(p.site)))
         return text
 
 
@@ -436,51 +482,6 @@ class OpRecord:
     def __repr__(self):
         return "OpRecord(%s, lowp=%s, local.max_rel=%.3g, drift.max_rel=%.3g, overflow=%d)" % (
             self.name, self.lowp, self.local["max_rel"], self.drift["max_rel"], self.local["overflow"])
-
-
-class _AmpMode(TorchDispatchMode):
-    def __init__(self, recorder, session):
-        super().__init__()
-        self._rec = recorder
-        self._session = session
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if kwargs is None:
-            kwargs = {}
-        rec = self._rec
-        if rec.cut_at_forward and rec._dispatch_depth == 0:
-            rec.forward_may_start(func, args)
-        if not rec.recording or rec.mute_ops:
-            return func(*args, **kwargs)
-        session = self._session
-        rec._dispatch_depth += 1
-        try:
-            pre = plan = None
-            frame = _frames.dispatch_caller(sys._getframe(1))
-            try:
-                if rec.op_name(func):
-                    calls = session.count_call(func, frame)
-                    pre = rec.op_inputs(args, kwargs) if calls else None
-                    plan = session.plan(func, args, kwargs)
-                    plan.calls = calls
-            except Exception as e:
-                rec.fail(e)
-                pre = plan = None
-            if plan is None:
-                return func(*args, **kwargs)
-            t0 = rec.now()
-            out = session.run_real(plan)   # the program's own exceptions pass through
-            t1 = rec.now()
-            if rec.recording:
-                try:
-                    extra = session.mirror(plan, out, frame)
-                    if pre is not None:
-                        rec.op_done(func, pre, out, t0, t1, frame, extra)
-                except Exception as e:
-                    rec.fail(e)
-            return out
-        finally:
-            rec._dispatch_depth -= 1
 
 
 # --- in-code API -----------------------------------------------------------------------------

@@ -89,13 +89,17 @@ def map_outputs(out, fn):
     return out
 
 
-def run_lowp(func, args, kwargs, mutated, dtype, is_lowp):
+def run_lowp(func, args, kwargs, mutated, dtype, is_lowp, call=None):
     """The op in emulated low precision. Functional ops: fp32 inputs not already rounded
     (`is_lowp(t)`) are rounded, outputs rounded. In-place/out= ops (`mutated` = the
     tensors written): computed as they are, then the written fp32 tensors rounded in
-    place, like a half-precision tensor storing an fp32-computed result."""
+    place, like a half-precision tensor storing an fp32-computed result. `call(func, args,
+    kwargs)` runs the op (the dispatch core's call_op), plain `func(*args, **kwargs)` without."""
+    if call is None:
+        def call(f, a, k):
+            return f(*a, **k)
     if mutated:
-        out = func(*args, **kwargs)
+        out = call(func, args, kwargs)
         for m in mutated:
             if m.dtype == F32:
                 m.copy_(round_to(m, dtype))
@@ -107,7 +111,7 @@ def run_lowp(func, args, kwargs, mutated, dtype, is_lowp):
         return t
 
     a, k = map_args(args, kwargs, rnd)
-    out = func(*a, **k)
+    out = call(func, a, k)
     return map_outputs(out, lambda t: round_to(t, dtype) if t.dtype == F32 else t)
 
 

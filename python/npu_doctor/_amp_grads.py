@@ -11,14 +11,13 @@ import threading
 import torch
 
 from . import _frames
-from ._amp_metrics import metric_dtype
+from ._amp_metrics import _cpu, metric_dtype
 
 LOG2_MIN, LOG2_MAX = -40, 16
 FP16_TINY = 2.0 ** -24
 FP16_MAX = 65504.0
 _tolist = torch._C._TensorBase.tolist
 _to = torch._C._TensorBase.to
-_cpu = torch._C._TensorBase.cpu
 _item = torch._C._TensorBase.item
 
 

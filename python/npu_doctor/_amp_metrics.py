@@ -20,7 +20,15 @@ KEYS = ("n", "finite", "cos", "max_abs", "max_rel", "rmse", "gt_1e3", "gt_5e3",
 # The unpatched host read: the shim's own reads must not show up as the program's syncs.
 _tolist = torch._C._TensorBase.tolist
 _to = torch._C._TensorBase.to
-_cpu = torch._C._TensorBase.cpu
+_TO_HOST = torch.ops.aten._to_copy.default
+_HOST = torch.device("cpu")
+
+
+def _cpu(t):
+    """t on the host, as a plain tensor: the copy op itself, not Tensor.cpu() (patched while
+    recording; and on a tensor subclass that implements ops itself, a call inside a dispatch
+    mode may keep its device)."""
+    return t if t.device.type == "cpu" and type(t) is torch.Tensor else _TO_HOST(t, device=_HOST)
 
 
 def metric_dtype(device_type):

@@ -10,6 +10,8 @@ carries a policy down to those names when the list has none of its own for them.
 
 import torch
 
+from . import _amp_attention
+
 LOWER, FP32, PROMOTE = "lower", "fp32", "promote"
 
 # Knowledge-base spellings of the policies (data/knowledge/autocast.tsv).
@@ -109,7 +111,7 @@ def normalize_name(name):
 
 class OpInfo:
     """Facts about one aten overload, computed once."""
-    __slots__ = ("name", "policy", "mutated", "is_view", "rng", "moves_data")
+    __slots__ = ("name", "policy", "mutated", "is_view", "rng", "moves_data", "undefined", "attention")
 
     def __init__(self, func, lists):
         schema = func._schema
@@ -131,7 +133,17 @@ class OpInfo:
         except Exception:
             self.rng = base in _RNG_FALLBACK
         self.moves_data = self.is_view or base in _COPIES
+        # Its output is memory nobody wrote yet (dropout's mask buffer before bernoulli_ fills
+        # it): nothing to measure, and the shadow is the real buffer.
+        self.undefined = base in _UNDEFINED
+        self.attention = _amp_attention.spec_of(schema.name + ("" if func._overloadname == "default"
+                                                              else "." + func._overloadname)) \
+            or _amp_attention.spec_of(schema.name)
 
+
+_UNDEFINED = frozenset(("empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted",
+                        "_empty_affine_quantized", "_empty_per_channel_affine_quantized", "set_", "resize_",
+                        "resize_as_", "_resize_output_"))
 
 # torch without op tags: the seeded random ops by name.
 _RNG_FALLBACK = frozenset(("bernoulli", "bernoulli_", "native_dropout", "dropout", "rand", "rand_like",

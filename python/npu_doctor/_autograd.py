@@ -24,6 +24,9 @@ class AutogradLinks:
         self._grad_enabled = torch.is_grad_enabled
         self._forward = {}      # sequence number -> (op name, module json, stack json)
         self.in_backward = 0    # torch.autograd.backward / grad calls running (set by _patches)
+        # JSON stack of the outermost backward() / grad() call running (set by _patches): what
+        # a backward op is attributed to when neither a frame nor its forward op is known.
+        self.backward_stack = None
 
     def clear(self):
         """At each step end: the next step's graph starts afresh."""

@@ -1,27 +1,35 @@
-"""The aten-level hook: a TorchDispatchMode that records every op the dispatcher runs.
+"""The one aten-level hook every shim feature rides on: a TorchDispatchMode that sees each op
+the dispatcher runs, records it, and hands it to the features that asked for it (amp-check's
+shadow run, the tensor dump). One core, so that capture, amp-check and dump see the same ops
+the same way (the same composite expansion, the same call of the op, the same frames).
 
-PyTorch disables the mode while its __torch_dispatch__ runs, so the op itself (and any
-tensor call the recorder might make) does not come back here. The recorder only reads
-tensor metadata, which runs no op at all.
+PyTorch disables the mode while its __torch_dispatch__ runs, so the op itself (and any tensor
+call the recorder makes) does not come back here. The recorder only reads tensor metadata,
+which runs no op at all.
 
 Ops whose only kernel is a CompositeExplicitAutograd one (torch.logcumsumexp calls
-aten::_logcumsumexp) run that kernel with the mode back on, so the kernel ops they call
-are recorded too, nested in the op: on an NPU those are what must have a kernel.
+aten::_logcumsumexp) run that kernel with the mode back on, so the kernel ops they call are
+recorded too, nested in the op: on an NPU those are what must have a kernel.
+
+Threads: on a device (CUDA, NPU) the backward pass runs on the autograd engine's device
+thread, which has no Python frame of the program's: `frame` is None there and the op is
+attributed through its autograd node (_autograd.py). Nesting depth is per thread.
 """
 
 import sys
+import threading
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._frames import dispatch_caller
 
-_MISSING = object()
 _EXPLICIT_KEYS = [getattr(torch._C.DispatchKey, k) for k in
                   ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd")
                   if hasattr(torch._C.DispatchKey, k)]
 _BACKEND_KEYS = [getattr(torch._C.DispatchKey, k) for k in ("CPU", "CUDA") if hasattr(torch._C.DispatchKey, k)]
-
+_has_kernel = getattr(torch._C, "_dispatch_has_kernel_for_dispatch_key", None)
+_TORCH_1 = torch.__version__.startswith("1.")
 
 # Generic kernels that only allocate, copy or fill (clone = empty_like + copy_), or only call
 # another overload of themselves (sum -> sum.dim_IntList): what they call has a kernel on
@@ -32,7 +40,6 @@ _PLAIN_COMPOSITES = frozenset((
     "randint_like", "fill", "zero", "sum", "mean", "_copy_from_and_resize", "resize_as_",
 ))
 
-
 # Convolutions: every backend (torch_npu included) implements convolution / _convolution /
 # convolution_backward whole; their composite kernels only pick a CPU/GPU library kernel
 # (mkldnn_, cudnn_, slow_conv...), which says nothing about an NPU and costs a Python round
@@ -40,95 +47,237 @@ _PLAIN_COMPOSITES = frozenset((
 _BACKEND_FAMILIES = ("convolution", "_convolution", "mkldnn_", "cudnn_", "miopen_", "_nnpack", "slow_conv",
                      "thnn_conv", "_slow_conv")
 
+_SCALARS = (int, float, bool, complex)
 
-def _explicit_key(func, name):
+
+class OpFacts:
+    """What the core needs to know about one OpOverload, computed once: its name as the
+    knowledge base spells it ("" for profiler bookkeeping), the dispatch facts of the torch
+    that runs (written into the capture once per op: docs/formats/capture.md "Dispatch facts"),
+    the composite key to expand it at, and where its schema takes Tensors."""
+    __slots__ = ("name", "dispatch", "cpu_kernel", "expand_key", "tensor_slots", "bool_scalar_slots")
+
+    def __init__(self, func):
+        schema = func._schema
+        overload = func._overloadname
+        name = schema.name if overload == "default" else schema.name + "." + overload
+        self.name = "" if name.startswith("profiler::") else name
+        self.dispatch, self.cpu_kernel = _dispatch_facts(name)
+        self.expand_key = _expand_key(func, name, self.dispatch, self.cpu_kernel)
+        slots, bools = [], []
+        for i, a in enumerate(schema.arguments):
+            type_text = str(a.type)
+            key = a.name if a.kwarg_only else i
+            if type_text in ("Tensor", "Tensor?", "Optional[Tensor]"):
+                slots.append(key)
+            elif type_text in ("Scalar", "Scalar?", "Optional[number]", "number"):
+                bools.append(key)
+        self.tensor_slots = tuple(slots)
+        self.bool_scalar_slots = tuple(bools) if _TORCH_1 else ()
+
+
+def _dispatch_facts(name):
+    """("E" | "N" | "B" | "", has a CPU kernel): docs/knowledge.md "Dispatch facts per torch"."""
+    if _has_kernel is None or not name:
+        return "", False
+    try:
+        cpu = _has_kernel(name, "CPU")
+        if _has_kernel(name, "CompositeExplicitAutograd"):
+            return "E", cpu
+        if _has_kernel(name, "CompositeExplicitAutogradNonFunctional"):
+            return "N", cpu
+        return "B", cpu
+    except Exception:
+        return "", False
+
+
+def _expand_key(func, name, dispatch, cpu_kernel):
     """The composite key to run `func` at so its inner ops are seen, or None: the op has a
-    CompositeExplicitAutograd kernel and no CPU/CUDA kernel of its own, and returns no
-    view (views and detach only re-wrap their input, detach by calling itself)."""
-    has = getattr(torch._C, "_dispatch_has_kernel_for_dispatch_key", None)
+    CompositeExplicitAutograd kernel and no CPU/CUDA kernel of its own, and returns no view
+    (views and detach only re-wrap their input, detach by calling itself)."""
     base = name.split("::")[-1].split(".")[0] if name else ""
-    if has is None or not base or base in _PLAIN_COMPOSITES or base.startswith(_BACKEND_FAMILIES):
+    if dispatch not in ("E", "N") or cpu_kernel or not base or base in _PLAIN_COMPOSITES \
+            or base.startswith(_BACKEND_FAMILIES) or not hasattr(func, "_op_dk"):
         return None
     try:
         if any(r.alias_info is not None for r in func._schema.returns):
             return None
-        if any(has(name, k) for k in _BACKEND_KEYS):
+        if any(_has_kernel(name, k) for k in _BACKEND_KEYS):
             return None
         for k in _EXPLICIT_KEYS:
-            if has(name, k) and hasattr(func, "_op_dk"):
+            if _has_kernel(name, k):
                 return k
     except Exception:
         pass
     return None
 
 
+def call_op(func, facts, args, kwargs):
+    """Runs `func` the way the program's own call would have run it. Composite kernels pass
+    Python numbers where the schema says Tensor (a wrapped scalar, `remainder.Scalar` calling
+    `remainder.Tensor`), which the op object refuses: the overload packet picks the overload
+    the number belongs to, as the program's call did. Torch 1.x's op objects also read a bool
+    Scalar as an int (`bitwise_and.Scalar(mask, True)` would come back int64): there the bool
+    goes as a 0-dim bool tensor to the Tensor overload, as torch's own kernel sends it."""
+    for slot in facts.tensor_slots:
+        if isinstance(slot, int):
+            v = args[slot] if slot < len(args) else None
+        else:
+            v = kwargs.get(slot) if kwargs else None
+        if type(v) in _SCALARS:
+            return func.overloadpacket(*args, **kwargs)
+    for slot in facts.bool_scalar_slots:
+        if isinstance(slot, int) and slot < len(args) and type(args[slot]) is bool:
+            return _bool_as_tensor(func, args, kwargs, slot)
+    return func(*args, **kwargs)
+
+
+def _bool_as_tensor(func, args, kwargs, slot):
+    overload = func._overloadname
+    sibling = {"Scalar": "Tensor", "Tensor_Scalar": "Tensor", "Scalar_Tensor": "Tensor",
+               "Scalar_out": "Tensor_out"}.get(overload)
+    target = getattr(func.overloadpacket, sibling, None) if sibling else None
+    if target is None:
+        return func(*args, **kwargs)
+    args = list(args)
+    args[slot] = torch.tensor(args[slot])
+    return target(*args, **kwargs)
+
+
+class _Depth(threading.local):
+    value = 0     # nesting of __torch_dispatch__ calls on this thread
+    site = None   # the _recorder.Site of the outermost op running on this thread
+
+
+class DispatchCore(TorchDispatchMode):
+    """`recorder`: the _recorder.Recorder that writes events. `amp`: an _amp.AmpSession, whose
+    plan / run / mirror replace the plain call of each op (amp-check)."""
+
+    def __init__(self, recorder, amp=None):
+        super().__init__()
+        self._rec = recorder
+        self._amp = amp
+        self._facts = {}
+        self._expanding = []   # ops whose composite kernel runs now (an op that calls itself runs plainly)
+        self.depth = _Depth()  # nesting of __torch_dispatch__ calls on this thread
+
+    def facts(self, func):
+        f = self._facts.get(func)
+        if f is None:
+            f = self._facts[func] = OpFacts(func)
+            if f.name:
+                self._rec.note_op_facts(f)
+        return f
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        rec = self._rec
+        depth = self.depth
+        if rec.cut_at_forward and depth.value == 0:
+            rec.forward_may_start(func, args)
+        if not rec.recording or rec.mute_ops:
+            return call_op(func, self.facts(func), args, kwargs)
+        depth.value += 1
+        try:
+            return self._record(func, args, kwargs, depth.value)
+        finally:
+            depth.value -= 1
+
+    def _record(self, func, args, kwargs, depth):
+        rec = self._rec
+        amp = self._amp
+        pre = plan = facts = site = None
+        expand = False
+        try:
+            facts = self.facts(func)
+            if facts.name:
+                expand = facts.expand_key is not None and func not in self._expanding and _dense_inputs(args)
+                if depth == 1:
+                    frame = dispatch_caller(sys._getframe(2))   # None on the autograd device thread
+                    site = self.depth.site = rec.op_site(frame)
+                else:   # an op inside an expanded composite kernel: the enclosing op's call
+                    site = self.depth.site
+                if amp is not None:
+                    plan = amp.plan(func, facts, args, kwargs, site, expand)
+                    if plan.calls:
+                        pre = rec.op_inputs(args, kwargs)
+                else:
+                    pre = rec.op_inputs(args, kwargs)
+        except Exception as e:
+            rec.fail(e, facts.name if facts is not None else "")
+            pre = plan = None
+        if pre is None and plan is None:
+            return call_op(func, facts or self.facts(func), args, kwargs)
+        t0 = rec.now()
+        if expand:
+            out = self._expand(func, facts, args, kwargs)
+        elif plan is not None:
+            out = amp.run_real(plan)   # the program's own exceptions pass through
+        else:
+            out = call_op(func, facts, args, kwargs)
+        t1 = rec.now()
+        if rec.recording:
+            try:
+                extra = amp.mirror(plan, out) if plan is not None else ""
+                if pre is not None:
+                    rec.op_done(facts.name, func, pre, out, t0, t1, site, depth, extra)
+                if rec.dumper is not None:
+                    rec.dumper.on_op_output(facts.name, out)
+            except Exception as e:
+                rec.fail(e, facts.name)
+        return out
+
+    def _expand(self, func, facts, args, kwargs):
+        """Runs the op's composite kernel with this mode on, so its inner ops are recorded.
+        Should that raise for a functional op, the op runs plainly: if the plain run raises
+        too, the error is the program's own; if not, the op is never expanded again. An op
+        that writes into its arguments is not run twice (the expansion may have written)."""
+        self._expanding.append(func)
+        try:
+            with self:   # the kernel's own aten calls come back here, nested in this op
+                return func._op_dk(facts.expand_key, *args, **kwargs)
+        except Exception as e:
+            if _writes_arguments(func):
+                raise
+            error = e
+        finally:
+            self._expanding.pop()
+        out = call_op(func, facts, args, kwargs)
+        facts.expand_key = None
+        self._rec.note_once("expand:" + facts.name,
+                            "npu-doctor: %s is recorded without its inner ops (its composite kernel raised "
+                            "under the capture: %s: %s)" % (facts.name, type(error).__name__, error))
+        return out
+
+
+def _writes_arguments(func):
+    try:
+        return any(a.alias_info is not None and a.alias_info.is_write for a in func._schema.arguments)
+    except Exception:
+        return True
+
+
+_PLAIN_DISPATCH = torch.Tensor.__torch_dispatch__
+
+
 def _dense_inputs(args):
-    """At least one tensor input, all of them strided and not quantized (sparse and quantized
-    tensors have kernels of their own the composite one must not replace)."""
+    """At least one tensor input, all of them strided and not quantized, none of a subclass
+    with its own __torch_dispatch__ (DTensor, float8 and wrapper tensors): sparse, quantized
+    and such tensors implement ops of their own, which the composite kernel (run below the
+    Python key) must not replace."""
     Tensor = torch.Tensor
     seen = False
     for a in args:
         items = a if isinstance(a, (list, tuple)) else (a,)
         for t in items:
             if isinstance(t, Tensor):
-                if t.layout != torch.strided or t.is_quantized:
+                if t.layout != torch.strided or t.is_quantized or \
+                        (type(t) is not Tensor and getattr(type(t), "__torch_dispatch__", _PLAIN_DISPATCH)
+                         is not _PLAIN_DISPATCH):
                     return False
                 seen = True
     return seen
-
-
-class _CaptureMode(TorchDispatchMode):
-    def __init__(self, recorder):
-        super().__init__()
-        self._rec = recorder
-        self._explicit = {}
-        self._expanding = []   # ops whose composite kernel runs now (an op that calls itself runs plainly)
-
-    def _run(self, func, args, kwargs):
-        key = self._explicit.get(func, _MISSING)
-        if key is _MISSING:
-            key = self._explicit[func] = _explicit_key(func, self._rec.op_name(func))
-        if key is not None and func not in self._expanding and _dense_inputs(args):
-            self._expanding.append(func)
-            try:
-                with self:   # the kernel's own aten calls come back here, nested in this op
-                    return func._op_dk(key, *args, **kwargs)
-            finally:
-                self._expanding.pop()
-        return func(*args, **kwargs)
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if kwargs is None:
-            kwargs = {}
-        rec = self._rec
-        if rec.cut_at_forward and rec._dispatch_depth == 0:
-            rec.forward_may_start(func, args)
-        if not rec.recording or rec.mute_ops:
-            return func(*args, **kwargs)
-        rec._dispatch_depth += 1
-        try:
-            try:
-                pre = rec.op_inputs(args, kwargs) if rec.op_name(func) else None
-            except Exception as e:
-                rec.fail(e)
-                pre = None
-            if pre is None:
-                return func(*args, **kwargs)
-            t0 = rec.now()
-            out = self._run(func, args, kwargs)   # the program's own exceptions pass through
-            t1 = rec.now()
-            if rec.recording:
-                try:
-                    rec.op_done(func, pre, out, t0, t1, dispatch_caller(sys._getframe(1)))
-                except Exception as e:
-                    rec.fail(e)
-            return out
-        finally:
-            rec._dispatch_depth -= 1
-
-
-def make_mode(recorder):
-    return _CaptureMode(recorder)
 
 
 def _has_named(items):

@@ -88,27 +88,19 @@ class Dumper:
                   "select": self.selection.text}
         self._write_line(json.dumps(header, separators=(",", ":")))
         self._tracker = _DumpTracker(self) if self.selection.modules else None
-        self._mode = None
 
     def start(self):
         if self._tracker is not None:
             self._tracker.install()
-        if self.selection.ops:
-            self._mode = _make_mode(self)
-            self._mode.__enter__()
+        if self.selection.ops and self._rec is not None:
+            self._rec.dumper = self   # the recorder's dispatch core hands over each op's outputs
 
     def close(self):
         if self._tracker is not None:
             self._tracker.remove()
             self._tracker = None
-        if self._mode is not None:
-            try:
-                from torch.utils._python_dispatch import _get_current_dispatch_mode
-                if _get_current_dispatch_mode() is self._mode:
-                    self._mode.__exit__(None, None, None)
-            except Exception:
-                pass
-            self._mode = None
+        if self._rec is not None and self._rec.dumper is self:
+            self._rec.dumper = None
         if self._fd >= 0:
             try:
                 os.close(self._fd)
@@ -208,31 +200,6 @@ def _collect(value, tensor_type, out, depth):
         elif isinstance(value, dict):
             for v in value.values():
                 _collect(v, tensor_type, out, depth + 1)
-
-
-def _make_mode(dumper):
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class _DumpMode(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self._names = {}
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))   # the program's own exceptions pass through
-            try:
-                if dumper.active():
-                    name = self._names.get(func)
-                    if name is None:
-                        overload = func._overloadname
-                        name = func._schema.name if overload == "default" else func._schema.name + "." + overload
-                        self._names[func] = name
-                    dumper.on_op_output(name, out)
-            except Exception as e:
-                dumper.fail(e)
-            return out
-
-    return _DumpMode()
 
 
 def start_dump(recorder, select, directory):

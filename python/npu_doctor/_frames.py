@@ -116,6 +116,8 @@ def user_stack_json(frame, boundary=None):
     ops). Kept frames stay referenced, so a key never names a later frame at the same
     address; at most STACKS_PER_BOUNDARY of them, each held only while its call runs.
     Generator frames are walked every time: each resumption may come from another caller."""
+    if frame is None:   # the autograd engine's device thread: no frame of the program's
+        return "[]"
     if boundary is None:
         parts, _ = _user_parts(frame, None)
         return "[" + ",".join(parts) + "]"
@@ -216,6 +218,19 @@ def is_torch_optimizer_code(code):
         hit = any(path.startswith(d + "optim" + os.sep) for d in _library_dirs)
         _optimizer_code[code] = hit
     return hit
+
+
+def exception_site(exc):
+    """"_amp.py:123" of the innermost frame of the shim in an exception's traceback (what a
+    bug report needs), or ""."""
+    tb = getattr(exc, "__traceback__", None)
+    site = ""
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if os.path.abspath(code.co_filename).startswith(_SHIM_DIR):
+            site = "%s:%d" % (os.path.basename(code.co_filename), tb.tb_lineno)
+        tb = tb.tb_next
+    return site
 
 
 def caller(depth):

@@ -185,6 +185,11 @@ def patch_autograd():
             links = rec.links if rec is not None else None
             if links is None:
                 return _orig(*args, **kwargs)
+            if links.in_backward == 0 and rec.recording:
+                try:
+                    links.backward_stack = _frames.user_stack_json(sys._getframe(1))
+                except Exception:
+                    links.backward_stack = None
             links.in_backward += 1
             try:
                 result = _orig(*args, **kwargs)

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 
-from . import _frames, _patches
+from . import _events, _frames, _patches
 from ._autograd import AutogradLinks
 from ._modules import ModuleTracker
 from ._writer import EventWriter
@@ -77,7 +77,6 @@ class Recorder:
         self._mode_pop_pending = False
         self._bypass = None      # _dispatch.make_bypass's torch-function mode, while recording
         self._notes = set()      # note_once keys already said
-        self._dispatch_depth = 0
         self._pid = os.getpid()
         self._origin = time.perf_counter_ns()
         self._step_start = self._origin
@@ -94,7 +93,10 @@ class Recorder:
         self._torch = None
         self.amp = None        # an _amp.AmpSession in amp-check mode (set before start())
         self.links = None      # _autograd.AutogradLinks, from start()
+        self.dumper = None     # a _dump.Dumper the dispatch core hands each op's outputs to
         self._grad_in = False  # the op being recorded has an input that requires grad
+        self._op_facts_written = set()
+        self._exception = ""   # the program's uncaught exception while recording ("Type: message")
 
     # --- lifecycle ---------------------------------------------------------------------
     def start(self):
@@ -108,6 +110,7 @@ class Recorder:
         _patches.patch_autograd()
         _patches.active = self
         atexit.register(self._at_exit)
+        self._chain_excepthook()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._after_fork_in_child)
         if self.steps is None or self.steps[0] == 0:
@@ -217,27 +220,27 @@ class Recorder:
         if os.getpid() != self._pid:
             return
         self._write_header()
-        end = {"steps_completed": self.step, "reason": reason}
-        self._write_raw('{"ph":"M","pid":%d,"tid":0,"name":"npu_doctor_end","args":%s}'
-                        % (self._pid, json.dumps(end, separators=(",", ":"))))
+        self._write_raw(_events.end_event(self._pid, self.step, reason, self._exception if reason == "exception" else ""))
         if self._writer is not None:
             self._writer.close()
         if _patches.active is self:
             _patches.active = None
 
-    def fail(self, exc):
-        """The shim broke: record it, say it once, stop capturing, let the program go on."""
+    def fail(self, exc, op=""):
+        """The shim broke: record it (with the op being recorded, if any, and the thread), say
+        it once, stop capturing, let the program go on. Every report says so first."""
         if self.finished or self._error_reported:
             return
         self._error_reported = True
         self.recording = False
         try:
             message = "%s: %s" % (type(exc).__name__, exc)
-            sys.stderr.write("npu-doctor: capture stopped after an internal error: %s\n" % message)
+            where = (" at %s" % op) if op else ""
+            thread = threading.current_thread()
+            sys.stderr.write("npu-doctor: capture stopped after an internal error%s: %s\n" % (where, message))
             self._write_header()
-            self._write_raw('{"ph":"i","s":"g","name":"npu_doctor_error","pid":%d,"tid":%d,"ts":%.3f,"args":%s}'
-                            % (self._pid, threading.get_native_id(), (self.now() - self._origin) / 1000.0,
-                               json.dumps({"message": message})))
+            self._write_raw(_events.error_event(self._pid, threading.get_native_id(), self.ts(self.now()), message,
+                                                op, thread.name, _frames.exception_site(exc)))
         except Exception:
             pass
         try:
@@ -249,12 +252,10 @@ class Recorder:
         self._write_header()
         self._tensor_patches.install()
         self._modules.install()
+        from ._dispatch import DispatchCore
+        self._mode = DispatchCore(self, self.amp)
         if self.amp is not None:
-            self._mode = self.amp.make_mode(self)
             self.amp.on_begin()
-        else:
-            from ._dispatch import make_mode
-            self._mode = make_mode(self)
         self._mode.__enter__()
         self.recording = True
 
@@ -337,7 +338,7 @@ class Recorder:
             return
         try:
             from torch.utils._python_dispatch import _get_current_dispatch_mode
-            if self._dispatch_depth == 0 and _get_current_dispatch_mode() is self._mode:
+            if self._mode.depth.value == 0 and _get_current_dispatch_mode() is self._mode:
                 self._mode.__exit__(None, None, None)
                 self._mode = None
                 self._mode_pop_pending = False
@@ -350,9 +351,24 @@ class Recorder:
         try:
             if self._mode_pop_pending:
                 self._remove_mode()
-            self.finish("exit")
+            self.finish("exception" if self._exception else "exit")
         except Exception:
             pass
+
+    def _chain_excepthook(self):
+        """Notes an uncaught exception that ends the program while steps are recorded (the
+        report says so first), then hands it to the hook that was there."""
+        previous = sys.excepthook
+
+        def excepthook(kind, value, tb):
+            try:
+                if self.recording and not self.finished:
+                    self._exception = "%s: %s" % (getattr(kind, "__name__", kind), value)
+            except Exception:
+                pass
+            previous(kind, value, tb)
+
+        sys.excepthook = excepthook
 
     def _after_fork_in_child(self):
         # A forked child (DataLoader worker) must not write into the parent's file.
@@ -380,8 +396,7 @@ class Recorder:
         }
         if self.amp is not None:
             args.update(self.amp.header_args())
-        self._write_raw('{"ph":"M","pid":%d,"tid":0,"name":"npu_doctor","args":%s}'
-                        % (self._pid, json.dumps(args, separators=(",", ":"))))
+        self._write_raw(_events.header_event(self._pid, args))
 
     def _write_raw(self, text):
         if self._writer is not None:
@@ -395,9 +410,24 @@ class Recorder:
         self._writer.write_event(text)
 
     def _step_event(self, number, start, end):
-        return ('{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f}'
-                % (number, self._pid, threading.get_native_id(),
-                   (start - self._origin) / 1000.0, (end - start) / 1000.0))
+        return _events.step_event(number, self._pid, threading.get_native_id(), self.ts(start), (end - start) / 1000.0)
+
+    def ts(self, ns):
+        """A perf_counter_ns() time as the capture's timestamp (microseconds since start)."""
+        return (ns - self._origin) / 1000.0
+
+    @property
+    def module_json(self):
+        return self._modules.current_json
+
+    def write_instant(self, cat, name, args):
+        """An amp-check record (a gradient histogram) at this moment."""
+        self._write(_events.instant_event(cat, name, self._pid, threading.get_native_id(), self.ts(self.now()), args))
+
+    def write_api(self, cat, name, t0, frame, args):
+        """A GradScaler / autocast call of the program."""
+        self._write(_events.api_event(cat, name, self._pid, threading.get_native_id(), self.ts(t0), self.step,
+                                      self._modules.current_json, _frames.user_stack_json(frame), args))
 
     # --- tensors -----------------------------------------------------------------------
     def _tensor_json(self, t, pos, seen_ids, seen_storages, is_output):
@@ -503,6 +533,36 @@ class Recorder:
             self._op_names[func] = name
         return name
 
+    def note_op_facts(self, facts):
+        """The running torch's dispatch facts of an op, once per op name
+        (docs/formats/capture.md "Dispatch facts"): FALLBACK002 judges by them."""
+        if facts.name in self._op_facts_written:
+            return
+        self._op_facts_written.add(facts.name)
+        self._write_raw(_events.op_facts_event(self._pid, facts))
+
+    def op_site(self, frame):
+        """Where the op running now was called from (a Site)."""
+        back = self.links.backward_of()
+        module = back[1] if back is not None else None
+        return Site(frame, back, self._modules.current_json if module is None else module)
+
+    def site_stack(self, site):
+        """The JSON stack of a site: the forward op's for the backward pass (when known), the
+        user frames from the caller's frame, else (the autograd engine's device thread, which
+        has no Python frame of the program's) the backward() call that runs the pass."""
+        stack = site.stack
+        if stack is None:
+            back = site.back
+            if back is not None and back[2] is not None:
+                stack = back[2]
+            elif site.frame is not None:
+                stack = _frames.user_stack_json(site.frame, self._modules.boundary)
+            else:
+                stack = self.links.backward_stack or "[]"
+            site.stack = stack
+        return stack
+
     def op_inputs(self, args, kwargs):
         """Input metadata, taken before the op runs (in-place ops change it), and the op's
         string arguments and keyword flags as `name=value` text (scatter_reduce's `reduce`,
@@ -523,10 +583,12 @@ class Recorder:
                 pos += 1
             else:
                 pos = after
-        return parts, seen_ids, seen_storages, attrs
+        return parts, seen_ids, seen_storages, attrs, self._grad_in
 
-    def op_done(self, func, pre, out, t0, t1, frame, extra=""):
-        parts, seen_ids, seen_storages, attrs = pre
+    def op_done(self, name, func, pre, out, t0, t1, site, depth, extra=""):
+        """Writes the op's event. `depth` 1: called by the program (or autograd); deeper: an
+        op inside an expanded composite kernel, which takes the enclosing op's site."""
+        parts, seen_ids, seen_storages, attrs, grad_in = pre
         if attrs:
             extra = _attrs_json(func, attrs) + ("," + extra if extra else "")
         outs = []
@@ -537,25 +599,16 @@ class Recorder:
                 pos = pos + 1 if after is None else after
         else:
             self._add_tensors(out, 0, outs, seen_ids, seen_storages, True)
-        name = self._op_names[func]
         self._seq += 1
-        modules = self._modules
-        module = stack = None
         # Ops the shim runs inside another op's kernel make no autograd node.
-        back = self.links.backward_of() if self._dispatch_depth == 1 else None
+        back = site.back if depth == 1 else None
         if back is not None:   # a backward op: the forward op's module and stack, and its name
-            fwd, module, stack = back
-            extra = '"bwd":"%s"' % fwd + ("," + extra if extra else "")
-        if stack is None:      # forward op, or a backward op whose forward op is not known
-            module, stack = modules.current_json, _frames.user_stack_json(frame, modules.boundary)
-        if back is None and self._dispatch_depth == 1 and self._grad_in:
+            extra = '"bwd":"%s"' % back[0] + ("," + extra if extra else "")
+        module, stack = site.module, self.site_stack(site)
+        if back is None and depth == 1 and grad_in:
             self.links.note_forward(name, module, stack)
-        self._write(
-            '{"ph":"X","cat":"aten","name":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f,'
-            '"args":{"seq":%d,"step":%d,"module":%s,"stack":%s,"inputs":[%s],"outputs":[%s]%s}}'
-            % (name, self._pid, threading.get_native_id(), (t0 - self._origin) / 1000.0, (t1 - t0) / 1000.0,
-               self._seq, self.step, module, stack,
-               ",".join(parts), ",".join(outs), ("," + extra) if extra else ""))
+        self._write(_events.op_event(name, self._pid, threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0,
+                                     self._seq, self.step, module, stack, parts, outs, extra))
 
     def record_sdpa(self, args, kwargs, result, t0, t1, frame, from_user):
         """One `python_api` event per F.scaled_dot_product_attention call: inputs q, k, v and
@@ -576,13 +629,10 @@ class Recorder:
                              if k in call)
             if not from_user:
                 attrs = (attrs + " caller=library").strip()
-            self._write(
-                '{"ph":"X","cat":"python_api","name":"torch.nn.functional.scaled_dot_product_attention","pid":%d,'
-                '"tid":%d,"ts":%.3f,"dur":%.3f,"args":{"step":%d,"module":%s,"stack":%s,"reason":%s,'
-                '"inputs":[%s],"outputs":[%s]}}'
-                % (self._pid, threading.get_native_id(), (t0 - self._origin) / 1000.0, (t1 - t0) / 1000.0,
-                   self.step, self._modules.current_json, _frames.user_stack_json(frame), json.dumps(attrs),
-                   ",".join(inputs), ",".join(outputs)))
+            self._write(_events.python_event(
+                "python_api", "torch.nn.functional.scaled_dot_product_attention", self._pid,
+                threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0, self.step, self._modules.current_json,
+                _frames.user_stack_json(frame), attrs, inputs, outputs))
         except Exception as e:
             self.fail(e)
 
@@ -593,12 +643,9 @@ class Recorder:
             defaults = getattr(optimizer, "defaults", {}) or {}
             attrs = " ".join("%s=%s" % (k, defaults[k]) for k in ("foreach", "fused", "differentiable")
                              if k in defaults)
-            t = (self.now() - self._origin) / 1000.0
-            self._write(
-                '{"ph":"X","cat":"optimizer_config","name":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":0,'
-                '"args":{"step":%d,"stack":%s,"reason":%s}}'
-                % (type(optimizer).__module__ + "." + type(optimizer).__qualname__, self._pid,
-                   threading.get_native_id(), t, self.step, _frames.user_stack_json(frame), json.dumps(attrs)))
+            self._write(_events.config_event(
+                "optimizer_config", type(optimizer).__module__ + "." + type(optimizer).__qualname__, self._pid,
+                threading.get_native_id(), self.ts(self.now()), self.step, _frames.user_stack_json(frame), attrs))
         except Exception as e:
             self.fail(e)
 
@@ -606,17 +653,35 @@ class Recorder:
         try:
             if not self.recording:
                 return
-            inputs = ""
-            if tensor is not None:
-                inputs = self._tensor_json(tensor, 0, {}, {}, False)
-            self._write(
-                '{"ph":"X","cat":"%s","name":"%s","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f,'
-                '"args":{"step":%d,"module":%s,"stack":%s,"reason":%s,"inputs":[%s]}}'
-                % (cat, name, self._pid, threading.get_native_id(), (t0 - self._origin) / 1000.0,
-                   (t1 - t0) / 1000.0, self.step, self._modules.current_json,
-                   _frames.user_stack_json(frame), json.dumps(reason), inputs))
+            inputs = [self._tensor_json(tensor, 0, {}, {}, False)] if tensor is not None else []
+            self._write(_events.python_event(
+                cat, name, self._pid, threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0, self.step,
+                self._modules.current_json, _frames.user_stack_json(frame), reason, inputs))
         except Exception as e:
             self.fail(e)
+
+
+class Site:
+    """Where an op was called from: the caller's frame (None on the autograd engine's device
+    thread, which runs the backward pass on CUDA and NPU), the op's autograd link when it
+    belongs to the backward pass ((forward op, module json, stack json), _autograd.py), the
+    module json, and the stack json once Recorder.site_stack made it."""
+    __slots__ = ("frame", "back", "module", "stack")
+
+    def __init__(self, frame, back, module):
+        self.frame = frame
+        self.back = back
+        self.module = module
+        self.stack = None
+
+    def key(self):
+        """What amp-check counts calls per: the calling line and module; for frame-less
+        backward ops, the forward op's stack."""
+        frame = self.frame
+        if frame is not None:
+            return (frame.f_code, frame.f_lineno, self.module)
+        back = self.back
+        return ("backward", back[2] if back is not None else None, self.module)
 
 
 def _sparse_layout(t):
@@ -673,8 +738,11 @@ def _attrs_json(func, attrs):
 
 
 def _guess_device(torch, npu):
+    """The accelerator the program can use: torch_npu's torch.npu (or another PrivateUse1
+    backend named npu), CUDA, else the CPU."""
     try:
-        if npu is not None and torch.npu.is_available():
+        npu_module = getattr(torch, "npu", None) if torch is not None else None
+        if npu_module is not None and npu_module.is_available():
             return "npu"
         if torch is not None and torch.cuda.is_available():
             return "cuda"

@@ -156,7 +156,7 @@ class AmpCheckEndToEnd(unittest.TestCase):
         cos = []
         with open(capture) as f:
             for line in f:
-                if '"aten::leaky_relu_"' in line and '"bwd"' not in line:
+                if '"cat":"aten"' in line and '"aten::leaky_relu_"' in line and '"bwd"' not in line:
                     ev = json.loads(line.strip().lstrip(","))
                     cos.append(ev["args"]["numeric"]["local"]["cos"])
         self.assertTrue(cos, "no leaky_relu_ recorded")
