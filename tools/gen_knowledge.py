@@ -7,8 +7,8 @@ Usage (from the repository root):
 NPU_OPS_DIR defaults to ../shared/data/npu-ops (relative to the repository root).
 --check regenerates into a temporary directory and exits 1 if data/knowledge differs.
 
-Standard library only. `torch` is imported only to derive composite.tsv (ops that
-PyTorch decomposes); without torch the committed composite.tsv is kept as it is.
+Standard library only. How torch dispatches each op per torch release (dispatch.tsv) is the
+work of tools/gen_dispatch_facts.py.
 The output is deterministic: the same input gives byte-identical files. The format of
 each file is described in docs/knowledge.md and in each file's header comment.
 """
@@ -377,44 +377,6 @@ def gen_wheels(entries):
                    "aliases: release branches whose tip carries this version"]) + body
 
 
-def gen_composite(previous, check):
-    """composite.tsv from the installed torch, or the committed file when torch is absent
-    (or, in --check mode, when the installed torch is not the one the file was made with)."""
-    try:
-        import torch  # noqa: F401 -- optional
-    except Exception:  # torch missing or broken: keep what is committed
-        if previous is None:
-            raise GenError("torch is not importable and there is no committed composite.tsv to keep")
-        print("gen_knowledge: torch not importable, keeping the committed composite.tsv", file=sys.stderr)
-        return previous
-    made_with = re.search(r"derived from torch (\S+) ", previous or "")
-    if check and made_with and made_with.group(1) != torch.__version__.split("+")[0]:
-        print(f"gen_knowledge: composite.tsv was made with torch {made_with.group(1)}, this is torch "
-              f"{torch.__version__}: not checking it", file=sys.stderr)
-        return previous
-    kinds = {}
-    for key, kind in (("CompositeExplicitAutogradNonFunctional", "explicit_nonfunctional"),
-                      ("CompositeExplicitAutograd", "explicit"),
-                      ("CompositeImplicitAutograd", "implicit")):
-        try:
-            names = torch._C._dispatch_get_registrations_for_dispatch_key(key)
-        except Exception:
-            continue
-        for n in names:
-            if n.startswith("aten::"):
-                kinds[n[len("aten::"):]] = kind  # implicit wins: it is visited last
-    body = "".join(f"{op}\t{k}\n" for op, k in sorted(kinds.items()))
-    ver = torch.__version__.split("+")[0]
-    return header(f"aten ops PyTorch {ver} implements for every backend (composite kernels)",
-                  ["op(.overload)", "kind"],
-                  ["kind: implicit = CompositeImplicitAutograd (decomposed into other ops before any backend), "
-                   "explicit / explicit_nonfunctional = CompositeExplicitAutograd(NonFunctional) kernel used for "
-                   "backends without their own",
-                   "an op listed here and absent from aten-ops.tsv does not hit the NPU CPU fallback itself, except "
-                   "explicit_nonfunctional wrappers of structured ops (isin.Tensor_Tensor), which need their _out kernel",
-                   f"derived from torch {ver} (CPU build); other torch versions differ at the margins"]) + body
-
-
 def gen_provenance(dev, rel, dev_inputs, rel_inputs, entries, lists):
     _, heads, date = source_table(dev)
     kinds = {k: sum(1 for e in entries if e["kind"] == k) for k in ("release", "branch-tip", "source-build", "dev-tip")}
@@ -431,7 +393,7 @@ def gen_provenance(dev, rel, dev_inputs, rel_inputs, entries, lists):
         f"op-plugin (Ascend/op-plugin) master {heads['op-plugin']}. Per-wheel refs and commits: wheels.tsv.",
         "",
         "Caveats: an aten op absent from a list may still run on the NPU when PyTorch decomposes it",
-        "(composite.tsv, derived from the local torch); ops registered by hand in C++ outside the",
+        "(dispatch.tsv, per torch minor release: tools/gen_dispatch_facts.py); ops registered by hand in C++ outside the",
         "YAML are not listed; a listed kernel may still compute on the host or the AI CPU (dtype-",
         "dependent); daily/dev wheels (2.1.0.post20231207) and versions set between two tags are",
         "covered by neither kind of list.",
@@ -443,7 +405,7 @@ def gen_provenance(dev, rel, dev_inputs, rel_inputs, entries, lists):
     return "\n".join(lines) + "\n"
 
 
-def generate(dev, rel, out_dir, previous_composite, check=False):
+def generate(dev, rel, out_dir, check=False):
     for d in (dev, rel):
         if not os.path.isdir(d):
             raise GenError(f"input directory not found: {d}")
@@ -463,7 +425,6 @@ def generate(dev, rel, out_dir, previous_composite, check=False):
                                     "1.11/2.0: ops registered with a kernel that raises '<op> is unsupported!'"),
         "autocast.tsv": gen_autocast(dev, lines),
         "deprecated.tsv": gen_deprecated(dev),
-        "composite.tsv": gen_composite(previous_composite, check),
     }
     files["PROVENANCE"] = gen_provenance(dev, rel, sorted(set(dev_inputs)), sorted(set(rel_inputs)), entries, lists)
     for name, text in files.items():
@@ -485,20 +446,15 @@ def main(argv):
     ap.add_argument("--check", action="store_true", help="fail if the output directory is not up to date")
     args = ap.parse_args(argv)
     release = args.release or os.path.join(os.path.dirname(os.path.abspath(args.input)), "npu-ops-release")
-    prev_path = os.path.join(args.out, "composite.tsv")
-    previous = None
-    if os.path.exists(prev_path):
-        with open(prev_path, encoding="utf-8") as f:
-            previous = f.read()
     try:
         if not args.check:
-            names = generate(args.input, release, args.out, previous)
+            names = generate(args.input, release, args.out)
             for stale in sorted(set(os.listdir(args.out)) - set(names) - OTHER_GENERATORS):
                 os.remove(os.path.join(args.out, stale))  # files an older generator wrote (compat.tsv)
             print(f"gen_knowledge: wrote {len(names)} files to {os.path.relpath(args.out, os.getcwd())}")
             return 0
         with tempfile.TemporaryDirectory() as tmp:
-            names = generate(args.input, release, tmp, previous, check=True)
+            names = generate(args.input, release, tmp, check=True)
             stale = [n for n in names if not os.path.exists(os.path.join(args.out, n))
                      or not filecmp.cmp(os.path.join(tmp, n), os.path.join(args.out, n), shallow=False)]
             extra = sorted(set(os.listdir(args.out)) - set(names) - OTHER_GENERATORS) if os.path.isdir(args.out) else []

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -46,11 +47,64 @@ AmpPlace amp_place(const Trace& t, uint32_t op) {
   return p;
 }
 
+namespace {
+
+// A fused attention kernel of a device (CUDA's SDPA kernels, torch_npu's npu_fusion_attention):
+// its fp32 reference is only right when the shim computed it ("ref":"math"); older shims ran
+// the same kernel on fp32 inputs, which on a device returns other values (cos 0.0009 on an H200).
+bool fused_attention_kernel(std::string_view base) {
+  for (std::string_view k : {"_scaled_dot_product_cudnn_attention", "_scaled_dot_product_efficient_attention",
+                             "_scaled_dot_product_flash_attention", "_scaled_dot_product_fused_attention_overrideable",
+                             "_flash_attention_forward", "_efficient_attention_forward", "npu_fusion_attention"})
+    if (base == k) return true;
+  return false;
+}
+
+// Ops whose output is memory nobody wrote yet: nothing to measure (dropout's mask buffer).
+bool undefined_output(std::string_view base) {
+  for (std::string_view k : {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided",
+                             "empty_permuted", "set_", "resize_", "resize_as_"})
+    if (base == k) return true;
+  return false;
+}
+
+bool same_dtype_copy(std::string_view base) {
+  for (std::string_view k : {"clone", "contiguous", "_to_copy", "copy_", "copy", "lift_fresh", "lift_fresh_copy",
+                             "alias_copy", "view_copy", "_unsafe_view", "expand_copy", "permute_copy"})
+    if (base == k) return true;
+  return false;
+}
+
+}  // namespace
+
+bool own_numerics(const Trace& t, const Op& op, const OpNumeric& n) {
+  std::string_view base = aten_base(t.str(op.name));
+  if (undefined_output(base)) return false;
+  if (fused_attention_kernel(base)) return t.str(n.reference) == "math";
+  auto in = t.inputs(op), out = t.outputs(op);
+  // A view: an output on an input's storage that is not the input itself (in-place ops return it).
+  for (uint32_t o : out) {
+    const TensorMeta& m = t.tensors[o];
+    if (m.storage == kUnset) continue;
+    bool same_tensor = false, same_storage = false;
+    for (uint32_t i : in) {
+      same_tensor = same_tensor || (m.id != kUnset && t.tensors[i].id == m.id);
+      same_storage = same_storage || t.tensors[i].storage == m.storage;
+    }
+    if (same_storage && !same_tensor) return false;
+  }
+  // A copy that keeps the dtype carries its input's error, none of its own.
+  if (same_dtype_copy(base) && !in.empty() && !out.empty() &&
+      t.tensors[in[0]].dtype == t.tensors[out[0]].dtype)
+    return false;
+  return true;
+}
+
 std::vector<uint32_t> measured_ops(const Trace& t) {
   std::vector<uint32_t> out;
   out.reserve(t.numerics.size());
   for (const OpNumeric& n : t.numerics)
-    if (n.op < t.ops.size() && !t.ops[n.op].backward) out.push_back(n.op);
+    if (n.op < t.ops.size() && !t.ops[n.op].backward && own_numerics(t, t.ops[n.op], n)) out.push_back(n.op);
   std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
     const Op &x = t.ops[a], &y = t.ops[b];
     if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
@@ -74,13 +128,28 @@ std::string_view local_problem(const OpNumeric& n) {
   return {};
 }
 
+std::vector<int64_t> shadow_lost_at(const Trace& t) {
+  std::vector<int64_t> lost(t.steps.size() + 1, std::numeric_limits<int64_t>::max());
+  for (const OpNumeric& n : t.numerics) {
+    if (n.op >= t.ops.size()) continue;
+    const Op& op = t.ops[n.op];
+    if (!fused_attention_kernel(aten_base(t.str(op.name))) || t.str(n.reference) == "math") continue;
+    int64_t& at = lost[op.step >= 0 && size_t(op.step) < t.steps.size() ? size_t(op.step) : t.steps.size()];
+    at = std::min(at, op.start_ns);
+  }
+  return lost;
+}
+
 DriftStart find_drift_start(const Trace& t) {
   DriftStart s;
   uint32_t first_drift = kNone;
+  const std::vector<int64_t> lost = shadow_lost_at(t);
   for (uint32_t op : measured_ops(t)) {
     const OpNumeric& n = t.numerics[t.ops[op].numeric];
+    const Op& o = t.ops[op];
+    bool trusted = o.start_ns < lost[o.step >= 0 && size_t(o.step) < t.steps.size() ? size_t(o.step) : t.steps.size()];
     bool local = n.has_local && amp_diverges(n.local);
-    bool drift = n.has_drift && amp_diverges(n.drift);
+    bool drift = trusted && n.has_drift && amp_diverges(n.drift);
     if (local) {
       ++s.diverging_local;
       if (s.op == kNone) s.op = op;

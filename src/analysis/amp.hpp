@@ -33,7 +33,10 @@ bool amp_diverges(const TensorMetrics& m);
 // their precision from the forward op that made them (autocast decides forward ops), and
 // gradient range is what loss scaling handles (AMP003/AMP004): "keep this gradient op in
 // fp32" is never the fix.
+// Views, copies that keep the dtype, ops with undefined output memory and fused attention
+// kernels measured against themselves are left out: they have no numerics of their own.
 std::vector<uint32_t> measured_ops(const Trace& t);
+bool own_numerics(const Trace& t, const Op& op, const OpNumeric& n);
 
 // The header's "amp" object (Trace::env).
 struct AmpHeader {
@@ -63,6 +66,10 @@ struct DriftStart {
   size_t diverging_local = 0;   // ops whose local error diverges
   size_t diverging_drift = 0;   // ops whose drift diverges
 };
+// Per step index (the last entry: ops outside any step): the start of the first fused attention
+// kernel an older shim measured against itself. The fp32 shadow of everything after it in that
+// step is that garbage, so drift (not local error) is not judged there.
+std::vector<int64_t> shadow_lost_at(const Trace& t);
 DriftStart find_drift_start(const Trace& t);
 
 // Why an op's low-precision run is bad on its own (local metrics), or "" when it is fine.

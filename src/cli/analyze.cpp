@@ -90,7 +90,9 @@ std::vector<const Rule*> select_rules(const AnalyzeOptions& o) {
   }
   std::vector<const Rule*> out;
   for (const Rule* r : trace_rules()) {
-    if (!o.select.empty() && !matches_any(r->id(), o.select)) continue;
+    // CAPTURE001 says the input is incomplete: every report of a capture has it, whatever is selected.
+    bool always = r->id() == "CAPTURE001";
+    if (!always && !o.select.empty() && !matches_any(r->id(), o.select)) continue;
     if (matches_any(r->id(), o.ignore)) continue;
     out.push_back(r);
   }

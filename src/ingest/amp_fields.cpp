@@ -139,6 +139,10 @@ void AmpFieldReader::numeric(std::string_view raw, Trace& t, OpNumeric& out) {
     } else if (key == "out" || key == "arg") {
       int64_t n = count(token, "numeric.out");
       out.out_arg = int32_t(std::min<int64_t>(n, 1 << 20));
+    } else if (key == "ref") {
+      std::string_view s;
+      if (v.get_string().get(s) != simdjson::SUCCESS) fail(token, "amp-check \"numeric.ref\" is not a string");
+      out.reference = t.intern(s);
     } else if (key == "calls") {
       out.calls = uint32_t(std::clamp<int64_t>(count(token, "numeric.calls"), 1, int64_t(1) << 30));
     } else if (key == "local") {

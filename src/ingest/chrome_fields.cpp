@@ -41,6 +41,9 @@ void EventFields::reset() {
   has_inputs = has_outputs = false;
   format = torch = python = device_str = torch_npu = steps = {};
   capture_version = -1;
+  op = thread = where = dispatch = {};
+  steps_completed = -1;
+  cpu_kernel = expanded = false;
   argv.clear();
   if (has_amp) {
     for (auto& a : amp) a = {};
@@ -98,6 +101,11 @@ void lenient_int(od::value v, int64_t& out) {
 void lenient_string(od::value v, std::string_view& out) {
   std::string_view s;
   if (v.get_string().get(s) == simdjson::SUCCESS) out = s;
+}
+
+void lenient_bool(od::value v, bool& out) {
+  bool b;
+  if (v.get_bool().get(b) == simdjson::SUCCESS) out = b;
 }
 
 // pid / tid: integers or strings.
@@ -284,10 +292,11 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
     od::value a = f.value();
     switch (key.size()) {
       case 2:
-        if (key == "id") {}  // flow ids etc.: unused
+        if (key == "op") lenient_string(a, ev.op);
         break;
       case 3:
         if (key == "seq") lenient_int(a, ev.sequence);
+        else if (key == "cpu") lenient_bool(a, ev.cpu_kernel);
         else if (key == "amp") raw_amp(c, a, ev, kAmpHeader);
         else if (key == "bwd") {
           lenient_string(a, ev.bwd);
@@ -325,6 +334,7 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
         else if (key == "steps") lenient_string(a, ev.steps);
         else if (key == "scale") raw_amp(c, a, ev, kAmpScale);
         else if (key == "dtype") raw_amp(c, a, ev, kAmpDtype);
+        else if (key == "where") lenient_string(a, ev.where);
         break;
       case 6:
         if (key == "device") {
@@ -342,6 +352,7 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
           read_capture_tensors(c, a, ev, ev.inputs);
         } else if (key == "params") raw_amp(c, a, ev, kAmpParams);
         else if (key == "scaled") raw_amp(c, a, ev, kAmpScaled);
+        else if (key == "thread") lenient_string(a, ev.thread);
         break;
       case 7:
         if (key == "message") lenient_string(a, ev.message);
@@ -354,6 +365,8 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
       case 8:
         if (key == "elements") raw_amp(c, a, ev, kAmpElements);
         else if (key == "log2_min") raw_amp(c, a, ev, kAmpLog2Min);
+        else if (key == "dispatch") lenient_string(a, ev.dispatch);
+        else if (key == "expanded") lenient_bool(a, ev.expanded);
         break;
       case 9:
         if (key == "Task Type") lenient_string(a, ev.task_type);
@@ -395,6 +408,7 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
       case 15:
         if (key == "Sequence number") lenient_int(a, ev.sequence);
         else if (key == "Total Allocated") lenient_int(a, ev.total_allocated);
+        else if (key == "steps_completed") lenient_int(a, ev.steps_completed);
         break;
       case 16:
         if (key == "Module Hierarchy") lenient_string(a, ev.module);
@@ -423,6 +437,9 @@ void check_kept_strings(const Ctx& c, const EventFields& ev) {
   check("\"reason\"", ev.reason);
   check("\"bwd\"", ev.bwd);
   check("\"message\"", ev.message);
+  check("\"op\"", ev.op);
+  check("\"thread\"", ev.thread);
+  check("\"where\"", ev.where);
   check("\"Task Type\"", ev.task_type);
   check("\"cuda_sync_kind\"", ev.sync_kind);
   check("\"args.name\"", ev.arg_name);

@@ -79,6 +79,10 @@ struct EventFields {
   // capture header ("npu_doctor" metadata event)
   std::string_view format, torch, python, device_str, torch_npu, steps;
   int64_t capture_version = -1;
+  // capture status and facts ("npu_doctor_end", "npu_doctor_error", "npu_doctor_op" events)
+  std::string_view op, thread, where, dispatch;
+  int64_t steps_completed = -1;
+  bool cpu_kernel = false, expanded = false;
   std::string argv;
   std::string_view amp[kAmpKeyCount];   // raw JSON values, empty when absent
   bool has_amp = false;

@@ -122,9 +122,26 @@ bool parse_step_name(std::string_view name, int64_t& number) {
 }
 
 // Frames whose file is inside torch or site-packages are not the user's code.
+// Code the program did not write: absolute paths into torch or an installed package, and the
+// paths Kineto shortens relative to sys.path ("torch/nn/modules/module.py",
+// "transformers/masking_utils.py", "threading.py"), whose first part names a library.
 bool is_library_file(std::string_view f) {
-  return f.find("/torch/") != f.npos || f.find("site-packages") != f.npos || f.find("dist-packages") != f.npos ||
-         f.starts_with("<");
+  if (f.find("/torch/") != f.npos || f.find("site-packages") != f.npos || f.find("dist-packages") != f.npos ||
+      f.starts_with("<"))
+    return true;
+  if (f.starts_with("/")) return false;
+  std::string_view root = f.substr(0, f.find('/'));
+  static constexpr std::string_view kLibraries[] = {
+      "torch", "torch_npu", "torchvision", "torchaudio", "functorch", "torchgen", "triton", "numpy", "transformers",
+      "accelerate", "timm", "datasets", "tokenizers", "safetensors", "huggingface_hub", "peft", "trl", "deepspeed",
+      "apex", "megatron", "lightning", "pytorch_lightning", "einops", "scipy", "sklearn", "pandas",
+      // the standard library, as Kineto shortens it
+      "multiprocessing", "concurrent", "asyncio", "importlib", "json", "logging", "unittest", "collections",
+      "threading.py", "runpy.py", "contextlib.py", "functools.py", "queue.py", "selectors.py", "socket.py",
+      "typing.py", "abc.py", "copy.py", "weakref.py", "random.py", "warnings.py", "enum.py", "inspect.py"};
+  for (std::string_view lib : kLibraries)
+    if (root == lib) return true;
+  return false;
 }
 
 // Filling a big reserved vector page by page costs one page fault per 4 KiB, which on
@@ -212,6 +229,7 @@ class ChromeBuilder {
   void add_kineto_inputs(Op& op);
   void add_capture_tensors(const std::vector<CaptureTensor>& ts, uint32_t& begin, uint32_t& count);
   uint32_t legacy_stack(std::string_view text);
+  uint32_t python_function_frame(std::string_view name);
   uint32_t capture_stack(std::string_view raw);
   uint32_t frame(std::string_view file, int32_t line, std::string_view func);
   int64_t* start_of(Ref r);
@@ -387,6 +405,19 @@ uint32_t ChromeBuilder::legacy_stack(std::string_view text) {
   return sid;
 }
 
+// Kineto's python_function events are named "file(line): func" (with_stack=True): one of the
+// program's own files gives the ops nested in it their file:line; library functions (torch,
+// site-packages) give none, so the walk up to the user's frame continues past them.
+// Its line is where the function starts (or, for frames already running when the profiler
+// started, where they were then): `<module>` frames, whose line says nothing about the op, give
+// none.
+uint32_t ChromeBuilder::python_function_frame(std::string_view name) {
+  size_t close = name.find("): ");
+  if (close == name.npos || name.rfind('(', close) == name.npos || name.substr(close + 3) == "<module>") return kNone;
+  if (is_library_file(name.substr(0, name.rfind('(', close)))) return kNone;
+  return legacy_stack(name);
+}
+
 // Capture "stack": [[file, line, func], ...], user frames only, innermost first.
 uint32_t ChromeBuilder::capture_stack(std::string_view raw) {
   StrId key = stack_keys_.intern(raw);
@@ -536,6 +567,7 @@ ChromeBuilder::Ref ChromeBuilder::complete(uint64_t offset) {
       }
       if (!ev_.stack_raw.empty()) op.stack = capture_stack(ev_.stack_raw);
       else if (!ev_.call_stack.empty()) op.stack = legacy_stack(ev_.call_stack);
+      else if (cat == Cat::Python) op.stack = python_function_frame(ev_.name);
       if (ev_.has_inputs || ev_.has_outputs) {
         add_capture_tensors(ev_.inputs, op.inputs_begin, op.inputs_count);
         add_capture_tensors(ev_.outputs, op.outputs_begin, op.outputs_count);
@@ -640,7 +672,13 @@ void ChromeBuilder::instant() {
     if (ev_.has_ts) amp_record();
     else skip(0);
   } else if (ev_.name == "npu_doctor_error") {
-    t_.warnings.push_back({fmt::format("the capture shim stopped recording: {}", ev_.message), 0});
+    CaptureStatus& c = t_.capture;
+    if (c.error.empty()) {
+      c.error = ev_.message.empty() ? "an internal error" : std::string(ev_.message);
+      c.error_op = ev_.op;
+      c.error_thread = ev_.thread;
+      c.error_where = ev_.where;
+    }
   }
 }
 
@@ -673,6 +711,18 @@ void ChromeBuilder::metadata(uint64_t offset) {
     t_.set_env("argv", ev_.argv);
     if (!ev_.steps.empty()) t_.set_env("steps", ev_.steps);
     if (ev_.has_amp) amp_.header(ev_, t_);
+  } else if (ev_.name == "npu_doctor_end" && is_capture_) {
+    t_.capture.ended = true;
+    t_.capture.reason = ev_.reason;
+    t_.capture.steps_completed = ev_.steps_completed;
+    if (!ev_.message.empty()) t_.capture.exception = ev_.message;
+  } else if (ev_.name == "npu_doctor_op" && is_capture_ && !ev_.op.empty()) {
+    OpDispatch d;
+    d.op = t_.intern(ev_.op);
+    d.kind = ev_.dispatch.size() == 1 ? ev_.dispatch[0] : 0;
+    d.cpu_kernel = ev_.cpu_kernel;
+    d.expanded = ev_.expanded;
+    t_.op_dispatch.push_back(d);
   }
 }
 

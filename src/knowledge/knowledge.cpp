@@ -9,47 +9,10 @@
 #include <fmt/format.h>
 
 #include "knowledge/knowledge_data.hpp"
+#include "knowledge/op_name.hpp"
 
 namespace npud {
 namespace {
-
-// An op name as traces, captures and Python spell it, reduced to base and overload.
-struct OpName {
-  std::string_view base;      // "add"
-  std::string_view overload;  // "Tensor"; "" for the default overload
-  bool has_overload = false;  // false: the source dropped it ("aten::add" in Kineto)
-  std::string full() const {
-    return has_overload && !overload.empty() ? fmt::format("{}.{}", base, overload) : std::string(base);
-  }
-};
-
-
-OpName split_op(std::string_view op) {
-  op = trim(op);
-  static constexpr std::string_view kPrefixes[] = {"torch.ops.aten.", "torch.ops.npu.", "torch_npu.",
-                                                   "aten::", "npu::", "aten.", "npu."};
-  for (std::string_view p : kPrefixes) {
-    if (op.substr(0, p.size()) == p) {
-      op.remove_prefix(p.size());
-      break;
-    }
-  }
-  OpName n;
-  size_t dot = op.find('.');
-  if (dot == std::string_view::npos) {
-    n.base = op;
-    return n;
-  }
-  n.base = op.substr(0, dot);
-  n.overload = op.substr(dot + 1);
-  n.has_overload = true;
-  if (n.overload == "default") n.overload = {};
-  return n;
-}
-
-bool starts_with_overload_of(std::string_view key, std::string_view base) {
-  return key.size() > base.size() && key.substr(0, base.size()) == base && key[base.size()] == '.';
-}
 
 // Value of `op` in a map keyed by op(.overload); without an overload, the default
 // overload's entry, else the lexicographically first overload's (deterministic).
@@ -255,25 +218,6 @@ std::string Knowledge::known_names(std::string_view version) const {
   return out;
 }
 
-bool Knowledge::is_composite(std::string_view op) const {
-  OpName n = split_op(op);
-  if (n.has_overload) return composite_.count(n.full()) > 0;
-  // No overload: the default overload decides when it has a composite kernel at all.
-  auto it = composite_kind_.find(std::string(n.base));
-  if (it != composite_kind_.end()) return it->second == "implicit";
-  auto b = composite_base_kind_.find(std::string(n.base));
-  return b != composite_base_kind_.end() && b->second == "implicit";
-}
-
-std::string_view Knowledge::composite_kind(std::string_view op, bool exact) const {
-  OpName n = split_op(op);
-  auto it = composite_kind_.find(n.full());
-  if (it != composite_kind_.end()) return it->second;
-  if (n.has_overload || exact) return {};
-  auto b = composite_base_kind_.find(std::string(n.base));
-  return b != composite_base_kind_.end() ? std::string_view(b->second) : std::string_view{};
-}
-
 const DeprecatedOp* Knowledge::deprecated(std::string_view name) const {
   OpName n = split_op(name);
   std::string full = n.full();
@@ -417,18 +361,8 @@ void Knowledge::parse_file(std::string_view name, std::string_view text) {
   } else if (name == "deprecated.tsv") {
     for (const Line& l : data_lines(name, text, 3))
       deprecated_.push_back({std::string(l.fields[0]), std::string(l.fields[1]), std::string(l.fields[2])});
-  } else if (name == "composite.tsv") {
-    for (const Line& l : data_lines(name, text, 2)) {
-      std::string op(l.fields[0]);
-      std::string_view kind = l.fields[1];
-      if (kind != "implicit" && kind != "explicit" && kind != "explicit_nonfunctional")
-        throw KnowledgeError(fmt::format("knowledge file {} line {}: unknown composite kind '{}'", name, l.number, kind));
-      if (kind == "implicit") composite_.insert(op);
-      composite_kind_[op] = kind;
-      // Base-name fallback: an implicit overload wins over explicit ones (file order otherwise).
-      auto [it, fresh] = composite_base_kind_.emplace(base_of(op), kind);
-      if (!fresh && kind == "implicit") it->second = kind;
-    }
+  } else if (name == "dispatch.tsv") {
+    dispatch_.parse(name, text);
   } else if (name == "PROVENANCE") {
     provenance_ = std::string(text);
     while (!provenance_.empty() && provenance_.back() == '\n') provenance_.pop_back();

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "knowledge/dispatch_facts.hpp"
+
 namespace npud {
 
 // A malformed knowledge text: names the file and line.
@@ -109,14 +111,8 @@ class Knowledge {
   std::string known_names(std::string_view version) const;
   // Torch lines, oldest first ("1.5.0" ... "2.15.0").
   const std::vector<std::string>& lines() const { return lines_; }
-  // Ops PyTorch decomposes before reaching any backend (CompositeImplicitAutograd):
-  // absent from the lists, not a fallback. Accepts trace spellings like has_npu_kernel;
-  // without an overload: the default overload if known, else any overload.
-  bool is_composite(std::string_view aten_base_name) const;
-  // "implicit", "explicit", "explicit_nonfunctional" (CompositeExplicitAutograd*: a
-  // generic kernel that may still call a missing backend op), or "" if not composite.
-  // `exact`: a bare name is the default overload only (captures keep overloads).
-  std::string_view composite_kind(std::string_view op, bool exact = false) const;
+  // Which kernel a backend without its own gets for each aten op, per torch minor release.
+  const DispatchFacts& dispatch() const { return dispatch_; }
   // Deprecated / planned-for-deprecation custom op, or nullptr. "npu_min" finds "npu_min.dim".
   const DeprecatedOp* deprecated(std::string_view name) const;
   const std::vector<DeprecatedOp>& deprecated_ops() const { return deprecated_; }
@@ -138,9 +134,7 @@ class Knowledge {
   std::vector<std::shared_ptr<OpList>> lists_;  // by list id - 1
   std::vector<std::string> lines_;
   std::vector<std::shared_ptr<AutocastPolicies>> line_autocast_;  // parallel to lines_
-  std::unordered_set<std::string> composite_;  // implicit only: "linear", "layer_norm"
-  std::unordered_map<std::string, std::string> composite_kind_;  // every kind, by op(.overload)
-  std::unordered_map<std::string, std::string> composite_base_kind_;  // base name -> kind of first implicit (or any) overload
+  DispatchFacts dispatch_;
   std::vector<DeprecatedOp> deprecated_;
   std::unordered_map<std::string, std::string> custom_schema_;
   std::string provenance_;

@@ -186,6 +186,9 @@ struct OpNumeric {
   bool lowp = false;          // ran in low precision
   bool in_autocast = false;   // ran inside the program's own autocast region (`autocast`)
   bool has_local = false, has_drift = false;
+  // How the shim made the fp32 reference when not by running the op itself: "math" for fused
+  // attention kernels (softmax(q·kᵀ)·v in fp32, _amp_attention.py); 0 otherwise.
+  StrId reference = 0;
   // Calls of this op at this line and module the record stands for (`calls`): amp-check
   // measures a site's calls 1-4 and each power of two of a step, each record counting the
   // unmeasured calls since the site's previous one.
@@ -219,6 +222,28 @@ struct AmpCall {
 };
 AmpApi classify_amp_call(std::string_view name);
 
+// The running torch's dispatch facts of one op, as the capture shim recorded them once per op
+// name (`npu_doctor_op` events, docs/formats/capture.md): FALLBACK002 judges by them.
+struct OpDispatch {
+  StrId op = 0;             // "aten::_foreach_mul_.Tensor"
+  char kind = 0;            // 'E', 'N' or 'B' (knowledge/dispatch_facts.hpp)
+  bool cpu_kernel = false;  // the op has a CPU kernel of its own
+  bool expanded = false;    // its composite kernel ran under the capture: its inner ops are recorded
+};
+
+// How a capture ended (docs/formats/capture.md "End"): every report says first when it is not
+// complete. Default: not a capture, nothing to say.
+struct CaptureStatus {
+  bool ended = false;           // an `npu_doctor_end` event was read
+  std::string reason;           // its reason: "done", "stopped", "exit", "error", "exception"
+  int64_t steps_completed = -1;
+  std::string error;            // the shim's internal error (`npu_doctor_error`), "" if none
+  std::string error_op;         // the op being recorded when it failed, "" if none or unknown
+  std::string error_thread;     // the thread it failed on
+  std::string error_where;      // the shim's own file:line that raised
+  std::string exception;        // the program's uncaught exception (reason "exception"), if any
+};
+
 // A non-fatal problem an importer met (skipped event, unknown unit...).
 struct Warning {
   std::string message;
@@ -249,6 +274,10 @@ class Trace {
   std::vector<GradHistogram> grad_histograms;
   std::vector<int64_t> grad_bins;       // GradHistogram bins
   std::vector<AmpCall> amp_calls;       // sorted by time by finalize()
+
+  // Captures only (docs/formats/capture.md).
+  std::vector<OpDispatch> op_dispatch;  // one per op name the shim saw
+  CaptureStatus capture;
 
   // Facts about where the trace came from: "torch", "torch_npu", "python", "device",
   // "rank", "world_size", "device_name", "base_time_ns"... in insertion order.

@@ -27,6 +27,7 @@ const Rule& launch001_rule();     // launch-blocking (NPU profiles)
 const Rule& syncbn001_rule();     // sync-batchnorm (collectives per SyncBatchNorm layer)
 const Rule& bound001_rule();      // pmu-bottleneck (NPU kernel_details PMU ratios)
 const Rule& mem001_rule();        // memory-op-time (NPU profiles)
+const Rule& capture001_rule();    // capture-incomplete (captures)
 
 // The rule with this id among trace_rules(), or nullptr.
 const Rule* find_trace_rule(std::string_view id);

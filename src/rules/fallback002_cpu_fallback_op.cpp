@@ -10,7 +10,9 @@
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
 #include "knowledge/knowledge.hpp"
+#include "knowledge/npu_coverage.hpp"
 #include "rules/builtin_rules.hpp"
+#include "rules/dispatch_view.hpp"
 #include "rules/npu_cost.hpp"
 #include "rules/npu_facts.hpp"
 #include "rules/rule_support.hpp"
@@ -19,7 +21,7 @@
 namespace npud {
 namespace {
 
-enum Verdict : int { kNone_ = 0, kSilentWork, kFallsBack, kNoKernelLegacy, kToCpu, kUnsupported, kSparse };
+enum Verdict : int { kNone_ = 0, kSilentWork, kPerTensor, kFallsBack, kNoKernelLegacy, kToCpu, kUnsupported, kSparse };
 
 // A sparse (COO, CSR...) tensor input: on an NPU the call needs a SparsePrivateUse1 kernel,
 // which only op-plugin's `sparse_op_api` entries register; torch_npu's CPU fallback is for
@@ -82,23 +84,6 @@ bool in_legacy_list(const std::unordered_set<std::string>& list, std::string_vie
   for (const auto& e : list)
     if (aten_base(e) == base) return true;
   return false;
-}
-
-// Composite ops have a kernel for every backend and what they call is checked on its own,
-// except the functional wrappers of structured ops (CompositeExplicitAutogradNonFunctional,
-// e.g. `isin.Tensor_Tensor`), which only redispatch to the backend's `isin.Tensor_Tensor_out`:
-// they are covered only when that out kernel is listed. An out overload that is composite
-// itself, or that no torch_npu line ever registered (`select_backward.out`), is generic.
-bool composite_covered(const Knowledge& kb, const KnowledgeVersion& kv, std::string_view full, bool exact) {
-  std::string_view kind = kb.composite_kind(full, exact);
-  if (kind.empty()) return false;
-  if (kind != "explicit_nonfunctional") return true;
-  std::string_view name = strip_aten(full);
-  std::string out = aten_base(name).size() == name.size() ? std::string(name) + ".out" : std::string(name) + "_out";
-  if (!kb.composite_kind(out, true).empty()) return true;
-  bool a_backend_op = false;
-  for (const KnowledgeVersion& v : kb.versions()) a_backend_op = a_backend_op || v.list().aten.count(out) > 0;
-  return !a_backend_op || kv.has_npu_kernel_exact(out);
 }
 
 bool is_legacy_line(std::string_view v) { return v.starts_with("1.") || v.starts_with("2.0"); }
@@ -180,8 +165,8 @@ class CpuFallbackOp final : public Rule {
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
     const KnowledgeVersion& kv = ctx.npu;
-    const Knowledge& kb = Knowledge::builtin();
     const TraceIndex& index = ctx.index();
+    const DispatchView dispatch(t, kv);
     const bool legacy = is_legacy_line(kv.version);
     GroupMap groups;
     std::vector<uint8_t> flagged(t.ops.size(), 0), covered(t.ops.size(), 0);
@@ -189,6 +174,7 @@ class CpuFallbackOp final : public Rule {
     // dtype- and argument-driven facts are judged per call.
     std::unordered_map<StrId, int> verdicts;
     std::unordered_map<std::string, std::string_view> fix_of_fact;
+    std::unordered_map<std::string, std::string> missing_out;   // wrappers of structured ops: the out overload the NPU lacks
     // Captures keep overload names: a bare "aten::mode" is the default overload, never
     // `mode.dimname`. Other sources drop them, and then any listed overload counts.
     const bool exact = t.format == InputFormat::Capture;
@@ -229,8 +215,12 @@ class CpuFallbackOp final : public Rule {
           v = kUnsupported;
         } else if (in_legacy_list(kv.list().tocpu, name)) {
           v = kToCpu;
-        } else if (!listed(op) && !is_backend_agnostic(base) && !composite_covered(kb, kv, full, exact)) {
-          v = legacy ? kNoKernelLegacy : kFallsBack;
+        } else if (!listed(op) && !is_backend_agnostic(base)) {
+          CoverageAnswer c = npu_coverage(kv, full, exact, dispatch.kind(op.name, exact), dispatch.table(),
+                                          dispatch.column());
+          if (c.coverage == Coverage::FallsBack) v = legacy ? kNoKernelLegacy : kFallsBack;
+          else if (c.coverage == Coverage::GenericPerTensor && !legacy) v = kPerTensor;
+          if (!c.missing.empty()) missing_out.emplace(full, std::move(c.missing));
         }
         it = verdicts.emplace(op.name, v).first;
       }
@@ -308,6 +298,12 @@ class CpuFallbackOp final : public Rule {
           f.severity = Severity::Warning;
           f.message = fmt::format("{} has no NPU kernel in {}, would fall back to the CPU: {}", g.what, wheel, counts);
           break;
+        case kPerTensor:
+          f.severity = Severity::Info;
+          f.message = fmt::format("{} has no NPU kernel of this overload in {}: torch's generic kernel runs it as one "
+                                  "NPU op per tensor instead of one fused kernel (not a CPU fallback): {}",
+                                  g.what, wheel, counts);
+          break;
         default:
           f.severity = Severity::Info;
           if (g.context == float64_fact)
@@ -325,6 +321,10 @@ class CpuFallbackOp final : public Rule {
       f.cost_ns = estimated_cost(t, g);
       if (g.category == kSilentWork) {
         f.fix = std::string(fix_of_fact[g.context]);
+      } else if (g.category == kPerTensor) {
+        f.fix = "Nothing breaks. Where these small kernels show in an NPU profile, a fused optimizer steps every "
+                "parameter in one kernel (torch_npu.optim.NpuFusedAdamW and its siblings), or a torch_npu wheel with "
+                "this foreach overload runs it fused (`npu-doctor versions`).";
       } else if (g.category == kSparse) {
         f.fix = fmt::format(
             "Keep sparse tensors off the NPU: make a graph's adjacency dense once (`adj = adj.to_dense()` before "
@@ -338,6 +338,11 @@ class CpuFallbackOp final : public Rule {
             g.what);
       }
       if (!g.context.empty()) f.notes.push_back(fmt::format("NPU-FACTS: {}", g.context));
+      if (auto m = missing_out.find(g.what); m != missing_out.end())
+        f.notes.push_back(fmt::format("its generic kernel only redispatches to {}, which has no NPU kernel in {}",
+                                      m->second, wheel));
+      if (g.category == kFallsBack || g.category == kPerTensor)
+        f.notes.push_back(fmt::format("dispatch facts: {}", dispatch.describe()));
       if (g.category == kFallsBack)
         f.notes.push_back(fmt::format("on NPU torch_npu warns once per op on rank 0: \"The operator '{}' is not "
                                       "currently supported on the NPU backend and will fall back to run on the CPU\" "

@@ -35,6 +35,8 @@ struct Finding {
   int64_t cost_ns = 0;          // estimated time lost (what the findings are ranked by)
   std::string fix;              // suggestion, may hold a code snippet
   std::vector<std::string> notes;  // extra lines of context
+  // Said before every other finding, whatever its cost: the input is incomplete (CAPTURE001).
+  bool first = false;
 
   double metric(std::string_view key, double fallback = 0) const {
     for (const auto& m : metrics)

@@ -134,6 +134,23 @@ class HostDeviceSync final : public Rule {
     // A read of host-side data (batch indices, CPU counters) waits for nothing on an NPU: it
     // and the ops inside it are not syncs.
     const Placement placement(t);
+    // A CUDA/ROCm profile records the runtime calls on the thread that makes them, so a real
+    // read of device data shows as a copy or a synchronize call inside the op; an aten::item
+    // without one read a CPU tensor (numpy memmap indexing with a CPU index tensor in nanoGPT's
+    // get_batch): host work. (torch_npu profiles run the device calls on its task-queue thread:
+    // there the op is judged by name alone.)
+    std::vector<uint8_t> device_wait(n, 0);
+    bool runtime_recorded = false;
+    if (t.format != InputFormat::Capture) {
+      for (const RuntimeCall& call : t.runtime) {
+        if (call.kind != RuntimeKind::Memcpy && call.kind != RuntimeKind::Sync) continue;
+        std::string_view name = t.str(call.name);
+        if (!name.starts_with("cuda") && !name.starts_with("hip")) continue;
+        runtime_recorded = true;
+        for (uint32_t op = index.op_of_runtime(call); op != kNone && !device_wait[op]; op = t.ops[op].parent)
+          device_wait[op] = 1;
+      }
+    }
     for (uint32_t i = 0; i < n; ++i) {
       const Op& op = t.ops[i];
       if (op.parent != kNone) covered[i] = covered[op.parent] || anchor[op.parent];
@@ -149,6 +166,10 @@ class HostDeviceSync final : public Rule {
         bool is_sync = false;
         int category = aten_sync_category(t, op, &is_sync);
         if (!is_sync) continue;
+        if (runtime_recorded && !device_wait[i]) {
+          covered[i] = 1;   // no copy and no synchronize inside: host work
+          continue;
+        }
         anchor[i] = 1;
         add_op_group(i, category);
       }

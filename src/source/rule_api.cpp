@@ -5,6 +5,8 @@
 #include "source/rule_context.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
+#include "knowledge/npu_coverage.hpp"
+
 namespace npud {
 namespace {
 
@@ -19,6 +21,8 @@ class UnsupportedApi final : public SourceRule {
     const ApiEntry* e = fs.api.find(d);
     if (!e) return;
     const Knowledge& kb = Knowledge::builtin();
+    // scan has no torch that ran: the torch line of the chosen torch_npu wheel
+    const size_t column = kb.dispatch().column(fs.kv.torch);
     const std::string caveat = " (op list of " + fs.kv.describe() + ")";
     for (const auto& op : e->ops) {
       if (fs.kv.is_unsupported(op)) {
@@ -26,7 +30,9 @@ class UnsupportedApi final : public SourceRule {
                   "compute it another way, or move the inputs to the CPU explicitly around this call");
         return;
       }
-      if (fs.kv.is_tocpu(op) || (!fs.kv.has_npu_kernel(op) && !kb.is_composite(op))) {
+      if (fs.kv.is_tocpu(op) ||
+          npu_coverage(fs.kv, op, false, kb.dispatch().kind(op, column, false), kb.dispatch(), column).coverage ==
+              Coverage::FallsBack) {
         fs.report("API101", Severity::Warning, n,
                   d + "() dispatches to aten::" + op + ", which has no NPU kernel: it falls back to the CPU with a "
                       "copy each way" + caveat,

@@ -82,12 +82,14 @@ class AnalyzeRealTraces(unittest.TestCase):
         self.assertEqual(total(found, "cudaDeviceSynchronize"), 5)
 
     def test_large_rank0_item_syncs(self):
-        # 945 aten::item calls (each with its _local_scalar_dense), 75 cudaStreamSynchronize, 5 steps.
+        # 945 aten::item calls (each with its _local_scalar_dense), none with a CUDA runtime call
+        # inside (the profile records the runtime: 1,250 cudaMemcpyAsync elsewhere): reads of CPU
+        # tensors, host work, not syncs. 75 cudaStreamSynchronize, 5 steps.
         _, report, _ = analyze(kineto("large-16rank-rank0"), "--select", "SYNC001", "--fail-on", "never")
         found = findings(report, "SYNC001")
         scalar_reads = sum(f["metrics"]["count"] for f in found
                            if f["location"]["op"] in ("aten::item", "aten::is_nonzero", "aten::_local_scalar_dense"))
-        self.assertGreaterEqual(scalar_reads, 945)
+        self.assertEqual(scalar_reads, 0)
         self.assertEqual(total(found, "cudaStreamSynchronize"), 75)
         self.assertEqual(report["summary"]["steps"], 5)
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "knowledge/knowledge.hpp"
+#include "knowledge/npu_coverage.hpp"
 
 namespace npud {
 namespace {
@@ -112,7 +113,8 @@ TEST(Knowledge, BareNameIsTheDefaultOverloadWhenExact) {
   // mode.dimname and mode.values may be listed; `mode` (the default overload) is not in 2.1.0.post8.
   const KnowledgeVersion& v = version("2.1.0.post8");
   EXPECT_FALSE(v.has_npu_kernel_exact("aten::mode"));
-  EXPECT_EQ(kb().composite_kind("aten::mode", true), "");
+  const DispatchFacts& d = kb().dispatch();
+  EXPECT_EQ(d.kind("aten::mode", d.column("2.1.0"), true), DispatchKind::Backend);
   EXPECT_TRUE(v.has_npu_kernel_exact("aten::add.Tensor"));
   EXPECT_TRUE(v.has_npu_kernel_exact("torch.ops.aten.addmm.default"));
 }
@@ -133,17 +135,49 @@ TEST(Knowledge, NameSpellings) {
   EXPECT_TRUE(version("2.7.1-dev").has_npu_kernel("aten::gelu"));
 }
 
-TEST(Knowledge, CompositeOps) {
-  EXPECT_TRUE(kb().is_composite("linear"));
-  EXPECT_TRUE(kb().is_composite("aten::linear"));
-  EXPECT_TRUE(kb().is_composite("aten::layer_norm"));
-  EXPECT_TRUE(kb().is_composite("aten::softmax"));      // softmax.int is implicit
-  EXPECT_EQ(kb().composite_kind("aten::linear"), "implicit");
-  EXPECT_FALSE(kb().is_composite("aten::isin"));        // isin overloads have backend kernels
-  EXPECT_FALSE(kb().is_composite("aten::_softmax"));
-  EXPECT_EQ(kb().composite_kind("aten::add.Scalar"), "explicit");
-  EXPECT_FALSE(kb().is_composite("aten::add.Scalar"));
-  EXPECT_EQ(kb().composite_kind("aten::no_such_op"), "");
+TEST(Knowledge, DispatchFactsPerTorch) {
+  const DispatchFacts& d = kb().dispatch();
+  ASSERT_FALSE(d.empty());
+  EXPECT_EQ(d.lines()[d.column("2.13.0+cpu")], "2.13");
+  EXPECT_EQ(d.lines()[d.column("1.13.0a0")], "1.13");
+  EXPECT_EQ(d.lines()[d.column("2.1.0")], "2.1");
+  EXPECT_EQ(d.column("1.11.0"), 0u);                    // older than the table: its first column
+  EXPECT_EQ(d.column("9.0"), d.lines().size() - 1);     // newer: its last
+  EXPECT_EQ(d.column("not a version"), std::string_view::npos);
+  size_t c213 = d.column("2.13.0"), c21 = d.column("2.1.2");
+  EXPECT_EQ(d.kind("linear", c213, false), DispatchKind::Implicit);
+  EXPECT_EQ(d.kind("aten::layer_norm", c21, false), DispatchKind::Implicit);
+  EXPECT_EQ(d.kind("aten::softmax", c213, false), DispatchKind::Implicit);   // softmax.int
+  EXPECT_EQ(d.kind("aten::_softmax", c213, false), DispatchKind::NonFunctional);   // structured: _softmax.out
+  EXPECT_EQ(d.kind("aten::_softmax.out", c213, true), DispatchKind::Backend);
+  EXPECT_EQ(d.kind("aten::add.Scalar", c213, true), DispatchKind::Explicit);
+  EXPECT_EQ(d.kind("aten::isin.Tensor_Tensor", c213, true), DispatchKind::NonFunctional);
+  EXPECT_EQ(d.delegate("aten::isin.Tensor_Tensor"), "isin.Tensor_Tensor_out");
+  EXPECT_EQ(d.kind("aten::no_such_op", c213, false), DispatchKind::Unknown);
+  // Dispatch changes between releases: the foreach mul by a tensor is backend-only up to 2.3.
+  EXPECT_EQ(d.kind("aten::_foreach_mul_.Tensor", c21, true), DispatchKind::Backend);
+  EXPECT_EQ(d.kind("aten::_foreach_mul_.Tensor", c213, true), DispatchKind::Explicit);
+  // absent in 2.0 (added in 2.1): the nearest column where it exists
+  EXPECT_EQ(d.kind("aten::_foreach_mul_.Tensor", d.column("2.0.1"), true), DispatchKind::Backend);
+}
+
+TEST(Knowledge, NpuCoverage) {
+  const DispatchFacts& d = kb().dispatch();
+  const KnowledgeVersion& v = version("2.1.0.post8");
+  size_t c = d.column(v.torch);
+  auto coverage = [&](std::string_view op) { return npu_coverage(v, op, true, d.kind(op, c, true), d, c).coverage; };
+  EXPECT_EQ(coverage("aten::add.Tensor"), Coverage::Kernel);
+  EXPECT_EQ(coverage("aten::linear"), Coverage::Decomposed);
+  // special_entr wraps special_entr.out, which no torch_npu lists: a CPU fallback (a user report)
+  CoverageAnswer entr = npu_coverage(v, "aten::special_entr", true, d.kind("special_entr", c, true), d, c);
+  EXPECT_EQ(entr.coverage, Coverage::FallsBack);
+  EXPECT_EQ(entr.missing, "special_entr.out");
+  // torch 2.13 runs the foreach mul per tensor where the wheel has no kernel for it
+  size_t c213 = d.column("2.13.0");
+  if (!v.has_npu_kernel_exact("_foreach_mul_.Tensor"))
+    EXPECT_EQ(npu_coverage(v, "aten::_foreach_mul_.Tensor", true, d.kind("_foreach_mul_.Tensor", c213, true), d,
+                           c213).coverage,
+              Coverage::GenericPerTensor);
 }
 
 TEST(Knowledge, CustomOps) {
@@ -195,13 +229,13 @@ TEST(Knowledge, ParseSmallText) {
   Knowledge k = Knowledge::parse(
       "@file wheels.tsv\n# c\n1.0.0\t1.0.0\trelease\tv1\t\t\t\t\t1\t\n2.0.0-dev\t2.0.0\tdev-tip\tmaster\t\t\t\t\t2\t\n"
       "@file aten-ops.tsv\nfoo.Tensor\t1-2\nbar\t2\n"
-      "@file composite.tsv\nbaz\timplicit\n");
+      "@file dispatch.tsv\n# torch: 1.13 2.1\nbaz\t.I\t\n");
   ASSERT_EQ(k.versions().size(), 2u);
   EXPECT_TRUE(k.find("1.0")->has_npu_kernel("aten::foo"));
   EXPECT_FALSE(k.find("1.0")->has_npu_kernel("aten::bar"));
   EXPECT_TRUE(k.find("2.0.0")->has_npu_kernel("bar.default"));
   EXPECT_EQ(k.find("2.0.0")->version, "2.0.0-dev");
-  EXPECT_TRUE(k.is_composite("aten::baz"));
+  EXPECT_EQ(k.dispatch().kind("aten::baz", 0, false), DispatchKind::Implicit);   // the nearest column that has it
 }
 
 TEST(Knowledge, MalformedTextGivesClearError) {
@@ -226,8 +260,10 @@ TEST(Knowledge, MalformedTextGivesClearError) {
   EXPECT_EQ(message("@file wheels.tsv\n1.0.0\t1.0.0\trelease\tv1\t\t\t\t\t5\t\n"),
             "knowledge file wheels.tsv line 1: list id '5' is not the next or a known one");
   EXPECT_EQ(message("garbage\n"), "knowledge text line 1: expected '@file <name>' before any content");
-  EXPECT_EQ(message(wheels + "@file composite.tsv\nfoo\tsometimes\n"),
-            "knowledge file composite.tsv line 1: unknown composite kind 'sometimes'");
+  EXPECT_EQ(message(wheels + "@file dispatch.tsv\n# torch: 1.13 2.1\nfoo\tIX\t\n"),
+            "knowledge file dispatch.tsv line 2: expected an op and 2 codes of .IENB, got 'IX'");
+  EXPECT_EQ(message(wheels + "@file dispatch.tsv\nfoo\tI\t\n"),
+            "knowledge file dispatch.tsv line 1: data before the '# torch:' line");
 }
 
 // data/knowledge must be what tools/gen_knowledge.py makes of ../shared/data/npu-ops{,-release}.

@@ -143,8 +143,17 @@ class TraceBuilder {
   }
 
   // Captures keep overload names ("aten::mode" is the default overload).
-  TraceBuilder& capture() {
+  // A complete capture (CAPTURE001 quiet) recorded with torch `torch` ("" = not said).
+  TraceBuilder& capture(std::string_view torch = "") {
     t_.format = InputFormat::Capture;
+    t_.capture.ended = true;
+    t_.capture.reason = "done";
+    if (!torch.empty()) t_.set_env("torch", torch);
+    return *this;
+  }
+  // The dispatch facts the shim records once per op (npu_doctor_op events).
+  TraceBuilder& dispatch(std::string_view op, char kind, bool cpu_kernel = false) {
+    t_.op_dispatch.push_back({t_.intern(op), kind, cpu_kernel, false});
     return *this;
   }
 
@@ -162,6 +171,7 @@ class TraceBuilder {
 inline KnowledgeVersion tiny_version(std::string version, std::initializer_list<std::string_view> ops) {
   KnowledgeVersion v;
   v.version = std::move(version);
+  v.torch = v.version;   // "2.1.0": the torch line its dispatch facts come from
   for (std::string_view op : ops) v.ops->add_aten(op);
   return v;
 }

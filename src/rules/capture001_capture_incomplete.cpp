@@ -1,0 +1,70 @@
+// CAPTURE001 capture-incomplete: a capture that does not hold what was asked for, said before
+// every other finding (an all-clear about half a run is worse than no report): the shim
+// stopped after an internal error, the program raised while recording, or it was killed before
+// the capture was closed. See docs/rules/CAPTURE001.md.
+#include <fmt/format.h>
+
+#include "analysis/names.hpp"
+#include "rules/builtin_rules.hpp"
+
+namespace npud {
+namespace {
+
+std::string recorded(const Trace& t) {
+  size_t steps = t.steps.size();
+  return fmt::format("the findings below cover only what was recorded before it ({} complete step{}, {} op{})", steps,
+                     steps == 1 ? "" : "s", t.ops.size(), t.ops.size() == 1 ? "" : "s");
+}
+
+class CaptureIncomplete final : public Rule {
+ public:
+  std::string_view id() const override { return "CAPTURE001"; }
+  std::string_view name() const override { return "capture-incomplete"; }
+  std::string_view summary() const override {
+    return "the capture stopped early: the shim's internal error, the program's exception or a kill (captures)";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    if (t.format != InputFormat::Capture) return;
+    const CaptureStatus& c = t.capture;
+    Finding f;
+    f.rule = "CAPTURE001";
+    f.severity = Severity::Error;
+    f.first = true;
+    if (!c.error.empty()) {
+      std::string at = c.error_op.empty() ? "" : fmt::format(" while recording {}", c.error_op);
+      std::string thread = c.error_thread.empty() ? "" : fmt::format(" on thread {}", c.error_thread);
+      f.message = fmt::format("the capture shim stopped{}{} after an internal error: {}; {}", at, thread,
+                              c.error, recorded(t));
+      f.location.op = c.error_op;
+      f.fix = "This is a bug of npu-doctor, not of your program (which ran on unchanged). Re-run with --steps "
+              "set to steps before the failing op to get a complete report meanwhile, and report the error with "
+              "the op, the thread and the shim's line below.";
+      if (!c.error_where.empty()) f.notes.push_back(fmt::format("raised at npu_doctor/{}", c.error_where));
+    } else if (c.reason == "exception") {
+      f.message = fmt::format("the program raised {} while steps were being recorded; {}",
+                              c.exception.empty() ? "an exception" : c.exception, recorded(t));
+      f.fix = "Fix the program's error (its traceback is in the program's output), or record steps before it "
+              "(--steps).";
+    } else if (!c.ended) {
+      f.message = fmt::format("the capture has no end record: the program was killed, or ended without Python's "
+                              "exit handlers, before the capture was closed; {}",
+                              recorded(t));
+      f.fix = "Let the program end normally (a timeout or Ctrl-C before the last recorded step cuts the capture), "
+              "or record fewer steps (--steps 1:2).";
+    } else {
+      return;
+    }
+    out.push_back(std::move(f));
+  }
+};
+
+}  // namespace
+
+const Rule& capture001_rule() {
+  static const CaptureIncomplete rule;
+  return rule;
+}
+
+}  // namespace npud
