@@ -124,11 +124,24 @@ def call_op(func, facts, args, kwargs):
             v = args[slot] if slot < len(args) else None
         else:
             v = kwargs.get(slot) if kwargs else None
+        if type(v) is bool and _TORCH_1:   # the packet would pick the Scalar overload as an int
+            return _with_tensor(func, args, kwargs, slot, v)
         if type(v) in _SCALARS:
             return func.overloadpacket(*args, **kwargs)
     for slot in facts.bool_scalar_slots:
         if isinstance(slot, int) and slot < len(args) and type(args[slot]) is bool:
             return _bool_as_tensor(func, args, kwargs, slot)
+    return func(*args, **kwargs)
+
+
+def _with_tensor(func, args, kwargs, slot, value):
+    """`func` with the Python scalar at `slot` as the 0-dim tensor torch's kernel would pass."""
+    if isinstance(slot, int):
+        args = list(args)
+        args[slot] = torch.tensor(value)
+    else:
+        kwargs = dict(kwargs)
+        kwargs[slot] = torch.tensor(value)
     return func(*args, **kwargs)
 
 
@@ -192,7 +205,8 @@ class DispatchCore(TorchDispatchMode):
         try:
             facts = self.facts(func)
             if facts.name:
-                expand = facts.expand_key is not None and func not in self._expanding and _dense_inputs(args)
+                expand = facts.expand_key is not None and func not in self._expanding and _dense_inputs(args) \
+                    and not (_TORCH_1 and _has_bool(args))
                 if depth == 1:
                     frame = dispatch_caller(sys._getframe(2))   # None on the autograd device thread
                     site = self.depth.site = rec.op_site(frame)
@@ -249,6 +263,12 @@ class DispatchCore(TorchDispatchMode):
                             "npu-doctor: %s is recorded without its inner ops (its composite kernel raised "
                             "under the capture: %s: %s)" % (facts.name, type(error).__name__, error))
         return out
+
+
+def _has_bool(args):
+    """torch 1.x passes a composite kernel's wrapped bool to the mode as an int: such calls run
+    whole (unexpanded), as the program's own call ran them."""
+    return any(type(a) is bool for a in args)
 
 
 def _writes_arguments(func):

@@ -265,6 +265,7 @@ class TensorPatches:
             self._saved.append((cls, name, own, cls.__dict__.get(name)))
             setattr(cls, name, self._wrap_tensor_method(orig, name, reason))
         self._patch_as_subclass(cls)
+        self._patch_bool_operands(torch)
         self._patch_naming(torch)
         try:
             import torch.cuda as tc
@@ -297,6 +298,33 @@ class TensorPatches:
 
         self._saved.append((cls, "as_subclass", "as_subclass" in cls.__dict__, cls.__dict__.get("as_subclass")))
         cls.as_subclass = as_subclass
+
+    def _patch_bool_operands(self, torch):
+        """torch 1.x hands a dispatch mode a Python bool operand of a bitwise op as the int 1
+        (`mask & True` would come back int64, and `x[mask & True]` index by position): while
+        recording, these calls pass the bool as a 0-dim bool tensor, which gives what the plain
+        call gives. torch >= 2 keeps the bool."""
+        if not torch.__version__.startswith("1."):
+            return
+        cls = torch.Tensor
+        names = ("__and__", "__or__", "__xor__", "__rand__", "__ror__", "__rxor__", "__iand__", "__ior__", "__ixor__",
+                 "__lshift__", "__rshift__", "__ilshift__", "__irshift__", "bitwise_and", "bitwise_or",
+                 "bitwise_xor", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_left_shift",
+                 "bitwise_right_shift", "bitwise_left_shift_", "bitwise_right_shift_")
+        for owner, name in [(cls, n) for n in names] + [(torch, n) for n in names if n.startswith("bitwise")]:
+            orig = getattr(owner, name, None)
+            if orig is None or name.endswith("_") and owner is torch:
+                continue
+
+            def call(*args, _orig=orig, **kwargs):
+                if any(type(a) is bool for a in args):
+                    args = tuple(torch.tensor(a) if type(a) is bool else a for a in args)
+                return _orig(*args, **kwargs)
+
+            functools.update_wrapper(call, orig)
+            own = owner is torch or name in cls.__dict__
+            self._saved.append((owner, name, own, orig if own else None))
+            setattr(owner, name, call)
 
     def _patch_naming(self, torch):
         """torch with named tensors: the ways a program names a tensor (refine_names, rename,
