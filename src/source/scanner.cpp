@@ -262,6 +262,8 @@ void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
   };
   auto leave = [&]() {
     const Frame& fr = stack.back();
+    if (fr.kind == Kind::Assignment)
+      for (auto& r : rules) r->leave(fs.ancestors.back(), fr.kind, fs);
     if (fr.loop_body) --fs.loop_depth;
     if (fr.function) {
       fs.loop_depth = fr.saved_loop;
