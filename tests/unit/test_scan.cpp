@@ -451,6 +451,27 @@ TEST(Scan, NotesSayWhyAndWhatRunsInstead) {
   EXPECT_NE(r.findings[1].message.find("hand-written SwiGLU"), std::string::npos) << r.findings[1].message;
 }
 
+// The rules that follow values through expressions recurse along them: machine-made chains
+// 50,000 long (views, products, subscripts, conditionals) are scanned, not a stack overflow.
+TEST(Scan, DeepChainsDoNotExhaustTheStack) {
+  REQUIRE_SCAN();
+  auto repeat = [](std::string_view s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  const int n = 50000;
+  std::string src = "import torch\n"
+                    "y = x" + repeat(".t()", n) + "\nz = y @ w\n"
+                    "p = x" + repeat(" * x", n) + "\nq = x / (x" + repeat(" * x", n) + ")\n"
+                    "k = a" + repeat("[:]", n) + "\nv = x.view(k).transpose(2, 3) @ w\n"
+                    "if x.is_cuda" + repeat(" and x.is_cuda", n / 10) + ":\n    f_cuda(x)\n"
+                    "g = " + repeat("a_cuda if c else (", 2000) + "b" + repeat(")", 2000) + "\n";
+  FileResult r = scan_source("deep.py", src, {});
+  EXPECT_EQ(r.status, FileStatus::Scanned);
+  EXPECT_FALSE(r.syntax_error);
+}
+
 TEST(Scan, EveryRuleHasADoc) {
   for (const auto& r : source_rules()) {
     std::string_view doc = find_embedded(embedded_rule_docs(), std::string(r.id) + ".md");
