@@ -70,16 +70,18 @@ enum class Says { No, Named, Strong };
 
 Says cuda_only_chain(const std::vector<std::string_view>& parts, bool based, bool plain_base, const FileScan& fs) {
   if (parts.empty()) return Says::No;
-  std::string resolved(parts[0]);
+  std::string_view base = parts[0];  // through the imports: `F` -> torch.nn.functional
   if (based)
-    if (auto it = fs.aliases.find(resolved); it != fs.aliases.end()) resolved = it->second;
-  for (size_t i = 1; i < parts.size(); ++i) resolved += "." + std::string(parts[i]);
-  if (resolved.starts_with("torch.cuda.")) {
+    if (auto it = fs.aliases.find(std::string(base)); it != fs.aliases.end()) base = it->second;
+  if (first_component(base) == "torch") {
+    std::string resolved(base);
+    for (size_t i = 1; i < parts.size(); ++i) resolved += "." + std::string(parts[i]);
+    if (!resolved.starts_with("torch.cuda.")) return Says::No;
     std::string_view member = std::string_view(resolved).substr(11);
     return npu_mirrors(member.substr(0, member.find('.'))) ? Says::No : Says::Strong;  // get_device_capability
   }
-  if (resolved == "torch" || resolved.starts_with("torch.") || parts.back() == "cuda") return Says::No;  // .cuda(): CUDA002
-  if (cuda_only_package(first_component(resolved))) return Says::Strong;
+  if (parts.back() == "cuda") return Says::No;  // .cuda(): CUDA002 makes it .npu()
+  if (cuda_only_package(first_component(base))) return Says::Strong;
   return std::any_of(parts.begin() + (plain_base ? 1 : 0), parts.end(), cuda_named) ? Says::Named : Says::No;
 }
 
@@ -183,7 +185,7 @@ void CudaGates::visit(TSNode n, Kind k, FileScan& fs) {
 // `forward_func = rwkv_cuda_kernel.forward` binds CUDA-only code to a name; `cuda_devices =
 // set()` binds data, whatever the name says.
 void CudaGates::bind(TSNode assignment, FileScan& fs) {
-  for (auto [name, value] : py::names_bound(fs.text, assignment)) {
+  for (auto [name, value] : fs.names_bound(assignment)) {
     if (!ts_node_is_null(value) && cuda_named_ref(value, fs)) {
       bound_.set(fs, name, std::string(fs.text_of(value)));
       plain_.erase(fs, name);
@@ -371,10 +373,12 @@ CudaGates::Callee CudaGates::callee_of(TSNode call, FileScan& fs, bool with_text
   if (with_text) c.shown = std::string(fs.text_of(fn).substr(0, 80));
   c.line = line_of(call);
   c.launch = py::kind(fn) == Kind::Subscript;
-  auto fn_at = function_key_.find(fs.scope_id);
-  c.cls = fn_at != function_key_.end() ? fn_at->second.second : std::string(fs.class_name());
   if (based) c.base = std::string(parts[0]);
-  if (based && parts.size() > 1 && (parts[0] == "self" || parts[0] == "cls")) c.member = std::string(parts[1]);
+  if (based && parts.size() > 1 && (parts[0] == "self" || parts[0] == "cls")) {
+    c.member = std::string(parts[1]);
+    auto fn_at = function_key_.find(fs.scope_id);
+    c.cls = fn_at != function_key_.end() ? fn_at->second.second : std::string(fs.class_name());
+  }
   Says says = cuda_only_chain(parts, based, based && plain_.find(fs, parts[0]), fs);
   c.strong = says == Says::Strong || (based && bound_.find(fs, parts[0]));
   c.named = says == Says::Named;
@@ -387,7 +391,11 @@ std::string CudaGates::key_of(const Callee& c) { return c.member.empty() ? c.bas
 
 void CudaGates::record_call(TSNode call, FileScan& fs) {
   Callee c = callee_of(call, fs, false);
-  Calls& calls = calls_[function_key_[fs.scope_id].first];
+  if (fs.scope_id != calls_scope_) {  // calls come in runs of one function
+    calls_scope_ = fs.scope_id;
+    calls_at_ = &calls_[function_key_[fs.scope_id].first];
+  }
+  Calls& calls = *calls_at_;
   if (c.strong) calls.strong = true;
   else if (c.launch) calls.launches.insert(c.base);
   else if (!c.base.empty() && (!c.member.empty() || !fs.aliases.contains(c.base)))  // imported names are not this file's

@@ -82,6 +82,8 @@ class CudaGates {
     std::set<std::string, std::less<>> launches;
   };
   std::map<std::string, Calls, std::less<>> calls_;  // function key -> what it calls
+  int calls_scope_ = -1;                              // the function calls_at_ is for
+  Calls* calls_at_ = nullptr;
   std::map<std::string, std::vector<std::string>, std::less<>> methods_;  // class -> function keys
   std::set<std::string, std::less<>> defined_;  // function keys of this file
   std::set<std::string, std::less<>> triton_kernels_, loaded_globals_;

@@ -50,6 +50,27 @@ std::vector<ScanFinding> FileScan::take_since(size_t mark) {
   return out;
 }
 
+bool FileScan::is_torch(TSNode n) const {
+  if (py::kind(n) != py::Kind::Identifier) return false;
+  auto it = aliases.find(std::string(text_of(n)));
+  return it != aliases.end() ? it->second == "torch" : text_of(n) == "torch";
+}
+
+std::vector<std::pair<TSNode, TSNode>> FileScan::assigned(TSNode assignment) const {
+  if (ts_node_is_null(last_assignment_) || !ts_node_eq(last_assignment_, assignment)) {
+    last_assigned_ = py::assigned(assignment);
+    last_assignment_ = assignment;
+  }
+  return last_assigned_;
+}
+
+std::vector<std::pair<std::string_view, TSNode>> FileScan::names_bound(TSNode assignment) const {
+  std::vector<std::pair<std::string_view, TSNode>> out;
+  for (auto [target, value] : assigned(assignment))
+    if (py::kind(target) == py::Kind::Identifier) out.emplace_back(text_of(target), value);
+  return out;
+}
+
 std::string_view FileScan::class_name() const {
   for (size_t i = ancestors.size(); i-- > 0;)
     if (py::kind(ancestors[i]) == py::Kind::ClassDefinition) return text_of(py::field(ancestors[i], py::fields().name));
@@ -242,13 +263,6 @@ std::vector<std::pair<TSNode, TSNode>> assigned(TSNode assignment) {
   std::vector<std::pair<TSNode, TSNode>> out;
   for (size_t i = 0; i < targets.size(); ++i)
     out.emplace_back(targets[i], values.size() == targets.size() ? values[i] : TSNode{});
-  return out;
-}
-
-std::vector<std::pair<std::string_view, TSNode>> names_bound(std::string_view src, TSNode assignment) {
-  std::vector<std::pair<std::string_view, TSNode>> out;
-  for (auto [target, value] : assigned(assignment))
-    if (kind(target) == Kind::Identifier) out.emplace_back(text_of(src, target), value);
   return out;
 }
 

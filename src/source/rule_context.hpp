@@ -63,12 +63,21 @@ struct FileScan {
   // "torch.cuda.synchronize" for an identifier/attribute chain, with the first name resolved
   // through import aliases; "" for anything else (calls, subscripts inside the chain).
   std::string dotted(TSNode n) const;
+  // Is n the torch module's name (`torch`, or an alias of it)? Cheaper than dotted(n) == "torch".
+  bool is_torch(TSNode n) const;
   // dotted() of what a call calls.
   std::string call_dotted_of(TSNode call) const { return dotted(py::field(call, py::fields().function)); }
   // The name the innermost enclosing function has, "" at module level.
   std::string_view function_name() const { return functions.empty() ? std::string_view() : functions.back(); }
   // The name of the innermost class around the node being visited, "" outside classes.
   std::string_view class_name() const;
+  // py::assigned of an assignment, and the same for the plain names it binds (not `self.x =
+  // ...`, not `x[i] = ...`). Every rule that follows names asks about
+  // the assignment being walked in turn: the answer is kept for the last one asked about.
+  std::vector<std::pair<TSNode, TSNode>> assigned(TSNode assignment) const;
+  std::vector<std::pair<std::string_view, TSNode>> names_bound(TSNode assignment) const;
+  // Forgets the kept answer: its nodes die with the syntax tree of the piece walked.
+  void forget_assignment() { last_assignment_ = {}; }
 
   ScanFinding& report(std::string_view rule, Severity sev, TSNode at, std::string message,
                       std::string fix = {}) {
@@ -90,6 +99,8 @@ struct FileScan {
     int column = 1;
   };
   mutable ColumnMemo column_memo_[2];
+  mutable TSNode last_assignment_{};
+  mutable std::vector<std::pair<TSNode, TSNode>> last_assigned_;
 };
 
 // What a rule learned about the local names of the function being walked (`name = ...`), keyed
@@ -197,8 +208,6 @@ std::vector<TSNode> elements(TSNode e);
 // What an assignment binds, pairwise: `a = e` -> {(a, e)}, `a, b = e1, e2` -> {(a, e1), (b, e2)};
 // an unpacking `a, b = e` -> {(a, null), (b, null)} (each target gets a part of e).
 std::vector<std::pair<TSNode, TSNode>> assigned(TSNode assignment);
-// The same for the plain names an assignment binds (not `self.x = ...`, not `x[i] = ...`).
-std::vector<std::pair<std::string_view, TSNode>> names_bound(std::string_view src, TSNode assignment);
 }  // namespace py
 
 }  // namespace npud

@@ -93,7 +93,7 @@ class ViewToMatmul final : public SourceRule {
     std::string_view m = py::method_name(fs.text, n);
     if (m == "matmul" || m == "mm" || m == "bmm") {
       TSNode obj = py::method_object(n);
-      if (fs.dotted(obj) == "torch") return;
+      if (fs.is_torch(obj)) return;
       std::string consumer = "." + std::string(m) + "()";
       check(obj, consumer, true, operand_rank(m), fs);
       for (TSNode a : py::positional_args(n)) check(a, consumer, true, operand_rank(m), fs);
@@ -116,7 +116,7 @@ class ViewToMatmul final : public SourceRule {
       bool plain = std::all_of(targets.begin(), targets.end(), [](TSNode t) { return py::kind(t) == Kind::Identifier; });
       if (py::kind(of) == Kind::Identifier && plain) ranks_.set(fs, fs.text_of(of), int(targets.size()));
     }
-    for (auto [name, value] : py::names_bound(fs.text, n)) {
+    for (auto [name, value] : fs.names_bound(n)) {
       // An unpacked part of a chunk/split/unbind keeps (or, for unbind, loses one of) its rank.
       int r = ts_node_is_null(value) ? part_rank(right, fs) : rank_of(value, fs);
       int len = ts_node_is_null(value) ? 0 : shape_length(value, fs);
@@ -166,7 +166,7 @@ class ViewToMatmul final : public SourceRule {
     if (py::kind(e) != Kind::Call) return 0;
     std::string_view m = py::method_name(fs.text, e);
     TSNode obj = py::method_object(e);
-    if (!m.empty() && fs.dotted(obj) == "torch") return torch_factory("torch." + std::string(m)) ? sizes_length(e, fs) : 0;
+    if (!m.empty() && fs.is_torch(obj)) return torch_factory("torch." + std::string(m)) ? sizes_length(e, fs) : 0;
     if (sized_by_args(m)) return sizes_length(e, fs);
     if (m == "t") return 2;
     if (keeps_rank(m)) return rank_of(obj, fs);
@@ -314,7 +314,7 @@ class ViewToMatmul final : public SourceRule {
     if (k != Kind::Call) return View::None;
     std::string_view m = py::method_name(fs.text, e);
     TSNode obj = py::method_object(e);
-    if (m.empty() || fs.dotted(obj) == "torch") return View::None;  // torch.t(x) etc.: rare
+    if (m.empty() || fs.is_torch(obj)) return View::None;  // torch.t(x) etc.: rare
     bool swap_last = false;
     if (m == "t") swap_last = true;
     else if (m == "permute") swap_last = permutes_last_two(e, fs);

@@ -81,7 +81,7 @@ bool is_number(std::string_view src, TSNode e, std::string_view want) {
 class RmsFlow {
  public:
   void on_assignment(TSNode n, FileScan& fs) {
-    for (auto [name, value] : py::names_bound(fs.text, n)) {
+    for (auto [name, value] : fs.names_bound(n)) {
       RmsValue v = ts_node_is_null(value) ? RmsValue{} : classify(value, fs);
       // A plain name stands for itself; only an alias (h = x.float()) or a step is kept.
       if (v.kind == Rms::None || (v.kind == Rms::Plain && v.base == name)) names_.erase(fs, name);
@@ -199,11 +199,16 @@ class RmsFlow {
     return {};
   }
 
+  // The calls an RMSNorm is made of, as methods (x.pow(2)) or torch functions (torch.pow(x, 2)).
+  static bool rms_step(std::string_view m) {
+    return same_values(m) || m == "square" || m == "pow" || m == "mean" || m == "add" || m == "rsqrt" ||
+           m == "sqrt" || m == "reciprocal" || m == "norm" || m == "vector_norm";
+  }
+
   RmsValue classify_call(TSNode e, FileScan& fs, int depth) {
-    std::string d = fs.dotted(py::field(e, py::fields().function));
     std::string_view m = py::method_name(fs.text, e);
-    bool method = !m.empty() && !fs.dotted(py::method_object(e)).starts_with("torch");
-    if (!method && d.starts_with("torch.")) m = std::string_view(d).substr(d.rfind('.') + 1);
+    if (!rms_step(m)) return {};
+    bool method = !fs.dotted(py::method_object(e)).starts_with("torch");  // torch.pow, torch.linalg.norm
     TSNode of = subject(e, method);
     if (ts_node_is_null(of)) return {};
     auto args = py::positional_args(e);
@@ -224,8 +229,9 @@ class RmsFlow {
     if (m == "rsqrt") return root(v, true);
     if (m == "sqrt") return root(v, false);
     if (m == "reciprocal") return v.kind == Rms::RootMean ? RmsValue{Rms::InvRoot, v.base} : RmsValue{};
-    if ((m == "norm" || d == "torch.linalg.vector_norm" || d == "torch.linalg.norm") && v.kind == Rms::Plain) {
-      TSNode p = args.size() > exponent_at ? args[exponent_at] : py::keyword_arg(fs.text, e, method ? "p" : "ord");
+    if ((m == "norm" || m == "vector_norm") && v.kind == Rms::Plain) {  // p / ord 2 is the default
+      TSNode p = args.size() > exponent_at ? args[exponent_at] : py::keyword_arg(fs.text, e, "p");
+      if (ts_node_is_null(p)) p = py::keyword_arg(fs.text, e, "ord");
       if (ts_node_is_null(p) || is_number(fs.text, p, "2")) return {Rms::Norm2, v.base};
     }
     return {};
@@ -260,8 +266,8 @@ class GatedMlp {
  public:
   // `self.act_fn = ...` anywhere in a class (usually __init__), `act = ...` in a function.
   void on_assignment(TSNode n, FileScan& fs) {
-    for (auto [name, value] : py::names_bound(fs.text, n)) note_local(n, name, value, fs);
-    for (auto [target, value] : py::assigned(n))
+    for (auto [name, value] : fs.names_bound(n)) note_local(n, name, value, fs);
+    for (auto [target, value] : fs.assigned(n))
       if (py::kind(target) == Kind::Attribute && !ts_node_is_null(value) &&
           fs.text_of(py::field(target, py::fields().object)) == "self")
         if (auto a = activation(value, fs)) note_attribute(fs.text_of(py::field(target, py::fields().attribute)), *a, fs);
@@ -327,13 +333,15 @@ class GatedMlp {
     TSNode whole = py::strip_parens(py::field(assignment, py::fields().right));
     std::string_view m = py::kind(whole) == Kind::Call ? py::method_name(fs.text, whole) : "";
     if (m != "chunk" && m != "split" && m != "unbind") return {};
-    return {Gate::Half, {}, {}, squeeze(fs.text_of(py::method_object(whole)))};
+    return {Gate::Half, {}, {}, std::string(fs.text_of(py::method_object(whole)))};
   }
 
   // What an activation expression is: ACT2FN[...], get_activation(...), nn.SiLU(), F.silu.
   std::optional<ActInfo> activation(TSNode e, FileScan& fs) {
     e = py::strip_parens(e);
-    std::string text = squeeze(fs.text_of(e));
+    Kind k = py::kind(e);
+    if (k != Kind::Subscript && k != Kind::Call && k != Kind::Attribute) return std::nullopt;
+    auto info = [&](Act act) { return ActInfo{act, squeeze(fs.text_of(e))}; };
     TSNode key{};
     if (py::kind(e) == Kind::Subscript && fs.dotted(py::field(e, py::fields().value)).ends_with("ACT2FN"))
       key = py::field(e, py::fields().subscript);
@@ -342,13 +350,13 @@ class GatedMlp {
     if (!ts_node_is_null(key)) {
       bool ok = false;
       std::string_view s = py::plain_string(fs.text, key, ok);
-      if (ok) return ActInfo{s == "silu" || s == "swish" ? Act::Silu : Act::Other, text};
-      return ActInfo{Act::ConfigDriven, text};
+      if (ok) return info(s == "silu" || s == "swish" ? Act::Silu : Act::Other);
+      return info(Act::ConfigDriven);
     }
     std::string d = py::kind(e) == Kind::Call ? fs.call_dotted_of(e) : fs.dotted(e);
-    if (d == "torch.nn.SiLU" || is_silu_fn(d)) return ActInfo{Act::Silu, text};
+    if (d == "torch.nn.SiLU" || is_silu_fn(d)) return info(Act::Silu);
     if (d.starts_with("torch.nn.functional.") || (d.starts_with("torch.nn.") && py::kind(e) == Kind::Call))
-      return ActInfo{Act::Other, text};  // nn.GELU(), F.gelu: another gated unit (GeGLU...)
+      return info(Act::Other);  // nn.GELU(), F.gelu: another gated unit (GeGLU...)
     return std::nullopt;
   }
 
@@ -359,8 +367,8 @@ class GatedMlp {
     auto args = py::positional_args(e);
     TSNode fn = py::field(e, py::fields().function);
     if (args.size() != 1 || (py::kind(fn) != Kind::Attribute && py::kind(fn) != Kind::Identifier)) return false;
-    callee = squeeze(fs.text_of(fn));
-    input = squeeze(fs.text_of(args[0]));
+    callee = fs.text_of(fn);
+    input = fs.text_of(args[0]);
     return true;
   }
 
@@ -423,16 +431,18 @@ bool einsum_scores(std::string_view eq) {
 class AttentionFlow {
  public:
   void on_assignment(TSNode n, FileScan& fs) {
-    for (auto [name, value] : py::names_bound(fs.text, n)) {
-      bool scores = !ts_node_is_null(value) && (is_scores(value, fs) || mentions(value, scores_, fs));
-      bool transposed = !ts_node_is_null(value) && transposes(value, fs);
+    for (auto [name, value] : fs.names_bound(n)) {
+      std::string t = ts_node_is_null(value) ? std::string() : squeeze(fs.text_of(value));
+      bool scores = !t.empty() && (is_scores(value, t, fs) || mentions(value, scores_, fs));
       set(scores_, name, scores, fs);
-      set(transposed_, name, transposed, fs);
+      set(transposed_, name, transposes(t), fs);
     }
   }
 
   // softmax(s): s holds q @ k^T (directly or through names)?
-  bool softmax_of_scores(TSNode s, FileScan& fs) { return is_scores(s, fs) || mentions(s, scores_, fs); }
+  bool softmax_of_scores(TSNode s, FileScan& fs) {
+    return is_scores(s, squeeze(fs.text_of(s)), fs) || mentions(s, scores_, fs);
+  }
 
  private:
   LocalNames<bool> scores_;      // names holding q @ k^T (attention scores)
@@ -443,17 +453,16 @@ class AttentionFlow {
     else names.erase(fs, name);
   }
 
-  static bool transposes(TSNode e, FileScan& fs) {
-    std::string t = squeeze(fs.text_of(e));
+  // t: an expression's text, squeezed.
+  static bool transposes(std::string_view t) {
     return has(t, "transpose(") || has(t, ".mT") || has(t, ".T") || has(t, "permute(") || has(t, ".t()");
   }
 
   // q @ k^T: a matmul (@, matmul, bmm, baddbmm) with a transposed operand, or an einsum whose
   // contracted index is the last of both operands.
-  bool is_scores(TSNode e, FileScan& fs) {
-    std::string t = squeeze(fs.text_of(e));
-    bool mm = py::subtree_has(e, Kind::BinaryOperator, fs.text, "@") || has(t, "matmul(") || has(t, "bmm(");
-    if (mm && (transposes(e, fs) || mentions(e, transposed_, fs))) return true;
+  bool is_scores(TSNode e, std::string_view t, FileScan& fs) {
+    bool mm = has(t, "matmul(") || has(t, "bmm(") || (has(t, "@") && py::subtree_has(e, Kind::BinaryOperator, fs.text, "@"));
+    if (mm && (transposes(t) || mentions(e, transposed_, fs))) return true;
     return has(t, "einsum(") && py::any_node(e, [&](TSNode c) {
              if (py::kind(c) != Kind::Call || !fs.call_dotted_of(c).ends_with("einsum")) return false;
              auto args = py::positional_args(c);
