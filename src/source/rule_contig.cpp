@@ -126,9 +126,34 @@ class ViewToMatmul final : public SourceRule {
       else ranks_.erase(fs, name);
       if (len > 0) shapes_.set(fs, name, len);
       else shapes_.erase(fs, name);
-      if (v == View::None) views_.erase(fs, name);
-      else views_.set(fs, name, {v, int(ts_node_start_point(n).row) + 1, swap});
+      if (v != View::None) views_.set(fs, name, {v, int(ts_node_start_point(n).row) + 1, swap});
+      else if (ts_node_is_null(value) || !keeps_layout(value, name, fs)) views_.erase(fs, name);
     }
+  }
+
+  // `q = apply_rotary(q, cos, sin)`, `q = q * scale`: elementwise work on a view keeps its
+  // layout (PyTorch keeps the strides of a dense input), so q stays the view it was. Not so
+  // for what makes a fresh tensor: .contiguous(), .reshape(), matmul, torch.cat...
+  static bool keeps_layout(TSNode value, std::string_view name, FileScan& fs) {
+    const auto& f = py::fields();
+    value = py::strip_parens(value);
+    auto is_name = [&](TSNode e) {
+      e = py::strip_parens(e);
+      return py::kind(e) == Kind::Identifier && fs.text_of(e) == name;
+    };
+    if (py::kind(value) == Kind::BinaryOperator) {
+      std::string_view op = py::binary_op(fs.text, value);
+      return op != "@" && (is_name(py::field(value, f.left)) || is_name(py::field(value, f.right)));
+    }
+    if (py::kind(value) != Kind::Call) return false;
+    static constexpr std::string_view kFresh[] = {"contiguous", "reshape", "view", "flatten", "matmul", "mm",
+                                                  "bmm", "linear", "cat", "concat", "stack", "einsum"};
+    std::string_view m = py::method_name(fs.text, value);
+    std::string_view last = m.empty() ? fs.text_of(py::field(value, f.function)) : m;
+    if (std::find(std::begin(kFresh), std::end(kFresh), last) != std::end(kFresh)) return false;
+    if (!m.empty() && is_name(py::method_object(value))) return true;  // q.float(), q.masked_fill(...)
+    auto args = py::positional_args(value);
+    return std::any_of(args.begin(), args.end(), is_name);
   }
 
   // For `x.shape` / `x.size()`: x; a null node otherwise.

@@ -98,6 +98,18 @@ def fsmt_attention(self, query, key_states, value_states, bsz, tgt_len):
     return torch.bmm(probs, value_states), other
 
 
+# Elementwise work keeps a view's layout: q and k are still B,S,H,D in memory.
+def rotary_after_permute(self, x, cos, sin, B, S, H, D):
+    q, k = self.qk(x).chunk(2, dim=-1)
+    q = q.view(B, S, H, D).permute(0, 2, 1, 3)
+    k = k.view(B, S, H, D).permute(0, 2, 1, 3)
+    q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+    q = q * self.scale
+    scores = q @ k.transpose(-2, -1)  # expect: CONTIG101, CONTIG101
+    k = k.contiguous()
+    return scores, q @ k.transpose(-2, -1)  # expect: CONTIG101
+
+
 # Other spellings of the last-two swap, and what is not one.
 def spellings(x, w, q, k, b, s, d):
     q3 = q.view(b, s, d)
