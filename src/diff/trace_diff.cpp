@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"

@@ -52,6 +52,21 @@ struct KindTable {
         {"set_comprehension", Kind::Comprehension},
         {"dictionary_comprehension", Kind::Comprehension},
         {"generator_expression", Kind::Comprehension},
+        {"if_statement", Kind::IfStatement},
+        {"elif_clause", Kind::ElifClause},
+        {"else_clause", Kind::ElseClause},
+        {"class_definition", Kind::ClassDefinition},
+        {"decorated_definition", Kind::DecoratedDefinition},
+        {"return_statement", Kind::ReturnStatement},
+        {"raise_statement", Kind::RaiseStatement},
+        {"not_operator", Kind::NotOperator},
+        {"boolean_operator", Kind::BooleanOperator},
+        {"pattern_list", Kind::PatternList},
+        {"tuple_pattern", Kind::PatternList},
+        {"expression_list", Kind::ExpressionList},
+        {"list_splat", Kind::ListSplat},
+        {"slice", Kind::Slice},
+        {"integer", Kind::Integer},
         {"ERROR", Kind::Error},
     };
     for (uint32_t s = 0; s < n; ++s) {
@@ -96,7 +111,8 @@ const Fields& fields() {
                         field_id("attribute"), field_id("left"), field_id("right"),
                         field_id("operator"), field_id("body"), field_id("name"),
                         field_id("value"), field_id("alias"), field_id("module_name"),
-                        field_id("argument"), field_id("condition")};
+                        field_id("argument"), field_id("condition"), field_id("consequence"),
+                        field_id("subscript"), field_id("parameters")};
   return f;
 }
 

@@ -42,6 +42,20 @@ enum class Kind : uint8_t {
   Subscript,
   Interpolation,
   Comprehension,  // list / set / dict comprehension, generator expression
+  IfStatement,
+  ElifClause,
+  ElseClause,
+  ClassDefinition,
+  DecoratedDefinition,
+  ReturnStatement,
+  RaiseStatement,
+  NotOperator,
+  BooleanOperator,
+  PatternList,     // `a, b` on the left of `=` (also tuple_pattern)
+  ExpressionList,  // `e1, e2` on the right of `=`
+  ListSplat,       // `*xs`
+  Slice,
+  Integer,
   Error,
 };
 
@@ -51,7 +65,7 @@ Kind kind(TSNode n);
 
 struct Fields {
   TSFieldId function, arguments, object, attribute, left, right, operator_, body, name, value,
-      alias, module_name, argument, condition;
+      alias, module_name, argument, condition, consequence, subscript, parameters;
 };
 const Fields& fields();
 

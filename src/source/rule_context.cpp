@@ -50,6 +50,33 @@ std::vector<ScanFinding> FileScan::take_since(size_t mark) {
   return out;
 }
 
+bool FileScan::is_torch(TSNode n) const {
+  if (py::kind(n) != py::Kind::Identifier) return false;
+  auto it = aliases.find(std::string(text_of(n)));
+  return it != aliases.end() ? it->second == "torch" : text_of(n) == "torch";
+}
+
+std::vector<std::pair<TSNode, TSNode>> FileScan::assigned(TSNode assignment) const {
+  if (ts_node_is_null(last_assignment_) || !ts_node_eq(last_assignment_, assignment)) {
+    last_assigned_ = py::assigned(assignment);
+    last_assignment_ = assignment;
+  }
+  return last_assigned_;
+}
+
+std::vector<std::pair<std::string_view, TSNode>> FileScan::names_bound(TSNode assignment) const {
+  std::vector<std::pair<std::string_view, TSNode>> out;
+  for (auto [target, value] : assigned(assignment))
+    if (py::kind(target) == py::Kind::Identifier) out.emplace_back(text_of(target), value);
+  return out;
+}
+
+std::string_view FileScan::class_name() const {
+  for (size_t i = ancestors.size(); i-- > 0;)
+    if (py::kind(ancestors[i]) == py::Kind::ClassDefinition) return text_of(py::field(ancestors[i], py::fields().name));
+  return {};
+}
+
 TSNode FileScan::parent(TSNode n) const {
   // Rules ask for the parent of the visited node or of one a few levels up.
   size_t stop = ancestors.size() > 32 ? ancestors.size() - 32 : 0;
@@ -151,14 +178,12 @@ std::string_view plain_string(std::string_view src, TSNode str, bool& ok) {
   return content;
 }
 
-bool subtree_has(TSNode n, Kind k, std::string_view src, std::string_view op) {
+bool any_node(TSNode n, const std::function<bool(TSNode)>& pred, int budget) {
   TSTreeCursor c = ts_tree_cursor_new(n);
   bool found = false;
   int depth = 0;
-  int budget = 4096;  // patterns are local: stop early in huge expressions
   while (budget-- > 0) {
-    TSNode cur = ts_tree_cursor_current_node(&c);
-    if (kind(cur) == k && (op.empty() || binary_op(src, cur) == op)) {
+    if (pred(ts_tree_cursor_current_node(&c))) {
       found = true;
       break;
     }
@@ -167,11 +192,7 @@ bool subtree_has(TSNode n, Kind k, std::string_view src, std::string_view op) {
       continue;
     }
     bool moved = false;
-    while (depth > 0) {
-      if (ts_tree_cursor_goto_next_sibling(&c)) {
-        moved = true;
-        break;
-      }
+    while (depth > 0 && !(moved = ts_tree_cursor_goto_next_sibling(&c))) {
       ts_tree_cursor_goto_parent(&c);
       --depth;
     }
@@ -181,9 +202,68 @@ bool subtree_has(TSNode n, Kind k, std::string_view src, std::string_view op) {
   return found;
 }
 
+bool subtree_has(TSNode n, Kind k, std::string_view src, std::string_view op) {
+  return any_node(n, [&](TSNode cur) { return kind(cur) == k && (op.empty() || binary_op(src, cur) == op); });
+}
+
 std::string_view binary_op(std::string_view src, TSNode n) {
   TSNode o = field(n, fields().operator_);
   return ts_node_is_null(o) ? std::string_view() : text_of(src, o);
+}
+
+TSNode strip_parens(TSNode e) {
+  while (kind(e) == Kind::Parenthesized && ts_node_named_child_count(e) == 1) e = ts_node_named_child(e, 0);
+  return e;
+}
+
+bool int_literal(std::string_view src, TSNode e, long& v) {
+  e = strip_parens(e);
+  bool minus = false;
+  if (kind(e) == Kind::UnaryOperator && text_of(src, field(e, fields().operator_)) == "-") {
+    minus = true;
+    e = strip_parens(field(e, fields().argument));
+  }
+  if (kind(e) != Kind::Integer) return false;
+  std::string_view t = text_of(src, e);
+  long x = 0;
+  for (char c : t) {
+    if (c < '0' || c > '9' || x > 1'000'000) return false;  // hex, underscores, huge: not a dim
+    x = x * 10 + (c - '0');
+  }
+  v = minus ? -x : x;
+  return !t.empty();
+}
+
+std::string_view method_name(std::string_view src, TSNode call) {
+  TSNode fn = field(call, fields().function);
+  return kind(fn) == Kind::Attribute ? text_of(src, field(fn, fields().attribute)) : std::string_view();
+}
+
+TSNode method_object(TSNode call) {
+  TSNode fn = field(call, fields().function);
+  return kind(fn) == Kind::Attribute ? field(fn, fields().object) : TSNode{};
+}
+
+std::vector<TSNode> elements(TSNode e) {
+  Kind k = kind(e);
+  if (k != Kind::Tuple && k != Kind::List && k != Kind::PatternList && k != Kind::ExpressionList) return {e};
+  std::vector<TSNode> out;
+  uint32_t n = ts_node_named_child_count(e);
+  for (uint32_t i = 0; i < n; ++i)
+    if (TSNode c = ts_node_named_child(e, i); kind(c) != Kind::Comment) out.push_back(c);
+  return out;
+}
+
+std::vector<std::pair<TSNode, TSNode>> assigned(TSNode assignment) {
+  TSNode left = field(assignment, fields().left), right = field(assignment, fields().right);
+  if (ts_node_is_null(left) || ts_node_is_null(right)) return {};
+  std::vector<TSNode> targets = elements(left), values = elements(right);
+  if (kind(left) == Kind::Identifier || kind(left) == Kind::Attribute || kind(left) == Kind::Subscript)
+    values = {right};
+  std::vector<std::pair<TSNode, TSNode>> out;
+  for (size_t i = 0; i < targets.size(); ++i)
+    out.emplace_back(targets[i], values.size() == targets.size() ? values[i] : TSNode{});
+  return out;
 }
 
 }  // namespace py

@@ -4,6 +4,7 @@
 #pragma once
 #ifdef NPUD_HAVE_TREE_SITTER
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,8 +63,21 @@ struct FileScan {
   // "torch.cuda.synchronize" for an identifier/attribute chain, with the first name resolved
   // through import aliases; "" for anything else (calls, subscripts inside the chain).
   std::string dotted(TSNode n) const;
+  // Is n the torch module's name (`torch`, or an alias of it)? Cheaper than dotted(n) == "torch".
+  bool is_torch(TSNode n) const;
+  // dotted() of what a call calls.
+  std::string call_dotted_of(TSNode call) const { return dotted(py::field(call, py::fields().function)); }
   // The name the innermost enclosing function has, "" at module level.
   std::string_view function_name() const { return functions.empty() ? std::string_view() : functions.back(); }
+  // The name of the innermost class around the node being visited, "" outside classes.
+  std::string_view class_name() const;
+  // py::assigned of an assignment, and the same for the plain names it binds (not `self.x =
+  // ...`, not `x[i] = ...`). Every rule that follows names asks about
+  // the assignment being walked in turn: the answer is kept for the last one asked about.
+  std::vector<std::pair<TSNode, TSNode>> assigned(TSNode assignment) const;
+  std::vector<std::pair<std::string_view, TSNode>> names_bound(TSNode assignment) const;
+  // Forgets the kept answer: its nodes die with the syntax tree of the piece walked.
+  void forget_assignment() { last_assignment_ = {}; }
 
   ScanFinding& report(std::string_view rule, Severity sev, TSNode at, std::string message,
                       std::string fix = {}) {
@@ -85,12 +99,70 @@ struct FileScan {
     int column = 1;
   };
   mutable ColumnMemo column_memo_[2];
+  mutable TSNode last_assignment_{};
+  mutable std::vector<std::pair<TSNode, TSNode>> last_assigned_;
+};
+
+// What a rule learned about the local names of the function being walked (`name = ...`), keyed
+// by function so that a nested def neither sees nor wipes its outer function's names. Lookups
+// take no allocation: rules ask about every identifier they meet.
+template <class T>
+class LocalNames {
+ public:
+  const T* find(const FileScan& fs, std::string_view name) const {
+    auto scope = names_.find(fs.scope_id);
+    if (scope == names_.end()) return nullptr;
+    auto it = scope->second.find(name);
+    return it == scope->second.end() ? nullptr : &it->second;
+  }
+  void set(const FileScan& fs, std::string_view name, T v) {
+    auto& scope = names_[fs.scope_id];
+    auto it = scope.find(name);
+    if (it != scope.end()) it->second = std::move(v);
+    else scope.emplace(std::string(name), std::move(v));
+  }
+  void erase(const FileScan& fs, std::string_view name) {
+    auto scope = names_.find(fs.scope_id);
+    if (scope == names_.end()) return;
+    if (auto it = scope->second.find(name); it != scope->second.end()) scope->second.erase(it);
+  }
+  // Nothing known in the function being walked.
+  bool empty(const FileScan& fs) const {
+    auto scope = names_.find(fs.scope_id);
+    return scope == names_.end() || scope->second.empty();
+  }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<int, std::unordered_map<std::string, T, Hash, std::equal_to<>>> names_;
+};
+
+// Bounds a rule's recursion through an expression: machine-made chains (`x.t().t()...`, `a * b
+// * ...` 100,000 long) must not overflow the stack, and patterns are a few levels deep.
+//   DepthGuard guard(depth_);
+//   if (guard.too_deep()) return {};
+class DepthGuard {
+ public:
+  explicit DepthGuard(int& depth) : depth_(depth) { ++depth_; }
+  ~DepthGuard() { --depth_; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+  bool too_deep() const { return depth_ > 48; }
+
+ private:
+  int& depth_;
 };
 
 class SourceRule {
  public:
   virtual ~SourceRule() = default;
   virtual void visit(TSNode n, py::Kind k, FileScan& fs) = 0;
+  // After the walk has visited an assignment's values: a rule that follows names binds them
+  // here, so `x = x * y` reads the old x while its right side is visited. Assignments only.
+  virtual void leave(TSNode, py::Kind, FileScan&) {}
   virtual void finish(FileScan&) {}
 };
 
@@ -116,10 +188,26 @@ TSNode keyword_arg(std::string_view src, TSNode call, std::string_view name);
 std::string_view plain_string(std::string_view src, TSNode str, bool& ok);
 // Byte offset where a plain string's content starts (after prefix and quotes).
 uint32_t string_content_start(std::string_view src, TSNode str);
+// Is there a node in the subtree of n (n included; depth-first, bounded: patterns are local)
+// for which pred is true?
+bool any_node(TSNode n, const std::function<bool(TSNode)>& pred, int budget = 4096);
 // Is there a node of kind k in the subtree (depth-first, bounded)?
 bool subtree_has(TSNode n, Kind k, std::string_view src = {}, std::string_view op = {});
 // For `binary_operator`: the operator text ("@", "*", "-").
 std::string_view binary_op(std::string_view src, TSNode n);
+// e without the parentheses around it.
+TSNode strip_parens(TSNode e);
+// An integer literal, with an optional minus ("3", "-1"); false for anything else.
+bool int_literal(std::string_view src, TSNode e, long& v);
+// For a call `obj.m(...)`: "m"; "" when the call's function is not an attribute.
+std::string_view method_name(std::string_view src, TSNode call);
+// For a call `obj.m(...)`: obj (a null node when the function is not an attribute).
+TSNode method_object(TSNode call);
+// The elements of a tuple, list, `a, b` pattern or `e1, e2` list; {e} for anything else.
+std::vector<TSNode> elements(TSNode e);
+// What an assignment binds, pairwise: `a = e` -> {(a, e)}, `a, b = e1, e2` -> {(a, e1), (b, e2)};
+// an unpacking `a, b = e` -> {(a, null), (b, null)} (each target gets a part of e).
+std::vector<std::pair<TSNode, TSNode>> assigned(TSNode assignment);
 }  // namespace py
 
 }  // namespace npud

@@ -1,4 +1,6 @@
-// CUDA001-CUDA007: CUDA-only device strings, backends and APIs, with their exact NPU replacements.
+// CUDA001-CUDA007: CUDA-only device strings, backends and APIs, with their exact NPU replacements;
+// a test that keeps NPU tensors out of CUDA-only code keeps its test (cuda_gates.hpp).
+#include "source/cuda_gates.hpp"
 #include "source/rule_context.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
@@ -24,10 +26,6 @@ constexpr std::array<std::string_view, 30> kNpuMirrors = {
     "device",         "seed",                 "initial_seed",         "get_device_properties",
     "memory_stats",   "memory_summary",       "is_initialized",       "set_stream",
     "reset_max_memory_allocated", "is_bf16_supported"};
-
-bool mirrored(std::string_view member) {
-  return std::find(kNpuMirrors.begin(), kNpuMirrors.end(), member) != kNpuMirrors.end();
-}
 
 bool is_npu_device(std::string_view s) {
   return s == "npu" || (s.starts_with("npu:") && s.size() > 4 &&
@@ -140,23 +138,18 @@ std::string argparse_dest(TSNode call, const FileScan& fs) {
 class CudaRules final : public SourceRule {
  public:
   void visit(TSNode n, Kind k, FileScan& fs) override {
-    switch (k) {
-      case Kind::String: on_string(n, fs); break;
-      case Kind::Call: on_call(n, fs); break;
-      case Kind::Attribute: on_attribute(n, fs); break;
-      case Kind::ImportFromStatement: on_import_from(n, fs); break;
-      case Kind::Assignment: on_assignment(n, fs); break;
-      case Kind::FunctionDefinition:
-        if (fs.text_of(py::field(n, py::fields().name)) == "cuda") defines_cuda_ = true;
-        break;
-      default:
-        if (std::string_view(ts_node_type(n)) == "return_statement") on_return(n, fs);
-        break;
-    }
+    size_t mark = fs.findings.size();
+    on_node(n, k, fs);
+    gates_.visit(n, k, fs);
+    // A fix inside a test (`if x.is_cuda:`, `== "cuda"`, torch.cuda.is_available()) changes
+    // which branch the NPU takes.
+    for (size_t i = mark; i < fs.findings.size(); ++i)
+      if (fs.findings[i].fixable() && fs.findings[i].rule != "CUDA002") gates_.note_test(n, fs.findings[i], fs);
   }
 
   void finish(FileScan& fs) override {
     report_flowed_literals(fs);
+    gates_.withhold(fs);
     if (defines_cuda_) {
       // `.cuda()` may be this file's own method: rewriting it would change the program.
       for (auto& f : fs.findings) {
@@ -198,6 +191,21 @@ class CudaRules final : public SourceRule {
 
 
  private:
+  void on_node(TSNode n, Kind k, FileScan& fs) {
+    switch (k) {
+      case Kind::String: on_string(n, fs); break;
+      case Kind::Call: on_call(n, fs); break;
+      case Kind::Attribute: on_attribute(n, fs); break;
+      case Kind::ImportFromStatement: on_import_from(n, fs); break;
+      case Kind::Assignment: on_assignment(n, fs); break;
+      case Kind::FunctionDefinition:
+        if (fs.text_of(py::field(n, py::fields().name)) == "cuda") defines_cuda_ = true;
+        break;
+      case Kind::ReturnStatement: on_return(n, fs); break;
+      default: break;
+    }
+  }
+
   enum class Want { Device, Backend };
   // A literal that is a device/backend only if its value reaches a device/backend argument:
   // `backend = 'nccl'` ... `init_process_group(backend=backend)`. Decided at finish().
@@ -207,6 +215,7 @@ class CudaRules final : public SourceRule {
     Want want;
   };
   std::vector<Pending> pending_;
+  CudaGates gates_;
   bool defines_cuda_ = false;  // a `def cuda(...)` in this file
   std::set<std::string, std::less<>> device_sinks_, backend_sinks_;
   std::vector<std::pair<std::string, std::string>> copies_;  // `a = b`: (a, b)
@@ -259,7 +268,7 @@ class CudaRules final : public SourceRule {
     if (ts_node_is_null(p)) return {};
     if (py::kind(p) == Kind::Assignment && ts_node_eq(py::field(p, f.right), e))
       return std::string(flow_name(py::field(p, f.left), fs));
-    if (std::string_view(ts_node_type(p)) == "return_statement") return std::string(fs.function_name());
+    if (py::kind(p) == Kind::ReturnStatement) return std::string(fs.function_name());
     if (py::kind(p) == Kind::KeywordArgument && fs.text_of(py::field(p, f.name)) == "default") {
       TSNode call = fs.parent(fs.parent(p));
       if (py::kind(call) == Kind::Call && fs.dotted(py::field(call, f.function)).ends_with("add_argument"))
@@ -475,7 +484,7 @@ class CudaRules final : public SourceRule {
     if (py::kind(p) == Kind::Call && ts_node_eq(py::field(p, f.function), n)) return;  // torch.cuda(): not an API
     std::string_view member;
     if (is_object) member = fs.text_of(py::field(p, f.attribute));
-    if (!member.empty() && mirrored(member)) {
+    if (!member.empty() && npu_mirrors(member)) {
       auto& fd = fs.report("CUDA003", Severity::Error, p,
                            "torch.cuda." + std::string(member) + " drives the CUDA runtime; torch_npu provides torch.npu." +
                                std::string(member),
@@ -507,11 +516,11 @@ class CudaRules final : public SourceRule {
         if (ts_node_eq(c, mod) || py::kind(c) == Kind::Comment) continue;
         TSNode nm = py::kind(c) == Kind::AliasedImport ? py::field(c, f.name) : c;
         std::string_view x = fs.text_of(nm);
-        if (!mirrored(x)) all_mirrored = false;
+        if (!npu_mirrors(x)) all_mirrored = false;
       }
     } else {
       TSNode member = ts_node_named_child(mod, 2);
-      all_mirrored = !ts_node_is_null(member) && mirrored(fs.text_of(member));
+      all_mirrored = !ts_node_is_null(member) && npu_mirrors(fs.text_of(member));
     }
     std::string npu = "torch.npu" + std::string(m.substr(10));
     if (all_mirrored) {
@@ -527,6 +536,10 @@ class CudaRules final : public SourceRule {
 };
 
 }  // namespace
+
+bool npu_mirrors(std::string_view cuda_member) {
+  return std::find(kNpuMirrors.begin(), kNpuMirrors.end(), cuda_member) != kNpuMirrors.end();
+}
 
 std::unique_ptr<SourceRule> make_cuda_rules() { return std::make_unique<CudaRules>(); }
 

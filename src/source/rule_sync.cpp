@@ -76,6 +76,7 @@ class SyncInLoop final : public SourceRule {
   // Names that hold host values in their function (`lossf = loss.item()`): formatting or
   // printing them later is not a sync, whatever they are called.
   std::set<std::pair<int, std::string>, std::less<>> host_names_;
+  mutable int depth_ = 0;  // of host_value(): `a * b * ...` may be 100,000 deep
 
   void note_assignment(TSNode n, FileScan& fs) {
     const auto& f = py::fields();
@@ -89,6 +90,8 @@ class SyncInLoop final : public SourceRule {
   // Is e a Python number/string/list made on the host (what .item()/.tolist()/float() return)?
   bool host_value(TSNode e, FileScan& fs) const {
     const auto& f = py::fields();
+    DepthGuard guard(depth_);
+    if (guard.too_deep()) return false;
     std::string_view type = ts_node_type(e);
     if (type == "integer" || type == "float" || py::kind(e) == Kind::String) return true;
     switch (py::kind(e)) {

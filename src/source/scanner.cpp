@@ -262,6 +262,8 @@ void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
   };
   auto leave = [&]() {
     const Frame& fr = stack.back();
+    if (fr.kind == Kind::Assignment)
+      for (auto& r : rules) r->leave(fs.ancestors.back(), fr.kind, fs);
     if (fr.loop_body) --fs.loop_depth;
     if (fr.function) {
       fs.loop_depth = fr.saved_loop;
@@ -355,6 +357,7 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
     TSRange range{{piece.start_row, 0}, {UINT32_MAX, UINT32_MAX}, piece.start_byte, piece.end_byte};
     py::TreePtr tree = py::parse(parsed, piece.start_byte == 0 && piece.end_byte == parsed.size() ? nullptr : &range);
     fs.root = ts_tree_root_node(tree.get());
+    fs.forget_assignment();
     if (piece.start_byte == 0) {
       TSNode first = ts_node_named_child(fs.root, 0);
       fs.first_statement = NodeSpan::of(ts_node_is_null(first) ? fs.root : first);

@@ -76,6 +76,38 @@ class ScanEndToEnd(unittest.TestCase):
         again = scan(whole)
         self.assertNotIn("fixable with --fix", again.stdout.replace("(0 fixable with --fix)", ""))
 
+    def test_fix_leaves_tests_that_guard_cuda_only_code(self):
+        """A CUDA test in front of a CUDA-only kernel (transformers activations.py, Mamba, RWKV,
+        apex, triton) keeps NPU tensors on the fallback: --fix leaves it as it is and says why,
+        while the tests in front of portable code are fixed. A file whose only fixes are
+        withheld gets no `import torch_npu`."""
+        for name in ("cuda_gates.py", "activations_cuda_only.py"):
+            shutil.copy(os.path.join(DATA, name), os.path.join(self.tmp, name))
+        report = json.loads(scan("--format", "json", self.tmp).stdout)
+        withheld = [f for f in report["findings"] if "CUDA-only code" in f["message"]]
+        self.assertEqual(len(withheld), 12, [(f["file"], f["line"]) for f in withheld])
+        for f in withheld:
+            self.assertFalse(f["fixable"], f)
+            self.assertNotEqual(f["severity"], "error", f)
+            self.assertIn("leave this test as it is", f["fix"])
+        r = scan("--fix", self.tmp)
+        self.assertIn("Fixed ", r.stdout)
+        self.assertEqual(read(os.path.join(self.tmp, "activations_cuda_only.py")),
+                         read(os.path.join(DATA, "activations_cuda_only.py")))
+        before = read(os.path.join(DATA, "cuda_gates.py")).splitlines()
+        after = read(os.path.join(self.tmp, "cuda_gates.py"))
+        ast.parse(after)
+        self.assertIn("import torch  # expect: CUDA006\nimport torch_npu\n", after)
+        kept = [line for line in before if "(no fix)" in line]
+        fixed = [line for line in before if "(fix)" in line]
+        self.assertEqual(len(kept), 10)
+        for line in kept:
+            self.assertIn(line, after.splitlines())
+        for line in fixed:
+            self.assertNotIn(line, after.splitlines())
+        self.assertIn('if batch.device.type == "npu":', after)
+        self.assertIn("if next(model.parameters()).is_npu:", after)
+
     def test_fix_writes_only_plain_files_of_the_tree(self):
         """#18: --fix used to follow a .py symlink out of the scanned tree and rewrite its
         target, split hard links and rewrite read-only files. Now each is refused with a

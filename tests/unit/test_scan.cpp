@@ -40,8 +40,11 @@ std::vector<fs::path> scan_inputs() {
   return out;
 }
 
-// "line:ID" for every `# expect: A, B` comment.
-std::multiset<std::string> expectations(const std::string& text, std::string& version) {
+// "line:ID" for every `# expect: A, B` comment. An id may say more of its finding in
+// parentheses, kept in `quals` as "line:ID:what": `CUDA007(no fix)` (its fix is withheld),
+// `CUDA007(fix)`, `CONTIG101(warning)`.
+std::multiset<std::string> expectations(const std::string& text, std::string& version,
+                                        std::multiset<std::string>* quals = nullptr) {
   std::multiset<std::string> out;
   std::istringstream in(text);
   std::string line;
@@ -57,10 +60,20 @@ std::multiset<std::string> expectations(const std::string& text, std::string& ve
     while (std::getline(is, id, ',')) {
       id.erase(0, id.find_first_not_of(' '));
       id.erase(id.find_last_not_of(' ') + 1);
-      if (!id.empty()) out.insert(std::to_string(n) + ":" + id);
+      if (id.empty()) continue;
+      std::string key = std::to_string(n) + ":" + id.substr(0, id.find('('));
+      if (auto open = id.find('('); open != std::string::npos && quals)
+        quals->insert(key + ":" + id.substr(open + 1, id.size() - open - 2));
+      out.insert(key);
     }
   }
   return out;
+}
+
+// What a qualifier in an expectation says of a finding.
+std::string qualifier_of(const ScanFinding& f, std::string_view qual) {
+  if (qual == "fix" || qual == "no fix") return f.fixable() ? "fix" : "no fix";
+  return std::string(to_string(f.severity));
 }
 
 ScanOptions options_for(const std::string& version) {
@@ -81,7 +94,8 @@ TEST(Scan, InlineExpectationsPerRuleInput) {
   for (const auto& p : inputs) {
     SCOPED_TRACE(p.string());
     std::string text = read_file(p), version;
-    auto expected = expectations(text, version);
+    std::multiset<std::string> quals;
+    auto expected = expectations(text, version, &quals);
     ASSERT_FALSE(expected.empty() && p.stem() != "amp_scaled");
     ScanOptions opts = options_for(version);
     if (!version.empty()) {
@@ -94,6 +108,12 @@ TEST(Scan, InlineExpectationsPerRuleInput) {
     for (const auto& f : r.findings) got.insert(std::to_string(f.line) + ":" + f.rule);
     for (const auto& e : expected) EXPECT_TRUE(got.count(e)) << "missing " << e;
     for (const auto& g : got) EXPECT_TRUE(expected.count(g)) << "unexpected " << g;
+    // Each qualified expectation is met by a finding of its own on that line.
+    std::multiset<std::string> seen;
+    for (const auto& f : r.findings)
+      for (std::string_view what : {"fix", "severity"})
+        seen.insert(std::to_string(f.line) + ":" + f.rule + ":" + qualifier_of(f, what));
+    for (const auto& q : quals) EXPECT_GE(seen.count(q), quals.count(q)) << "no finding that is " << q;
   }
 }
 
@@ -394,6 +414,62 @@ TEST(Scan, SarifHasCodeScanningStructure) {
   }
   EXPECT_EQ(n, r.findings.size());
   EXPECT_EQ(sarif_uri("/abs/a b.py"), "file:///abs/a%20b.py");
+}
+
+// A finding whose fix is withheld says which CUDA-only call its test guards and which line
+// runs on the NPU instead; a config-driven gated MLP says when it is SwiGLU.
+TEST(Scan, NotesSayWhyAndWhatRunsInstead) {
+  REQUIRE_SCAN();
+  std::string gate =
+      "import torch\n"
+      "def norm(x, w):\n"
+      "    if x.is_cuda:\n"
+      "        return fused_rms_norm_cuda.forward(x, w)\n"
+      "    return torch.nn.functional.rms_norm(x, x.shape[-1:], w)\n";
+  FileResult r = scan_source("t.py", gate, {});
+  ASSERT_EQ(r.findings.size(), 1u);  // no CUDA006: the only fix is withheld
+  const ScanFinding& f = r.findings[0];
+  EXPECT_EQ(f.rule, "CUDA007");
+  EXPECT_FALSE(f.fixable());
+  EXPECT_NE(f.message.find("`fused_rms_norm_cuda.forward` (line 4)"), std::string::npos) << f.message;
+  EXPECT_NE(f.fix.find("the other branch (line 5) runs"), std::string::npos) << f.fix;
+  EXPECT_NE(f.fix.find("torch_npu.npu_rms_norm"), std::string::npos) << f.fix;
+
+  std::string mlp =
+      "class MLP:\n"
+      "    def __init__(self, config):\n"
+      "        self.act_fn = ACT2FN[config.hidden_act]\n"
+      "        self.act = nn.SiLU()\n"
+      "    def forward(self, x):\n"
+      "        a = self.act_fn(self.gate_proj(x)) * self.up_proj(x)\n"
+      "        b = self.act(self.gate_proj(x)) * self.up_proj(x)\n"
+      "        return a, b\n";
+  r = scan_source("t.py", "import torch\nfrom torch import nn\n" + mlp, {});
+  ASSERT_EQ(r.findings.size(), 2u);
+  EXPECT_NE(r.findings[0].message.find("`ACT2FN[config.hidden_act]`: when the config names \"silu\""), std::string::npos)
+      << r.findings[0].message;
+  EXPECT_NE(r.findings[1].message.find("hand-written SwiGLU"), std::string::npos) << r.findings[1].message;
+}
+
+// The rules that follow values through expressions recurse along them: machine-made chains
+// 50,000 long (views, products, subscripts, conditionals) are scanned, not a stack overflow.
+TEST(Scan, DeepChainsDoNotExhaustTheStack) {
+  REQUIRE_SCAN();
+  auto repeat = [](std::string_view s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  const int n = 50000;
+  std::string src = "import torch\n"
+                    "y = x" + repeat(".t()", n) + "\nz = y @ w\n"
+                    "p = x" + repeat(" * x", n) + "\nq = x / (x" + repeat(" * x", n) + ")\n"
+                    "k = a" + repeat("[:]", n) + "\nv = x.view(k).transpose(2, 3) @ w\n"
+                    "if x.is_cuda" + repeat(" and x.is_cuda", n / 10) + ":\n    f_cuda(x)\n"
+                    "g = " + repeat("a_cuda if c else (", 2000) + "b" + repeat(")", 2000) + "\n";
+  FileResult r = scan_source("deep.py", src, {});
+  EXPECT_EQ(r.status, FileStatus::Scanned);
+  EXPECT_FALSE(r.syntax_error);
 }
 
 TEST(Scan, EveryRuleHasADoc) {

@@ -22,10 +22,10 @@ def rotate_half(x):
 
 
 def attention(q, k, v, mask):
-    scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # expect: CONTIG101
+    scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # k^T: a flag, no copy
     scores = scores.masked_fill(mask == 0, -1e9)
     probs = F.softmax(scores, dim=-1)  # expect: FUSE103
-    direct = (q @ k.transpose(-2, -1)).softmax(-1)  # expect: FUSE103, CONTIG101
+    direct = (q @ k.transpose(-2, -1)).softmax(-1)  # expect: FUSE103
     other = F.softmax(v, dim=-1)  # not attention scores
     return probs @ v, direct, other
 
