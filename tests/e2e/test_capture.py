@@ -7,6 +7,7 @@ at that file:line. Needs torch in the Python that runs the suite (e2e_support.py
 import functools
 import json
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -168,6 +169,9 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertIsNotNone(run.report, run.stderr)
         self.assertEqual(run.report["summary"]["format"], "npu-doctor-capture")
         self.assertGreater(run.report["summary"]["ops"], 0)
+        first = run.report["findings"][0]   # said first: the capture has no end record
+        self.assertEqual((first["id"], first["severity"]), ("CAPTURE001", "error"), first)
+        self.assertIn("no end record", first["message"])
         with open(run.capture, "rb") as f:
             self.assertFalse(f.read().rstrip().endswith(b"]"))   # never closed
 
@@ -180,6 +184,34 @@ class CaptureEndToEnd(unittest.TestCase):
         with open(run.capture) as f:
             events = json.load(f)   # closed cleanly after the error
         self.assertTrue(any(e.get("name") == "npu_doctor_error" for e in events))
+
+    def test_a_shim_stop_is_said_first_in_every_format(self):
+        run = self.run_once("fault", "sync_item.py", env={"NPUD_TEST_FAULT": "5"})
+        first = run.report["findings"][0]
+        self.assertEqual((first["id"], first["severity"]), ("CAPTURE001", "error"), first)
+        self.assertIn("fault injected by NPUD_TEST_FAULT", first["message"])
+        self.assertIn("while recording aten::", first["message"])   # the op being recorded
+        for fmt, marker in (("text", "CAPTURE001"), ("sarif", '"ruleId": "CAPTURE001"'), ("html", "CAPTURE001")):
+            r = subprocess.run([BINARY, "analyze", run.capture, "--format", fmt, "--fail-on", "never"],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(marker, r.stdout, fmt)
+            if fmt == "text":   # the first rule the report names
+                first_rule = re.search(r"\b([A-Z]+\d{3})\b", r.stdout).group(1)
+                self.assertEqual(first_rule, "CAPTURE001", r.stdout[:400])
+
+    def test_scalar_operands_give_what_a_plain_run_gives(self):
+        """Every op with a Scalar overload, with int/float/bool scalars on int/float/bool tensors,
+        inside a recorded step: composite kernels hand the mode wrapped scalars where the schema
+        says Tensor (`bitwise_left_shift(ids, 1)` used to end the recording), and torch 1.x
+        reads a bool Scalar as an int (`mask & True` came back int64)."""
+        code, plain = plain_run("scalar_operand_sweep.py")
+        self.assertEqual(code, 0, plain)
+        run = Run("scalar_operand_sweep.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertEqual(run.stdout, plain)
+        self.assertGreater(plain.count("->"), 500)
+        self.assertEqual(run.findings("CAPTURE001"), [], run.stderr)
 
     def check_unchanged(self, *program_args):
         code, plain = plain_run("compiled.py", *program_args)

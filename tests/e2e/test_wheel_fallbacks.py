@@ -26,12 +26,12 @@ BINARY = os.environ.get("NPUD_BINARY", "")
 marker = functools.partial(e2e_support.planted_line, PROGRAMS)
 
 
-def capture(program, env=None):
-    """`npu-doctor run` of a program: (capture path, JSON report)."""
+def capture(program, env=None, command="run"):
+    """`npu-doctor run` (or amp-check) of a program: (capture path, JSON report)."""
     out = tempfile.mkdtemp(prefix="npud-wheel-")
     report = os.path.join(out, "report.json")
     full_env = dict(os.environ, **(env or {}))
-    r = subprocess.run([BINARY, "run", "-q", "--capture-dir", os.path.join(out, "cap"), "--format", "json", "-o",
+    r = subprocess.run([BINARY, command, "-q", "--capture-dir", os.path.join(out, "cap"), "--format", "json", "-o",
                         report, "--fail-on", "never", "--", PYTHON, os.path.join(PROGRAMS, program)],
                        capture_output=True, text=True, timeout=300, env=full_env, cwd=out)
     assert r.returncode == 0, r.stderr
@@ -85,6 +85,17 @@ class WheelFallbacks(unittest.TestCase):
         r = analyze(self.labels, "2.1.0.post8")
         found = at_line(r, "label_filter.py", line, "fallback")
         self.assertEqual([f["location"]["op"] for f in found], ["aten::_logcumsumexp"], r["findings"])
+
+    def test_amp_check_records_the_same_fallbacks(self):
+        # One dispatch core: amp-check's capture expands composites as run's does (it used to
+        # record logcumsumexp whole, and FALLBACK002 said nothing of the _logcumsumexp inside).
+        amp, _ = capture("label_filter.py", command="amp-check")
+
+        def fallbacks(path):
+            return sorted((f["location"]["op"], f["location"]["line"], f["severity"])
+                          for f in analyze(path, "2.1.0.post8")["findings"])
+        self.assertEqual(fallbacks(amp), fallbacks(self.labels))
+        self.assertIn("aten::_logcumsumexp", [op for op, _, _ in fallbacks(amp)])
 
     def test_mode_default_overload_falls_back(self):
         line = marker("vote_pool.py", "# WHEEL: mode")
