@@ -178,9 +178,8 @@ def require_yaml(what):
 
 def load_yaml(data, what):
     yaml = require_yaml(what)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        entries = yaml.load(data, Loader=loader)
+        entries = yaml.safe_load(data)
     except yaml.YAMLError as e:
         raise Fail(f"{what}: YAML error: {e}")
     if not isinstance(entries, list) or not all(isinstance(e, dict) and "func" in e for e in entries):

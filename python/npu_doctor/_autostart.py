@@ -46,17 +46,18 @@ def _start_capture():
 
 
 class _TorchImportWatcher:
-    """A meta-path finder that only watches for `torch` and runs the capture after the
-    real loader finished executing torch/__init__.py."""
+    """A meta-path finder that only watches for `torch` and runs the capture after the real
+    loader finished executing torch/__init__.py. It stays armed until torch really loads: a
+    library asking whether torch is there (`importlib.util.find_spec("torch")`, as
+    transformers' is_torch_available() does) finds the spec without loading it."""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "torch":
             return None
-        _remove_watcher()
         spec = None
         for finder in list(sys.meta_path):
             find = getattr(finder, "find_spec", None)
-            if find is None:
+            if finder is self or find is None:
                 continue
             spec = find(fullname, path, target)
             if spec is not None:
@@ -66,6 +67,7 @@ class _TorchImportWatcher:
         real_exec = spec.loader.exec_module
 
         def exec_module(module):
+            _remove_watcher()
             real_exec(module)
             _start_capture()
 

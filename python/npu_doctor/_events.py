@@ -22,6 +22,12 @@ def end_event(pid, steps_completed, reason, message=""):
     return '{"ph":"M","pid":%d,"tid":0,"name":"npu_doctor_end","args":%s}' % (pid, json.dumps(args, separators=_SEP))
 
 
+def packages_event(pid, packages):
+    """{top-level package: version} of the installed packages the program imported."""
+    return ('{"ph":"M","pid":%d,"tid":0,"name":"npu_doctor_packages","args":{"packages":%s}}'
+            % (pid, json.dumps(packages, separators=_SEP, sort_keys=True)))
+
+
 def error_event(pid, tid, ts, message, op, thread, where):
     """The shim stopped: its exception, the op being recorded ("" if none), the thread and
     the shim's own file:line that raised (for the bug report)."""

@@ -43,31 +43,36 @@ def add_library_dir(path):
             _user_code.clear()
 
 
+PACKAGE, PROGRAM = 1, 2   # frame kinds (0: not the user's)
+
+
 def _is_user_file(filename):
+    """0: torch, the shim, the standard library (never the user's); PACKAGE: an installed
+    package's code, the nearest cause the user can see; PROGRAM: the program's own code."""
     if not filename or filename.startswith("<frozen"):
-        return False
+        return 0
     if filename.startswith("<"):
-        return True  # <string>, <stdin>: code the user typed
+        return PROGRAM  # <string>, <stdin>: code the user typed
     path = os.path.abspath(filename)
     if path.startswith(_SHIM_DIR):
-        return False
+        return 0
     for d in _library_dirs:
         if path.startswith(d):
-            return False
+            return 0
     for marker in _SITE_MARKERS:
         i = path.find(marker)
         if i >= 0:
             top = path[i + len(marker):].split(os.sep, 1)[0]
             if top in _LIBRARY_PACKAGES:
-                return False
-            return True  # third-party code is the nearest cause the user can see
+                return 0
+            return PACKAGE
     for d in _STDLIB:
         if path.startswith(d):
-            return False
-    return True
+            return 0
+    return PROGRAM
 
 
-_user_code = {}      # code object -> bool
+_user_code = {}      # code object -> frame kind (_is_user_file)
 # (code object, instruction offset) -> '["file",line,"function"]': the offset is a plain
 # read, the line a search of the code's line table (Python 3.11: a third of the walk).
 _frame_json = {}
@@ -119,8 +124,7 @@ def user_stack_json(frame, boundary=None):
     if frame is None:   # the autograd engine's device thread: no frame of the program's
         return "[]"
     if boundary is None:
-        parts, _ = _user_parts(frame, None)
-        return "[" + ",".join(parts) + "]"
+        return "[" + ",".join(_capped(_user_parts(frame, None)[0])) + "]"
     stacks = boundary[2]
     if frame.f_code.co_flags & _RESUMABLE:   # resumed from anywhere: its callers change
         return _walk_json(frame, boundary)
@@ -140,31 +144,51 @@ def user_stack_json(frame, boundary=None):
 
 def _walk_json(frame, boundary):
     """The stack text by walking to the boundary's frame, then its user frames' texts."""
-    parts, stopped = _user_parts(frame, boundary[0])
-    if stopped and len(parts) < MAX_FRAMES:
+    entries, stopped = _user_parts(frame, boundary[0])
+    if stopped and not _complete(entries):
         outer = boundary[1]
         if outer is None:
             outer = boundary[1] = _user_parts(boundary[0], None)[0]
-        parts += outer[:MAX_FRAMES - len(parts)]
-    return "[" + ",".join(parts) + "]"
+        entries = entries + outer
+    return "[" + ",".join(_capped(entries)) + "]"
+
+
+def _complete(entries):
+    """MAX_FRAMES frames, one of them the program's own: the walk can stop."""
+    return len(entries) >= MAX_FRAMES and any(k == PROGRAM for _, k in entries)
+
+
+def _capped(entries):
+    """Texts of the innermost MAX_FRAMES frames, and the program's own innermost frame when
+    none of those is one: a finding inside an installed package (transformers' Trainer runs
+    8 frames deep before the model) is anchored at the program's line that led there."""
+    head = entries[:MAX_FRAMES]
+    texts = [t for t, _ in head]
+    if not any(k == PROGRAM for _, k in head):
+        for t, k in entries[MAX_FRAMES:]:
+            if k == PROGRAM:
+                texts.append(t)
+                break
+    return texts
 
 
 def _user_parts(frame, stop):
-    """(texts of up to MAX_FRAMES user frames from `frame` outwards, whether the walk
-    reached the frame `stop`)."""
+    """([(text, kind)] of the user frames from `frame` outwards until MAX_FRAMES of them and
+    one of the program's own, whether the walk reached the frame `stop`)."""
     parts = []
     walked = 0
     cache = _user_code
     fj = _frame_json
+    program = False
     while frame is not None and walked < MAX_WALK:
         if frame is stop:
             return parts, True
         code = frame.f_code
-        is_user = cache.get(code)
-        if is_user is None:
-            is_user = _is_user_file(code.co_filename)
-            cache[code] = is_user
-        if is_user:
+        kind = cache.get(code)
+        if kind is None:
+            kind = _is_user_file(code.co_filename)
+            cache[code] = kind
+        if kind and (len(parts) < MAX_FRAMES or (kind == PROGRAM and not program)):
             key = (code, frame.f_lasti)
             text = fj.get(key)
             if text is None:
@@ -172,8 +196,9 @@ def _user_parts(frame, stop):
                 if len(fj) > 200000:
                     fj.clear()
                 fj[key] = text
-            parts.append(text)
-            if len(parts) >= MAX_FRAMES:
+            parts.append((text, kind))
+            program = program or kind == PROGRAM
+            if len(parts) >= MAX_FRAMES and program:
                 break
         frame = frame.f_back
         walked += 1

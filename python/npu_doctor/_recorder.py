@@ -220,6 +220,7 @@ class Recorder:
         if os.getpid() != self._pid:
             return
         self._write_header()
+        self._write_raw(_events.packages_event(self._pid, _installed_packages()))
         self._write_raw(_events.end_event(self._pid, self.step, reason, self._exception if reason == "exception" else ""))
         if self._writer is not None:
             self._writer.close()
@@ -392,6 +393,7 @@ class Recorder:
             "device": _guess_device(torch, npu),
             "torch_npu": getattr(npu, "__version__", "") if npu else _installed_version("torch_npu"),
             "argv": list(sys.argv),
+            "cwd": _cwd(),
             "steps": steps_text(self.steps),
         }
         if self.amp is not None:
@@ -714,6 +716,29 @@ def _sdpa_call(args, kwargs):
     call = dict(zip(_SDPA_PARAMS, args))
     call.update(kwargs)
     return call
+
+
+def _cwd():
+    try:
+        return os.getcwd()
+    except OSError:
+        return ""
+
+
+def _installed_packages():
+    """{top-level package: version} of the installed packages the program imported (their
+    frames are library code in findings, named with the version that ran)."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if "." in name or name.startswith("_") or module is None:
+            continue
+        path = getattr(module, "__file__", None) or ""
+        if os.sep + "site-packages" + os.sep not in path and os.sep + "dist-packages" + os.sep not in path:
+            continue
+        version = _installed_version(name) or _installed_version(name.replace("_", "-"))
+        if version:
+            found[name] = version
+    return found
 
 
 def _installed_version(dist):

@@ -7,6 +7,14 @@ namespace {
 
 bool is_host_device(std::string_view d) { return d.empty() || d == "cpu" || d.starts_with("cpu:"); }
 
+// Random draws made from nothing (torch.rand([]) of BART's LayerDrop) stay on the host unless the
+// code names a device, which model code rarely does for them: only the other factories count.
+bool draws_random(const Trace& t, const Op& op) {
+  std::string_view name = t.str(op.name);
+  return name.find("::rand") != std::string_view::npos || name.find("::bernoulli") != std::string_view::npos ||
+         name.find("::normal") != std::string_view::npos || name.find("::multinomial") != std::string_view::npos;
+}
+
 }  // namespace
 
 Placement::Placement(const Trace& t) {
@@ -35,7 +43,10 @@ Placement::Placement(const Trace& t) {
     if (placed) {
       for (uint32_t r : in)
         if (t.tensors[r].storage != kUnset) device_storages.insert(t.tensors[r].storage);
-    } else if (op.kind == OpKind::Aten && any_device) {
+    } else if (op.kind == OpKind::Aten && (any_device || (!any_tensor && op.module && !draws_random(t, op)))) {
+      // What device data computes is device data; so is what a factory makes inside a module's
+      // forward: model code makes its tensors on its inputs' device (`torch.arange(n,
+      // device=x.device)`, transformers' position_ids), which a CPU run records as "cpu".
       for (uint32_t r : t.outputs(op))
         if (t.tensors[r].storage != kUnset) device_storages.insert(t.tensors[r].storage);
     }

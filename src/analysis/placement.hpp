@@ -1,7 +1,8 @@
 // Where a captured tensor will live once the program runs on an NPU. A capture made on a
 // CPU sees every tensor on the host, but moving the program moves only some of them: the
 // parameters (tensors that require grad), what `.to(device)` placed (`placement` events,
-// docs/formats/capture.md), and whatever ops compute from those. Batch indices drawn with
+// docs/formats/capture.md), what factories make inside a module's forward (model code makes
+// tensors on its inputs' device), and whatever ops compute from those. Batch indices drawn with
 // torch.randint, NumPy-backed data before its `.to(device)`, DataLoader seeds and torch.optim's
 // CPU step counters stay on the host: reading them waits for nothing on an NPU.
 //

@@ -10,7 +10,7 @@ namespace npud {
 
 bool is_busy_task(const Kernel& k) { return k.kind != TaskKind::Sync && k.dur_ns > 0; }
 
-TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
+TraceIndex::TraceIndex(const Trace& trace) : t_(trace), sites_(trace) {
   const auto& ops = t_.ops;
   std::map<std::pair<int32_t, int32_t>, int64_t> top_level_time;
   for (uint32_t i = 0; i < ops.size(); ++i) {
@@ -105,6 +105,12 @@ uint32_t TraceIndex::top_aten(uint32_t i) const {
   if (i == kNone) return kNone;
   while (t_.ops[i].parent != kNone && t_.ops[t_.ops[i].parent].kind == OpKind::Aten) i = t_.ops[i].parent;
   return i;
+}
+
+std::span<const uint32_t> TraceIndex::stack_frames(uint32_t i) const {
+  for (; i != kNone; i = t_.ops[i].parent)
+    if (auto f = t_.frames_of(t_.ops[i].stack); !f.empty()) return f;
+  return {};
 }
 
 const Frame* TraceIndex::user_frame(uint32_t i) const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/intervals.hpp"
+#include "analysis/source_sites.hpp"
 #include "model/trace.hpp"
 
 namespace npud {
@@ -38,6 +39,10 @@ class TraceIndex {
   bool inside_composite(uint32_t op) const;
   // First user frame of the op or of its nearest ancestor that has one, or nullptr.
   const Frame* user_frame(uint32_t op) const;
+  // The frames (innermost first) of the op's stack or of its nearest ancestor's that has one.
+  std::span<const uint32_t> stack_frames(uint32_t op) const;
+  // Whose code each frame is: the program's own or an installed package's.
+  const SourceSites& sites() const { return sites_; }
   // "file:line" of user_frame(op), or "".
   std::string user_location(uint32_t op) const;
   // Op and its ancestors, innermost first, at most `max` names joined by " < ".
@@ -66,6 +71,7 @@ class TraceIndex {
 
  private:
   const Trace& t_;
+  SourceSites sites_;
   std::unordered_map<int64_t, uint32_t> op_by_external_;
   std::unordered_map<int64_t, uint32_t> runtime_by_correlation_;
   struct ThreadRange { int32_t pid, tid; uint32_t begin, end; };

@@ -11,6 +11,7 @@
 #include "analysis/names.hpp"
 #include "report/json_writer.hpp"
 #include "report/text_style.hpp"
+#include "rules/rule_support.hpp"
 
 namespace npud {
 
@@ -341,7 +342,7 @@ std::string rank_list(const std::vector<int64_t>& ranks, size_t total, size_t ma
 }
 
 std::string finding_place(const Finding& f) {
-  if (!f.location.file.empty()) return fmt::format("{}:{}", f.location.file, f.location.line);
+  if (!f.location.file.empty()) return where(f.location);
   return f.location.op;
 }
 

@@ -12,6 +12,7 @@
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
 #include "report/json_writer.hpp"
+#include "rules/rule_support.hpp"
 #include "util/saturate.hpp"
 
 namespace npud {
@@ -261,7 +262,7 @@ void render_diff_text(std::ostream& os, const TraceDiff& d, const DiffTextOption
     if (fs.empty()) return;
     os << "\n" << title << "\n";
     for (const auto& f : fs) {
-      std::string where = f.location.file.empty() ? t(cut_name(f.location.op, 60)) : fmt::format("{}:{}", t(f.location.file), f.location.line);
+      std::string where = f.location.file.empty() ? t(cut_name(f.location.op, 60)) : t(npud::where(f.location));
       os << fmt::format("  {} {} {}\n", f.rule, where, t(cut_name(f.message, 200)));
     }
   };

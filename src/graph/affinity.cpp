@@ -11,6 +11,7 @@
 #include "graph/optimizer_loop.hpp"
 #include "knowledge/knowledge.hpp"
 #include "rules/npu_cost.hpp"
+#include "rules/rule_support.hpp"
 
 namespace npud::graph {
 namespace {
@@ -55,15 +56,12 @@ uint32_t affine_tail(const DataflowGraph& g, uint32_t last, std::string_view bas
   return u;
 }
 
-Location locate(const Trace& t, uint32_t op_index) {
-  Location loc;
-  const Op& op = t.ops[op_index];
-  loc.op = std::string(t.str(op.name));
-  if (const Frame* f = t.user_frame(op)) {
-    loc.file = std::string(t.str(f->file));
-    loc.line = f->line;
-  }
-  loc.module = std::string(t.str(op.module));
+// The program's line of a matched op (rules/rule_support.hpp location_of: a match inside an
+// installed package is anchored at the program's frame that led there), the op's own module.
+Location locate(const TraceIndex& index, uint32_t op_index) {
+  Location loc = location_of(index, op_index);
+  const Trace& t = index.trace();
+  loc.module = std::string(t.str(t.ops[op_index].module));
   return loc;
 }
 
@@ -155,8 +153,8 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
   std::unordered_map<std::string, size_t> index;
   for (const PatternMatch& m : matches) {
     uint32_t op = g.node(m.anchor).op;
-    Location loc = locate(t, op);
-    std::string key = loc.file.empty() ? "module:" + loc.module : fmt::format("{}:{}", loc.file, loc.line);
+    Location loc = locate(ctx.index(), op);
+    std::string key = loc.file.empty() ? "module:" + loc.module : site_key(loc);
     auto [it, inserted] = index.try_emplace(key, sites.size());
     if (inserted) {
       Site s;
@@ -184,8 +182,7 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
     double ps = ctx.index().per_step(s.in_steps, s.count);
     double scale = s.count ? ps / double(s.count) : 0;
     double ops_ps = double(s.ops) * scale, bytes_ps = double(s.bytes) * scale;
-    std::string where = s.location.file.empty() ? s.location.module
-                                                : fmt::format("{}:{}", s.location.file, s.location.line);
+    std::string where = s.location.file.empty() ? s.location.module : npud::where(s.location);
     std::string mods = modules_text(s.modules);
     f.message = fmt::format("{} at {}{}: {} {}, {} ops each; {} would remove about {} ops and {} of memory "
                             "traffic per {}",
@@ -259,13 +256,13 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
     Finding f;
     f.rule = "FUSE007";
     f.severity = Severity::Info;
-    f.location = locate(t, op);
+    f.location = locate(ctx.index(), op);
     double ps = ctx.index().per_step(lg.chains_in_steps, lg.chains);
     double steps = t.steps.empty() ? 1.0 : double(t.steps.size());
     // foreach runs each op kind once for all parameters: (chains - 1) x ops removed.
     double chains_per_scope = double(lg.chains) / double(std::max<size_t>(lg.scopes, 1));
     double removed_ps = std::max(0.0, chains_per_scope - 1.0) * double(lg.chain_ops) * double(lg.scopes) / steps;
-    std::string where = f.location.file.empty() ? f.location.op : fmt::format("{}:{}", f.location.file, f.location.line);
+    std::string where = npud::where(f.location);
     f.message = fmt::format("per-parameter optimizer loop at {}: the same {}-op chain runs {} times/step ({}); a "
                             "foreach/fused optimizer would remove about {} ops per step",
                             where, lg.chain_ops, format_number(ps), lg.signature, format_number(removed_ps));

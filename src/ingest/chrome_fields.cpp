@@ -41,7 +41,7 @@ void EventFields::reset() {
   has_inputs = has_outputs = false;
   format = torch = python = device_str = torch_npu = steps = {};
   capture_version = -1;
-  op = thread = where = dispatch = {};
+  op = thread = where = dispatch = cwd = packages_raw = {};
   steps_completed = -1;
   cpu_kernel = expanded = false;
   argv.clear();
@@ -297,6 +297,7 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
       case 3:
         if (key == "seq") lenient_int(a, ev.sequence);
         else if (key == "cpu") lenient_bool(a, ev.cpu_kernel);
+        else if (key == "cwd") lenient_string(a, ev.cwd);
         else if (key == "amp") raw_amp(c, a, ev, kAmpHeader);
         else if (key == "bwd") {
           lenient_string(a, ev.bwd);
@@ -366,6 +367,10 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
         if (key == "elements") raw_amp(c, a, ev, kAmpElements);
         else if (key == "log2_min") raw_amp(c, a, ev, kAmpLog2Min);
         else if (key == "dispatch") lenient_string(a, ev.dispatch);
+        else if (key == "packages") {
+          od::object obj;
+          if (a.get_object().get(obj) == simdjson::SUCCESS) c.get(obj.raw_json(), ev.packages_raw);
+        }
         else if (key == "expanded") lenient_bool(a, ev.expanded);
         break;
       case 9:
@@ -440,6 +445,8 @@ void check_kept_strings(const Ctx& c, const EventFields& ev) {
   check("\"op\"", ev.op);
   check("\"thread\"", ev.thread);
   check("\"where\"", ev.where);
+  check("\"cwd\"", ev.cwd);
+  check("\"packages\"", ev.packages_raw);
   check("\"Task Type\"", ev.task_type);
   check("\"cuda_sync_kind\"", ev.sync_kind);
   check("\"args.name\"", ev.arg_name);

@@ -80,7 +80,8 @@ struct EventFields {
   std::string_view format, torch, python, device_str, torch_npu, steps;
   int64_t capture_version = -1;
   // capture status and facts ("npu_doctor_end", "npu_doctor_error", "npu_doctor_op" events)
-  std::string_view op, thread, where, dispatch;
+  std::string_view op, thread, where, dispatch, cwd;
+  std::string_view packages_raw;   // "npu_doctor_packages": {"transformers": "5.17.0", ...} as raw JSON
   int64_t steps_completed = -1;
   bool cpu_kernel = false, expanded = false;
   std::string argv;

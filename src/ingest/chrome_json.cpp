@@ -230,6 +230,7 @@ class ChromeBuilder {
   void add_capture_tensors(const std::vector<CaptureTensor>& ts, uint32_t& begin, uint32_t& count);
   uint32_t legacy_stack(std::string_view text);
   uint32_t python_function_frame(std::string_view name);
+  void read_packages(std::string_view raw);
   uint32_t capture_stack(std::string_view raw);
   uint32_t frame(std::string_view file, int32_t line, std::string_view func);
   int64_t* start_of(Ref r);
@@ -403,6 +404,26 @@ uint32_t ChromeBuilder::legacy_stack(std::string_view text) {
   if (key >= stack_of_key_.size()) stack_of_key_.resize(key + 1, kNone);
   stack_of_key_[key] = sid;
   return sid;
+}
+
+// "npu_doctor_packages": {"transformers": "5.17.0", ...} -> env "package:transformers" = "5.17.0"
+// (analysis/source_sites names a finding's package with the version that ran). Entries that are
+// not strings are skipped.
+void ChromeBuilder::read_packages(std::string_view raw) {
+  od::document doc;
+  od::object obj;
+  if (aux_parser_.iterate(simdjson::padded_string_view(raw.data(), raw.size(), raw.size() + simdjson::SIMDJSON_PADDING))
+              .get(doc) != simdjson::SUCCESS ||
+      doc.get_object().get(obj) != simdjson::SUCCESS)
+    return;
+  size_t n = 0;
+  for (auto f_res : obj) {
+    od::field f;
+    std::string_view key, value;
+    if (std::move(f_res).get(f) || f.unescaped_key().get(key) || f.value().get_string().get(value)) continue;
+    if (++n > 4096) break;   // a program imports hundreds of packages at most
+    t_.set_env(fmt::format("package:{}", key), value);
+  }
 }
 
 // Kineto's python_function events are named "file(line): func" (with_stack=True): one of the
@@ -709,6 +730,7 @@ void ChromeBuilder::metadata(uint64_t offset) {
     t_.set_env("device", ev_.device_str);
     t_.set_env("torch_npu", ev_.torch_npu);
     t_.set_env("argv", ev_.argv);
+    if (!ev_.cwd.empty()) t_.set_env("cwd", ev_.cwd);
     if (!ev_.steps.empty()) t_.set_env("steps", ev_.steps);
     if (ev_.has_amp) amp_.header(ev_, t_);
   } else if (ev_.name == "npu_doctor_end" && is_capture_) {
@@ -716,6 +738,8 @@ void ChromeBuilder::metadata(uint64_t offset) {
     t_.capture.reason = ev_.reason;
     t_.capture.steps_completed = ev_.steps_completed;
     if (!ev_.message.empty()) t_.capture.exception = ev_.message;
+  } else if (ev_.name == "npu_doctor_packages" && is_capture_ && !ev_.packages_raw.empty()) {
+    read_packages(ev_.packages_raw);
   } else if (ev_.name == "npu_doctor_op" && is_capture_ && !ev_.op.empty()) {
     OpDispatch d;
     d.op = t_.intern(ev_.op);

@@ -148,6 +148,14 @@ int64_t numel(std::span<const int64_t> shape) {
   return n;
 }
 
+bool is_channels_last(std::span<const int64_t> shape, std::span<const int64_t> strides) {
+  if (shape.size() != 4 || strides.size() != 4 || is_contiguous(shape, strides)) return false;
+  // N, C, H, W with strides H*W*C, 1, W*C, C (size-1 dims may carry any stride)
+  const int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
+  return (c == 1 || strides[1] == 1) && (w == 1 || strides[3] == c) && (h == 1 || strides[2] == w * c) &&
+         (n == 1 || strides[0] == h * w * c);
+}
+
 bool is_contiguous(std::span<const int64_t> shape, std::span<const int64_t> strides) {
   if (shape.size() != strides.size()) return true;  // unknown: do not accuse
   int64_t expected = 1;

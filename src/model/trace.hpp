@@ -331,6 +331,9 @@ class Trace {
 // Shape helpers shared by importers and rules.
 int64_t numel(std::span<const int64_t> shape);
 bool is_contiguous(std::span<const int64_t> shape, std::span<const int64_t> strides);
+// A 4-D tensor in channels_last (NHWC) memory format and not row-major: the layout CUDA's
+// tensor cores prefer, converted (TransData) before every Ascend convolution.
+bool is_channels_last(std::span<const int64_t> shape, std::span<const int64_t> strides);
 size_t dtype_size(std::string_view dtype);   // bytes per element, 0 if unknown
 // Bytes of a tensor: elements x dtype size (4 per element when the dtype is unknown).
 int64_t tensor_bytes(const Trace& t, const TensorMeta& m);

@@ -17,6 +17,7 @@
 #include "diff/trace_diff.hpp"
 #include "report/escape.hpp"
 #include "rules/builtin_rules.hpp"
+#include "rules/rule_support.hpp"
 #include "util/embedded.hpp"
 #include "util/saturate.hpp"
 
@@ -358,7 +359,7 @@ string snippet(const Location& loc, int context) {
 void finding_html(std::ostream& os, const Finding& f, const HtmlOptions& o) {
   os << "<div class=\"finding\">";
   string where;
-  if (!f.location.file.empty()) where = fmt::format("{}:{}", f.location.file, f.location.line);
+  if (!f.location.file.empty() || !f.location.library.empty()) where = npud::where(f.location);
   if (!f.location.op.empty()) where += (where.empty() ? "" : "  ") + f.location.op;
   if (!f.location.module.empty()) where += (where.empty() ? "" : "  in ") + f.location.module;
   os << "<div class=\"loc\"><span class=\"sev-" << to_string(f.severity) << "\">" << to_string(f.severity)

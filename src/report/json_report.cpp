@@ -66,6 +66,16 @@ void write_finding(JsonWriter& w, const Finding& f) {
   else w.null();
   string_or_null(w, "op", f.location.op);
   string_or_null(w, "module", f.location.module);
+  if (const LibrarySite& l = f.location.library; !l.empty()) {   // docs/json-schema.md "library"
+    w.key("library").begin_object();
+    w.field("package", l.package);
+    string_or_null(w, "version", l.version);
+    w.field("file", l.file);
+    w.field("line", int64_t(l.line));
+    string_or_null(w, "function", l.function);
+    string_or_null(w, "cause", l.cause);
+    w.end_object();
+  }
   w.end_object();
   w.key("metrics").begin_object();
   for (const Metric& m : f.metrics) w.field(m.key, m.value);

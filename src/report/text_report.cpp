@@ -54,6 +54,7 @@ void render_finding(std::ostream& os, const Finding& f, const TextOptions& opts,
                                         : "at " + terminal_safe(f.location.file));
   if (!f.location.op.empty()) where.push_back("op " + terminal_safe(f.location.op));
   if (!f.location.module.empty()) where.push_back("module " + terminal_safe(f.location.module));
+  if (!f.location.library.empty()) where.push_back("in " + terminal_safe(f.location.library.describe()));
   std::string line;
   for (const auto& w : where) line += (line.empty() ? "" : ", ") + w;
   if (!line.empty()) os << pad << pad << st.dim(line) << '\n';

@@ -4,6 +4,8 @@
 // See docs/rules/CONTIG001.md.
 #include <unordered_map>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
@@ -18,6 +20,9 @@ namespace npud {
 namespace {
 
 enum Side : int { kHost = 0, kDevice = 1 };
+
+// Copies smaller than this are one launch like any small op: not a finding (CONTIG002 too).
+constexpr int64_t kMinCopyBytes = 4096;
 
 // Ops that produce a strided (non-contiguous) view.
 bool is_strided_view(std::string_view base) {
@@ -38,6 +43,45 @@ bool is_layout_copy_op(std::string_view base) {
 bool is_layout_task(std::string_view name) {
   return name.find("TransData") != std::string_view::npos || name.find("ViewCopy") != std::string_view::npos ||
          name.find("AsStrided") != std::string_view::npos || name.starts_with("trans_");
+}
+
+// On an NPU, F.scaled_dot_product_attention returns a dense [batch, heads, seq, dim] output
+// (torch_npu's fused kernel). A CPU flash kernel may return it in [batch, seq, heads, dim]
+// memory order instead, so the usual `out.transpose(1, 2).contiguous()` after it copies nothing
+// here and the whole output there: found (captures) from the transpose of such an output.
+void add_sdpa_output_copies(const Trace& t, const TraceIndex& index, GroupMap& groups) {
+  std::unordered_map<int64_t, int64_t> strided_outputs;   // SDPA output tensor id -> bytes
+  for (uint32_t i = 0; i < t.ops.size(); ++i) {
+    const Op& op = t.ops[i];
+    if (op.kind == OpKind::Api && t.str(op.name) == "torch.nn.functional.scaled_dot_product_attention") {
+      for (uint32_t r : t.outputs(op)) {
+        const TensorMeta& m = t.tensors[r];
+        if (m.id != kUnset && m.has_strides && m.rank == 4 && !is_contiguous(t.shape(m), t.strides(m)) &&
+            tensor_bytes(t, m) >= kMinCopyBytes)
+          strided_outputs[m.id] = tensor_bytes(t, m);
+      }
+      continue;
+    }
+    if (op.kind != OpKind::Aten || strided_outputs.empty() || op.backward) continue;
+    auto in = t.inputs(op);
+    if (in.empty() || aten_base(t.str(op.name)) != "transpose") continue;
+    auto it = strided_outputs.find(t.tensors[in[0]].id);
+    if (it == strided_outputs.end()) continue;
+    Location loc = location_of(index, i);
+    loc.op = "aten::clone";
+    bool created = false;
+    EventGroup& g = groups.get(fmt::format("h\x1f{}\x1f{}", loc.op, site_key(loc)), &created);
+    if (created) {
+      g.what = loc.op;
+      g.category = kHost;
+      g.location = loc;
+    }
+    if (!loc.module.empty()) g.add_module(loc.module);
+    g.add(op.step, 0);
+    add_saturating(g.bytes, it->second);
+    g.add_example("the transpose of SDPA's output, dense [batch, heads, seq, dim] on an NPU (a no-op copy on this CPU)");
+    strided_outputs.erase(it);
+  }
 }
 
 class ContiguityCopy final : public Rule {
@@ -87,10 +131,19 @@ class ContiguityCopy final : public Rule {
       auto in = t.inputs(op);
       size_t which = base == "copy_" ? 1 : 0;
       std::string trigger;
+      auto out = t.outputs(op);
       if (which < in.size() && t.tensors[in[which]].has_strides && t.tensors[in[which]].has_shape) {
         const TensorMeta& tm = t.tensors[in[which]];
-        if (is_contiguous(t.shape(tm), t.strides(tm))) continue;
-        trigger = "non-contiguous input";
+        // A copy of a few KiB is one launch like any small op (a labels slice, a CLS row).
+        if (tensor_bytes(t, tm) < kMinCopyBytes) continue;
+        if (is_contiguous(t.shape(tm), t.strides(tm))) {
+          // ... unless it converts a dense tensor to channels_last (NHWC) every call
+          const TensorMeta* o = out.empty() ? nullptr : &t.tensors[out[0]];
+          if (!o || !o->has_strides || !is_channels_last(t.shape(*o), t.strides(*o))) continue;
+          trigger = "conversion to channels_last";
+        } else {
+          trigger = "non-contiguous input";
+        }
       } else if (prev != kNone && t.ops[prev].kind == OpKind::Aten &&
                  is_strided_view(aten_base(t.str(t.ops[prev].name))) &&
                  (base != "copy_" || !is_destination_view(aten_base(t.str(t.ops[prev].name))))) {
@@ -102,7 +155,7 @@ class ContiguityCopy final : public Rule {
       BackwardUse use = backward_use(t, op);
       if (use == BackwardUse::Skip) continue;
       Location loc = location_of(index, i);
-      std::string key = fmt::format("h\x1f{}\x1f{}:{}", loc.op, loc.file, loc.line);
+      std::string key = fmt::format("h\x1f{}\x1f{}", loc.op, site_key(loc));
       if (use == BackwardUse::JoinForward) {
         backward.emplace_back(i, std::move(key));
         continue;
@@ -120,6 +173,8 @@ class ContiguityCopy final : public Rule {
       if (which < in.size()) add_saturating(g.bytes, tensor_bytes(t, t.tensors[in[which]]));
       g.add_example(trigger);
     }
+
+    add_sdpa_output_copies(t, index, groups);
 
     for (const auto& [i, key] : backward)
       if (EventGroup* g = groups.find(key)) {
@@ -175,6 +230,8 @@ class ContiguityCopy final : public Rule {
                 "layout the consumer wants) instead of `.permute(...).contiguous()` every step, and drop "
                 "`.contiguous()` calls whose consumer accepts strided input. On Ascend every non-contiguous input "
                 "also costs a device-side ViewCopy/TransData task.";
+        if (std::find(g.examples.begin(), g.examples.end(), "conversion to channels_last") != g.examples.end())
+          f.fix = kChannelsLastFix;
       } else {
         double s = share(g.time_ns, device_ns);
         f.severity = s >= 0.01 ? Severity::Warning : Severity::Info;

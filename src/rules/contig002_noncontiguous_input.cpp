@@ -37,12 +37,24 @@ Family family_of(std::string_view base) {
       {"native_batch_norm", Family::Strict}, {"batch_norm", Family::Strict}, {"rms_norm", Family::Strict},
       {"_softmax", Family::Strict}, {"softmax", Family::Strict}, {"_log_softmax", Family::Strict},
       {"log_softmax", Family::Strict}, {"scaled_dot_product_attention", Family::Strict},
+      // torch_npu's aclnn cat makes each strided input dense first (rotary's rotate_half, a KV cache)
+      {"cat", Family::Strict},
       {"add", Family::Elementwise}, {"sub", Family::Elementwise}, {"mul", Family::Elementwise},
       {"div", Family::Elementwise},
   };
   auto it = kOps.find(base);
   return it == kOps.end() ? Family::None : it->second;
 }
+
+}  // namespace
+
+const char* const kChannelsLastFix =
+    "This tensor is in channels_last (NHWC) memory format, the layout CUDA's tensor cores prefer. Ascend's "
+    "convolutions read NCHW (stored internally as NC1HWC0): every channels_last input or weight costs a format "
+    "conversion (TransData) per call. Drop `memory_format=torch.channels_last` when running on the NPU "
+    "(`model.to(memory_format=...)`, `x.contiguous(memory_format=...)`, timm's --channels-last).";
+
+namespace {
 
 // Elementwise ops are flagged only on tensors this large: small strided reads are cheap.
 constexpr int64_t kElementwiseMinBytes = int64_t(1) << 20;
@@ -116,6 +128,7 @@ struct InputSite {
   std::vector<size_t> inputs;   // which inputs were strided (first seen first)
   size_t other_ops = 0;      // other compute ops at the same line
   bool implicit = false;
+  bool channels_last = false;   // the strided input is an NHWC (channels_last) tensor
   std::string shape, strides;
   std::string maker;         // view op that made the input strided
   std::string maker_where;   // its file:line
@@ -140,9 +153,6 @@ class NonContiguousInput final : public Rule {
     std::unordered_map<std::string, size_t> site_index;
     // One line is one finding (every strided input of every compute op there, forward and
     // backward): the layout is chosen once, at that line.
-    auto site_key = [](const Location& loc) {
-      return loc.file.empty() ? fmt::format("op\x1f{}", loc.op) : fmt::format("{}:{}", loc.file, loc.line);
-    };
     std::vector<std::pair<uint32_t, Finding_input>> backward;   // joins the forward site of its line
     constexpr size_t kNoInput = ~size_t(0);   // counted, but not one of the named op's inputs
     auto add = [&](InputSite& s, uint32_t i, size_t k, const Finding_input& found) {
@@ -161,12 +171,27 @@ class NonContiguousInput final : public Rule {
         return;
       }
       Location loc = location_of(index, i);
+      // Inside a package, the strided inputs one view made (a head split's transpose read by
+      // rotary, the KV cache and attention) are one cause; so are channels_last inputs (the
+      // program's memory format), whichever layer reads them.
+      if (!loc.library.empty()) {
+        if (is_channels_last(t.shape(found.tensor), t.strides(found.tensor))) {
+          loc.library.cause = "channels_last";
+        } else if (found.maker != kNone) {
+          Location made = location_of(index, found.maker);
+          const LibrarySite& m = made.library;
+          // one function's views (q, k and v split by three transposes) are one layout choice
+          loc.library.cause = m.empty() ? fmt::format("strided by {}:{}", made.file, made.line)
+                                        : fmt::format("strided by {}/{} {}", m.package, m.file, m.function);
+        }
+      }
       auto [it, inserted] = site_index.try_emplace(site_key(loc), sites.size());
       if (inserted) {
         InputSite s;
         s.op = std::string(t.str(op.name));
         s.location = std::move(loc);
         s.implicit = found.implicit;
+        s.channels_last = is_channels_last(t.shape(found.tensor), t.strides(found.tensor));
         s.shape = dims_text(t.shape(found.tensor));
         s.strides = dims_text(t.strides(found.tensor));
         s.bytes = tensor_bytes(t, found.tensor);
@@ -205,8 +230,12 @@ class NonContiguousInput final : public Rule {
     std::unordered_map<int64_t, uint32_t> producer;
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
-      if (op.kind != OpKind::Aten || index.inside_composite(i)) continue;
-      Family fam = family_of(aten_base(t.str(op.name)));
+      // F.scaled_dot_product_attention is judged by the layout it receives (the capture's
+      // python_api event), whichever CPU kernel ran under it: torch_npu makes strided q/k/v
+      // dense before its fused kernel, also where this CPU's flash kernel read them as they were.
+      bool sdpa = op.kind == OpKind::Api && t.str(op.name) == "torch.nn.functional.scaled_dot_product_attention";
+      if ((op.kind != OpKind::Aten && !sdpa) || index.inside_composite(i)) continue;
+      Family fam = sdpa ? Family::Strict : family_of(aten_base(t.str(op.name)));
       if (fam != Family::None) {
         auto in = t.inputs(op);
         for (size_t k = 0; k < in.size(); ++k) {
@@ -340,6 +369,10 @@ class NonContiguousInput final : public Rule {
     if (!s.maker_where.empty()) f.notes.push_back("strided view made by " + s.maker + " at " + s.maker_where);
     if (s.other_ops) f.notes.push_back("other compute ops at this line are fed strided inputs too (counted here)");
     f.notes.push_back("cost estimated as one copy task per call (5 us launch + read and write at 200 GB/s)");
+    if (s.channels_last) {
+      f.fix = kChannelsLastFix;
+      return f;
+    }
     f.fix =
         "Give the op the layout it reads: permute/transpose once where the tensor is made (e.g. project q/k/v "
         "straight into [batch, heads, seq, dim] with a reshape of a contiguous tensor, or keep [batch, seq, dim] "

@@ -88,14 +88,14 @@ class DynamicShapes final : public Rule {
       // Backward ops' shapes follow their forward op's: the forward op is the one cause.
       if (op.backward) continue;
       if (ignored(aten_base(t.str(op.name)))) continue;
-      const Frame* frame = index.user_frame(i);
-      if (!frame) continue;
-      std::string key = fmt::format("{}:{}", t.str(frame->file), frame->line);
-      auto [it, inserted] = site_index.try_emplace(key, sites.size());
+      Location loc = location_of(index, i);
+      if (loc.file.empty()) continue;
+      loc.op.clear();
+      loc.module.clear();
+      auto [it, inserted] = site_index.try_emplace(site_key(loc), sites.size());
       if (inserted) {
         ShapeSite s;
-        s.location.file = std::string(t.str(frame->file));
-        s.location.line = frame->line;
+        s.location = std::move(loc);
         sites.push_back(std::move(s));
       }
       ShapeSite& s = sites[it->second];

@@ -21,7 +21,17 @@ std::optional<Severity> parse_severity(std::string_view s) {
 }
 
 std::string finding_identity(const Finding& f) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}", f.rule, f.location.file, f.location.line, f.location.op);
+  const LibrarySite& l = f.location.library;
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", f.rule, f.location.file, f.location.line, f.location.op,
+                     l.package, l.file, l.cause.empty() ? std::to_string(l.line) : l.cause);
+}
+
+std::string LibrarySite::describe() const {
+  std::string out = package;
+  if (!version.empty()) out += " " + version;
+  out += fmt::format(", {}:{}", file, line);
+  if (!function.empty() && function != "<module>") out += fmt::format(" ({})", function);
+  return out;
 }
 
 }  // namespace npud

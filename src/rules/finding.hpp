@@ -14,11 +14,26 @@ enum class Severity : uint8_t { Info = 0, Warning = 1, Error = 2 };
 std::string_view to_string(Severity s);
 std::optional<Severity> parse_severity(std::string_view s);
 
+// Where, inside an installed package, the cause of a finding is (docs/library-advice.md): the
+// finding itself is anchored at the program's own frame that led there.
+struct LibrarySite {
+  std::string package;   // "transformers"
+  std::string version;   // "5.17.0" ("" unknown)
+  std::string file;      // inside the package: "masking_utils.py"
+  int line = 0;
+  std::string function;  // "sdpa_mask"
+  std::string cause;     // the advice's cause id when data/advice knows the site, else ""
+  bool empty() const { return package.empty(); }
+  // "transformers 5.17.0, masking_utils.py:269 (_ignore_causal_mask_sdpa)"
+  std::string describe() const;
+};
+
 struct Location {
-  std::string file;     // user source file, when known
+  std::string file;     // the program's source file, when known
   int line = 0;
   std::string op;       // op / kernel name, when the finding is about one
   std::string module;   // module path, when known
+  LibrarySite library;  // the cause's site when it is inside an installed package
 };
 
 struct Metric {
@@ -45,8 +60,8 @@ struct Finding {
   }
 };
 
-// What makes two findings (of two runs, or two ranks) the same problem: rule, file, line and
-// op agree; counts, costs and wording may differ.
+// What makes two findings (of two runs, or two ranks) the same problem: rule, file, line, op
+// and library site agree; counts, costs and wording may differ.
 std::string finding_identity(const Finding& f);
 
 }  // namespace npud

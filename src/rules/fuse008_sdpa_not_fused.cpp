@@ -53,7 +53,7 @@ class SdpaNotFused final : public Rule {
       if (!why) continue;
       Location loc = location_of(index, i);
       bool created = false;
-      EventGroup& g = groups.get(fmt::format("{}:{}:{}", loc.file, loc.line, why), &created);
+      EventGroup& g = groups.get(fmt::format("{}\x1f{}", site_key(loc), why), &created);
       if (created) {
         g.location = loc;
         g.category = why;

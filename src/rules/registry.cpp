@@ -3,6 +3,7 @@
 #include "rules/amp_rules.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/capture_rules.hpp"
+#include "rules/library_findings.hpp"
 #include "rules/rule.hpp"
 
 namespace npud {
@@ -29,6 +30,7 @@ const Rule* find_trace_rule(std::string_view id) {
 std::vector<Finding> run_rules(const AnalysisContext& ctx, const std::vector<const Rule*>& rules) {
   std::vector<Finding> out;
   for (const Rule* r : rules) r->check(ctx, out);
+  apply_library_advice(out);   // findings inside installed packages: the user's lever, one per cause
   // Stable: equal findings keep each rule's own order (e.g. HOT001's ranking).
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
     if (a.first != b.first) return a.first;

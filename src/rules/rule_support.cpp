@@ -11,9 +11,23 @@ Location location_of(const TraceIndex& index, uint32_t op) {
   if (op == kNone) return loc;
   const Trace& t = index.trace();
   loc.op = std::string(t.str(t.ops[op].name));
-  if (const Frame* f = index.user_frame(op)) {
-    loc.file = std::string(t.str(f->file));
-    loc.line = f->line;
+  auto frames = index.stack_frames(op);
+  if (!frames.empty()) {
+    // Inside an installed package: the package's site is the cause, the program's own
+    // innermost frame (the call that led there) is where the user acts.
+    const Frame& inner = t.frames[frames[0]];
+    const Frame* anchor = &inner;
+    PackageSite site = index.sites().site(inner);
+    if (!site.package.empty()) {
+      loc.library = {site.package, site.version, site.file, site.line, site.function, {}};
+      for (uint32_t f : frames)
+        if (!index.sites().is_package(t.frames[f].file)) {
+          anchor = &t.frames[f];
+          break;
+        }
+    }
+    loc.file = std::string(t.str(anchor->file));
+    loc.line = anchor->line;
   }
   for (uint32_t i = op; i != kNone; i = t.ops[i].parent) {
     if (t.ops[i].module) {
@@ -24,10 +38,27 @@ Location location_of(const TraceIndex& index, uint32_t op) {
   return loc;
 }
 
+bool no_program_frame(const Location& loc) {
+  return !loc.library.empty() && loc.file.ends_with(loc.library.file) && loc.line == loc.library.line;
+}
+
 std::string where(const Location& loc) {
-  if (!loc.file.empty()) return loc.line > 0 ? fmt::format("{}:{}", loc.file, loc.line) : loc.file;
-  if (!loc.module.empty()) return loc.module;
-  return loc.op;
+  std::string at;
+  if (!loc.file.empty()) at = loc.line > 0 ? fmt::format("{}:{}", loc.file, loc.line) : loc.file;
+  else if (!loc.module.empty()) at = loc.module;
+  else at = loc.op;
+  if (loc.library.empty()) return at;
+  // Anchored at the program's own line: say which package line it led to.
+  if (no_program_frame(loc)) return loc.library.describe();
+  return fmt::format("{} (in {})", at, loc.library.describe());
+}
+
+std::string site_key(const Location& loc) {
+  std::string key = loc.file.empty() ? "op\x1f" + loc.op : fmt::format("{}:{}", loc.file, loc.line);
+  const LibrarySite& l = loc.library;
+  if (!l.empty())   // one cause wherever in the package it shows; else one package line
+    key += l.cause.empty() ? fmt::format("\x1f{}/{}:{}", l.package, l.file, l.line) : fmt::format("\x1f{}/{}", l.package, l.cause);
+  return key;
 }
 
 void EventGroup::add_example(std::string_view name, size_t max) {

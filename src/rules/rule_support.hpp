@@ -15,10 +15,19 @@
 
 namespace npud {
 
-// file:line (from the op's or an ancestor's user frame), op name and module path.
+// file:line (from the op's or an ancestor's user frame), op name and module path. A frame
+// inside an installed package is the library site; file:line is then the program's own
+// innermost frame that led there (analysis/source_sites.hpp).
 Location location_of(const TraceIndex& index, uint32_t op);
-// "train.py:95" / "aten::copy_" / "" — the shortest way to say where.
+// "train.py:95" / "aten::copy_" / "" — the shortest way to say where; with a library site,
+// "train.py:51 (in transformers 5.17.0, masking_utils.py:269 (sdpa_mask))".
 std::string where(const Location& loc);
+// What one finding groups by: the program's line and, inside a package, the package site
+// (its cause when data/advice knows it): two library causes reached from one line stay two.
+std::string site_key(const Location& loc);
+// A library site with no program frame recorded beside it (captures of shims before 0.2 kept
+// the 8 innermost frames only): file:line are the package's.
+bool no_program_frame(const Location& loc);
 
 // Accumulates events of one kind at one place.
 struct EventGroup {

@@ -117,8 +117,7 @@ class HostDeviceSync final : public Rule {
       Location loc = location_of(index, i);
       std::string chain;
       if (loc.file.empty() && op.parent != kNone) chain = index.parent_chain(op.parent, 3);
-      std::string key = loc.file.empty() ? fmt::format("op\x1f{}\x1f{}", loc.op, chain)
-                                         : fmt::format("line\x1f{}:{}", loc.file, loc.line);
+      std::string key = loc.file.empty() ? fmt::format("op\x1f{}\x1f{}", loc.op, chain) : "line\x1f" + site_key(loc);
       bool created = false;
       EventGroup& g = groups.get(key, &created);
       if (created) {
@@ -187,7 +186,7 @@ class HostDeviceSync final : public Rule {
       runtime_counted[r] = 1;
       std::string what(strip_runtime_prefix(t.str(call.name)));
       Location loc = location_of(index, top);
-      std::string key = fmt::format("rt\x1f{}\x1f{}\x1f{}:{}", what, loc.op, loc.file, loc.line);
+      std::string key = fmt::format("rt\x1f{}\x1f{}\x1f{}", what, loc.op, site_key(loc));
       bool created = false;
       EventGroup& g = groups.get(key, &created);
       if (created) {
@@ -207,7 +206,7 @@ class HostDeviceSync final : public Rule {
       if (op != kNone && (anchor[op] || covered[op] || synced_top[index.top_aten(op)])) continue;
       uint32_t top = index.top_aten(op);
       Location loc = location_of(index, top);
-      std::string key = fmt::format("dtoh\x1f{}\x1f{}:{}", loc.op, loc.file, loc.line);
+      std::string key = fmt::format("dtoh\x1f{}\x1f{}", loc.op, site_key(loc));
       bool created = false;
       EventGroup& g = groups.get(key, &created);
       if (created) {

@@ -111,7 +111,7 @@ lr = 0.05
 for step in range(6):
     tokens = torch.randint(0, vocab, (4, seq + 1)).to(device)
     logits = model(tokens[:, :-1])
-    loss = F.cross_entropy(logits.reshape(-1, vocab), tokens[:, 1:].reshape(-1))  # expect: CONTIG001
+    loss = F.cross_entropy(logits.reshape(-1, vocab), tokens[:, 1:].reshape(-1))
     model.zero_grad(set_to_none=True)
     loss.backward()
     with torch.no_grad():

@@ -169,6 +169,19 @@ TEST(Contig001, CopyInsideAMatmulCallIsLeftToContig002) {
   EXPECT_EQ(contig(t).size(), 1u);
 }
 
+// x.contiguous(memory_format=torch.channels_last) every step: a dense NCHW tensor converted
+// to NHWC, which Ascend's convolutions convert back (TransData).
+TEST(Contig001, ConversionToChannelsLastIsALayoutCopy) {
+  CaptureBuilder b;
+  b.step(1);
+  b.op("aten::clone", {{1, {16, 3, 32, 32}, {3072, 1024, 32, 1}}}, {{2, {16, 3, 32, 32}, {3072, 1, 96, 3}}},
+       "train.py", 59, "");
+  auto f = contig001(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.line, 59);
+  EXPECT_NE(f[0].fix.find("channels_last"), std::string::npos) << f[0].fix;
+}
+
 // `.permute(...).contiguous()` at one line of a block that runs in every layer: one finding.
 TEST(Contig001, OneLineInEveryLayerIsOneFinding) {
   CaptureBuilder b;
@@ -176,11 +189,12 @@ TEST(Contig001, OneLineInEveryLayerIsOneFinding) {
   for (int layer = 0; layer < 3; ++layer) {
     std::string module = "model.blocks." + std::to_string(layer) + ".attn";
     int64_t id = 10 * (layer + 1);
-    b.op("aten::permute", {{id, {4, 8, 16}, {128, 16, 1}}}, {{id + 1, {8, 4, 16}, {16, 128, 1}}}, "block.py", 7, module)
-        .op("aten::clone", {{id + 1, {8, 4, 16}, {16, 128, 1}}}, {{id + 2, {8, 4, 16}, {64, 16, 1}}}, "block.py", 7,
-            module)
-        .op("aten::_softmax", {{id + 2, {8, 4, 16}, {64, 16, 1}}}, {{id + 3, {8, 4, 16}, {64, 16, 1}}}, "block.py", 8,
-            module);
+    b.op("aten::permute", {{id, {16, 8, 16}, {128, 16, 1}}}, {{id + 1, {8, 16, 16}, {16, 128, 1}}}, "block.py", 7,
+         module)
+        .op("aten::clone", {{id + 1, {8, 16, 16}, {16, 128, 1}}}, {{id + 2, {8, 16, 16}, {256, 16, 1}}}, "block.py",
+            7, module)
+        .op("aten::_softmax", {{id + 2, {8, 16, 16}, {256, 16, 1}}}, {{id + 3, {8, 16, 16}, {256, 16, 1}}},
+            "block.py", 8, module);
   }
   auto f = contig001(b.build());
   ASSERT_EQ(f.size(), 1u);

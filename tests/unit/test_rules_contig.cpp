@@ -40,16 +40,19 @@ TEST(Contig001, ContiguousAfterANonViewOpIsNotFlagged) {
 
 TEST(Contig001, RecordedStridesDecide) {
   TraceBuilder b;
-  // Non-contiguous input (a transposed 4x8): flagged without any preceding view op.
-  b.op("aten::clone", 0, 50, {.inputs = {{"float", {4, 8}, {1, 4}}}});
+  // Non-contiguous input (a transposed 64x32): flagged without any preceding view op.
+  b.op("aten::clone", 0, 50, {.inputs = {{"float", {64, 32}, {1, 64}}}});
   // Contiguous input right after a permute: strides win, not flagged.
   b.op("aten::permute", 100, 2);
-  b.op("aten::contiguous", 110, 1, {.inputs = {{"float", {4, 8}, {8, 1}}}});
+  b.op("aten::contiguous", 110, 1, {.inputs = {{"float", {64, 32}, {32, 1}}}});
+  // A strided copy of a few KiB (a labels slice) is one small launch: not flagged.
+  b.op("aten::clone", 200, 5, {.inputs = {{"int64", {8, 47}, {48, 1}}}});
   auto f = contig(b.build());
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].location.op, "aten::clone");
   EXPECT_NE(f[0].message.find("non-contiguous input"), std::string::npos);
 }
+
 
 TEST(Contig001, ReshapeThatCopiesIsFlaggedOnce) {
   TraceBuilder b;

@@ -1,0 +1,94 @@
+#include "rules/library_findings.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "knowledge/library_advice.hpp"
+#include "rules/rule_support.hpp"
+
+namespace npud {
+namespace {
+
+// "models/llama/modeling_llama.py" of transformers -> "transformers.models.llama.modeling_llama".
+std::string python_module(const LibrarySite& s) {
+  std::string m = s.package + "." + s.file;
+  if (m.ends_with(".py")) m.resize(m.size() - 3);
+  std::replace(m.begin(), m.end(), '/', '.');
+  return m;
+}
+
+std::string fill(std::string text, const LibrarySite& s) {
+  const std::string module = python_module(s);
+  for (size_t at = text.find("{module}"); at != std::string::npos; at = text.find("{module}", at + module.size()))
+    text.replace(at, 8, module);
+  return text;
+}
+
+// The generic fixes of the rules speak of the program's own code; at a package site the user
+// cannot edit it: say so, and what is left to do.
+std::string no_lever_fix(const Finding& f) {
+  const LibrarySite& s = f.location.library;
+  std::string head = fmt::format(
+      "This runs inside {} ({}), not in your code, and no setting of {} is known to remove it. ",
+      s.package, s.describe(), s.package);
+  if (f.rule.starts_with("SYNC"))
+    return head + "Look for an option of the call that leads there (the line above) that skips this read; else "
+                  "it stays, once per call.";
+  return head + "Where it matters, apply the fix below to that code once at start-up (a subclass, or a function or "
+                "method swapped on the module, the way Ascend's model ports patch libraries) instead of editing "
+                "site-packages:\n" + f.fix;
+}
+
+void merge_into(Finding& into, const Finding& other) {
+  for (const Metric& m : other.metrics) {
+    bool additive = m.key == "count" || m.key == "per_step" || m.key == "time_ns" || m.key == "self_ns" ||
+                    m.key == "time_share" || m.key == "calls" || m.key == "bytes";
+    auto it = std::find_if(into.metrics.begin(), into.metrics.end(), [&](const Metric& x) { return x.key == m.key; });
+    if (it == into.metrics.end()) into.metrics.push_back(m);
+    else if (additive) it->value += m.value;
+    else it->value = std::max(it->value, m.value);
+  }
+  into.cost_ns = into.cost_ns > INT64_MAX - other.cost_ns ? INT64_MAX : into.cost_ns + other.cost_ns;
+  into.severity = std::max(into.severity, other.severity);
+  into.notes.push_back(fmt::format("same cause, also: {}", other.message));
+}
+
+}  // namespace
+
+void apply_library_advice(std::vector<Finding>& findings) {
+  const LibraryAdviceTable& table = LibraryAdviceTable::builtin();
+  std::map<std::string, size_t> by_cause;   // rule, program line, cause -> finding kept
+  std::vector<Finding> out;
+  out.reserve(findings.size());
+  for (Finding& f : findings) {
+    LibrarySite& s = f.location.library;
+    if (s.empty()) {
+      out.push_back(std::move(f));
+      continue;
+    }
+    const LibraryAdvice* a = table.find(f.rule, s.package, s.version, s.file, s.function);
+    if (a && a->lever == "-") continue;   // the site's work is what the library call is for (docs/library-advice.md)
+    if (a) {
+      s.cause = a->cause;
+      f.notes.insert(f.notes.begin(), fmt::format("in {}: {}", s.describe(), a->does));
+      f.fix = fill(a->lever, s);
+      // one cause at one program line is one finding; without the program's frame, one per cause
+      std::string line = no_program_frame(f.location) ? "?" : fmt::format("{}:{}", f.location.file, f.location.line);
+      std::string key = fmt::format("{}\x1f{}\x1f{}/{}", f.rule, line, s.package, a->cause);
+      if (auto it = by_cause.find(key); it != by_cause.end()) {
+        merge_into(out[it->second], f);
+        continue;
+      }
+      by_cause.emplace(key, out.size());
+    } else {
+      f.notes.insert(f.notes.begin(), fmt::format("in {}: the code of an installed package", s.describe()));
+      f.fix = no_lever_fix(f);
+    }
+    out.push_back(std::move(f));
+  }
+  findings = std::move(out);
+}
+
+}  // namespace npud
