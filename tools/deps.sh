@@ -55,6 +55,21 @@ npud_venv() {
   done
 }
 
+# npud_venv_requirements DIR FILE: installs a pinned requirements file into the venv DIR when
+# its first package is missing, and checks that torch was left as it was.
+npud_venv_requirements() {
+  local dir=$1 file=$2 first
+  first=$(grep -v '^\s*#' "$file" | grep -m1 . | sed 's/[=<>].*//')
+  "$dir/bin/python" -m pip show -q "$first" >/dev/null 2>&1 && return 0
+  local torch_before
+  torch_before=$("$dir/bin/python" -m pip show torch 2>/dev/null | grep '^Version:')
+  echo "npu-doctor: installing $file into $dir" >&2
+  "$dir/bin/python" -m pip install -q --disable-pip-version-check -r "$file" 2>&1 | grep -v "^WARNING: Location" >&2 || true
+  [ "$("$dir/bin/python" -m pip show torch 2>/dev/null | grep '^Version:')" = "$torch_before" ] ||
+    { echo "npu-doctor: installing $file changed torch in $dir" >&2; return 1; }
+  "$dir/bin/python" -m pip show -q "$first" >/dev/null 2>&1
+}
+
 # npud_build_wheel VENV BUILD_DIR [pip wheel -C options...]: builds the npu-doctor wheel into
 # BUILD_DIR/dist with the venv's scikit-build-core and CMake's build folder BUILD_DIR (kept, so
 # later builds recompile only what changed and `cmake --build BUILD_DIR` works), then installs

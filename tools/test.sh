@@ -44,6 +44,9 @@ npud_venv "$VENV" "scikit-build-core>=0.10" "$NPUD_TORCH_PIN" numpy ||
 # The SARIF tests validate against the official schema with it (Debian's Python lacks it).
 npud_venv "$VENV" "jsonschema>=4" ||
   echo "npu-doctor test: WARNING: no jsonschema: SARIF schema validation will skip" >&2
+# The library corpus (tests/corpus/library: transformers, accelerate), pinned; never torch.
+npud_venv_requirements "$VENV" "$NPUD_ROOT/tests/corpus/library/requirements.txt" ||
+  echo "npu-doctor test: WARNING: the library corpus requirements did not install: its test will skip" >&2
 phase_done "venv"
 npud_build_wheel "$VENV" "$NPUD_ROOT/build" -C cmake.define.NPUD_TESTS=ON \
   -C cmake.define.NPUD_TEST_VENV="$VENV" -C cmake.define.NPUD_UNITY="$(unity_for "$NPUD_ROOT/build")"

@@ -232,6 +232,16 @@ _CPU_LITERAL = re.compile(r"""\.to\(\s*(device\s*=\s*)?(torch\.device\(\s*)?['"]
 _cpu_lines = {}   # (code, line) -> whether that line moves to a literal 'cpu'
 
 
+def _non_blocking(args, kwargs):
+    """"non_blocking=True|False" of a .to(...) call (keyword, or the bool positional of
+    .to(device, dtype, non_blocking) / .to(other, non_blocking)): SYNC001 tells a blocking
+    host-to-device copy from an asynchronous one by it."""
+    value = kwargs.get("non_blocking")
+    if value is None:
+        value = next((a for a in args if type(a) is bool), False)
+    return "non_blocking=%s" % bool(value)
+
+
 def _places_on_device(args, kwargs, caller):
     """A `.to(...)` on a CPU run that names a device (`x.to(device)`, `x.to(other)`): where
     the program runs on an NPU it moves the tensor there, unless the call spells out 'cpu'
@@ -418,8 +428,10 @@ class TensorPatches:
                     if result.device.type != "cpu" or self.device.type != "cpu":
                         if result.device.type == "cpu":   # off a device: a host copy
                             rec.record_python_event("python_sync", event_name, reason, self, t0, t1, caller)
-                    elif _places_on_device(args, kwargs, caller):
-                        rec.record_python_event("placement", "Tensor.to(device)", "", result, t0, t1, caller)
+                    elif _step_depth[0] == 0 and _places_on_device(args, kwargs, caller):
+                        # (an optimizer moving its state to its parameters' device: no data upload)
+                        rec.record_python_event("placement", "Tensor.to(device)", _non_blocking(args, kwargs),
+                                                self, t0, t1, caller, result)
                 except Exception:
                     pass
                 return result

@@ -651,14 +651,20 @@ class Recorder:
         except Exception as e:
             self.fail(e)
 
-    def record_python_event(self, cat, name, reason, tensor, t0, t1, frame):
+    def record_python_event(self, cat, name, reason, tensor, t0, t1, frame, result=None):
+        """`tensor`: the call's input; `result`: its output when it made one (a placement's moved
+        tensor)."""
         try:
             if not self.recording:
                 return
-            inputs = [self._tensor_json(tensor, 0, {}, {}, False)] if tensor is not None else []
+            seen_ids, seen_storages = {}, {}
+            inputs = [self._tensor_json(tensor, 0, seen_ids, seen_storages, False)] if tensor is not None else []
+            outputs = None
+            if result is not None:
+                outputs = [self._tensor_json(result, 0, seen_ids, seen_storages, True)]
             self._write(_events.python_event(
                 cat, name, self._pid, threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0, self.step,
-                self._modules.current_json, _frames.user_stack_json(frame), reason, inputs))
+                self._modules.current_json, _frames.user_stack_json(frame), reason, inputs, outputs))
         except Exception as e:
             self.fail(e)
 

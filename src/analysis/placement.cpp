@@ -20,6 +20,7 @@ bool draws_random(const Trace& t, const Op& op) {
 Placement::Placement(const Trace& t) {
   if (t.format != InputFormat::Capture) return;
   host_only_.assign(t.ops.size(), 0);
+  already_placed_.assign(t.ops.size(), 0);
   // A capture run on an accelerator: the tensors' own devices tell.
   const bool host_run = is_host_device(t.env_value("device"));
   std::unordered_set<int64_t> device_storages;   // storage ids holding device data
@@ -41,8 +42,11 @@ Placement::Placement(const Trace& t) {
     host_only_[i] = any_tensor && !any_device;
     bool placed = op.kind == OpKind::Other && t.str(op.name) == kPlacementEvent;
     if (placed) {
-      for (uint32_t r : in)
-        if (t.tensors[r].storage != kUnset) device_storages.insert(t.tensors[r].storage);
+      // the moved tensor is device data from here on (older captures record only it, as input)
+      already_placed_[i] = any_tensor && any_device;
+      for (auto refs : {in, t.outputs(op)})
+        for (uint32_t r : refs)
+          if (t.tensors[r].storage != kUnset) device_storages.insert(t.tensors[r].storage);
     } else if (op.kind == OpKind::Aten && (any_device || (!any_tensor && op.module && !draws_random(t, op)))) {
       // What device data computes is device data; so is what a factory makes inside a module's
       // forward: model code makes its tensors on its inputs' device (`torch.arange(n,

@@ -28,9 +28,13 @@ class Placement {
   // least one); judged with what the ops before it computed (a storage the program later
   // fills from the device is not device data yet).
   bool host_only(uint32_t op) const { return op < host_only_.size() && host_only_[op]; }
+  // A placement event (`.to(device)`) of tensors that are device data already: a no-op on an
+  // NPU (the Trainer's _prepare_input after accelerate moved the batch).
+  bool already_placed(uint32_t op) const { return op < already_placed_.size() && already_placed_[op]; }
 
  private:
   std::vector<uint8_t> host_only_;
+  std::vector<uint8_t> already_placed_;
 };
 
 }  // namespace npud

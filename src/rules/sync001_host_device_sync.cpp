@@ -2,6 +2,9 @@
 // drains the NPU's task queue: the host cannot enqueue the next kernels until the device
 // has caught up, so the device idles while Python runs. See docs/rules/SYNC001.md.
 #include <cctype>
+#include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -23,6 +26,7 @@ enum Category : int {
   kDataDependent,     // nonzero, masked_select, boolean index, unique: output size needs the data
   kHostCopy,          // .cpu(), .numpy(), DtoH memcpy, synchronous memcpy
   kExplicitSync,      // cudaStreamSynchronize, torch.cuda.synchronize()
+  kBlockingUpload,    // x.to(device) of pageable host memory without non_blocking: waits for the device queue
 };
 
 std::string_view fix_for(int category) {
@@ -39,6 +43,11 @@ std::string_view fix_for(int category) {
       return "Do not copy to the host inside the step: keep the data on the device, or use "
              "`t.to('cpu', non_blocking=True)` into pinned memory and read it only after a later, "
              "existing sync point (e.g. once per logging interval).";
+    case kBlockingUpload:
+      return "Copy batches in without waiting for the device: load them into pinned memory and copy "
+             "asynchronously, `DataLoader(..., pin_memory=True)` and `batch.to(device, non_blocking=True)` (or "
+             "`x.pin_memory().to(device, non_blocking=True)`), so the host queues the copy behind the running step "
+             "instead of draining the device's queue first; or prefetch the next batch on a side stream.";
     default:
       return "Remove explicit synchronize calls from the training loop (torch.npu.synchronize() "
              "costs the same on Ascend); synchronize only where you measure time, and use events "
@@ -76,6 +85,24 @@ int python_sync_category(std::string_view name) {
 }
 
 bool contains(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
+
+bool is_host(std::string_view device) { return device.empty() || device == "cpu" || device.starts_with("cpu:"); }
+
+// A host-to-device copy that waits: in a CPU capture, a `.to(device)` that will upload (a
+// placement event) without non_blocking=True; in a device capture, the copy op itself (cpu in,
+// device out) without it. (Placement skips tensors the program placed before.)
+bool is_blocking_upload(const Trace& t, const Op& op, bool host_run) {
+  std::string_view detail = op.detail ? t.str(op.detail) : std::string_view{};
+  if (contains(detail, "non_blocking=True")) return false;
+  if (op.kind == OpKind::Other) return host_run && t.str(op.name) == kPlacementEvent;
+  if (op.kind != OpKind::Aten || host_run || t.format != InputFormat::Capture) return false;
+  std::string_view base = aten_base(t.str(op.name));
+  if (base != "_to_copy" && base != "copy_") return false;
+  auto in = t.inputs(op), out = t.outputs(op);
+  if (in.empty() || out.empty()) return false;
+  const TensorMeta& src = t.tensors[in[base == "copy_" && in.size() > 1 ? 1 : 0]];
+  return is_host(t.str(src.device)) && !is_host(t.str(t.tensors[out[0]].device));
+}
 
 // Runtime calls that block the host until the device is done: *Synchronize*, and
 // synchronous copies (cudaMemcpy, hipMemcpy, aclrtMemcpy: not the *Async variants).
@@ -118,6 +145,7 @@ class HostDeviceSync final : public Rule {
       std::string chain;
       if (loc.file.empty() && op.parent != kNone) chain = index.parent_chain(op.parent, 3);
       std::string key = loc.file.empty() ? fmt::format("op\x1f{}\x1f{}", loc.op, chain) : "line\x1f" + site_key(loc);
+      if (category == kBlockingUpload) key = "up\x1f" + key;   // its own finding, with its own fix
       bool created = false;
       EventGroup& g = groups.get(key, &created);
       if (created) {
@@ -150,10 +178,20 @@ class HostDeviceSync final : public Rule {
           device_wait[op] = 1;
       }
     }
+    const bool host_run = t.format == InputFormat::Capture &&
+                          (t.env_value("device").empty() || t.env_value("device") == "cpu");
     for (uint32_t i = 0; i < n; ++i) {
       const Op& op = t.ops[i];
       if (op.parent != kNone) covered[i] = covered[op.parent] || anchor[op.parent];
       if (covered[i]) continue;
+      // Uploads of data: not what model code moves to its inputs' device inside a forward
+      // (buffers and constants moved with the model: no-ops on the NPU).
+      if (op.step >= 0 && !(op.kind == OpKind::Other && op.module && !t.str(op.module).empty()) &&
+          is_blocking_upload(t, op, host_run)) {
+        anchor[i] = 1;
+        if (!placement.already_placed(i)) add_op_group(i, kBlockingUpload);
+        continue;
+      }
       if ((op.kind == OpKind::PythonSync || op.kind == OpKind::Aten) && placement.host_only(i)) {
         covered[i] = 1;
         continue;
@@ -174,6 +212,16 @@ class HostDeviceSync final : public Rule {
       }
     }
 
+    // Profiles: a synchronize inside a host-to-device copy (`x.to(device)` of pageable memory,
+    // non_blocking=False) is that copy waiting.
+    std::vector<uint8_t> uploads;
+    for (const Kernel& k : t.kernels) {
+      if (k.kind != TaskKind::Memcpy || k.copy != CopyDir::HtoD) continue;
+      uint32_t top = index.top_aten(index.op_of_kernel(k));
+      if (top == kNone) continue;
+      if (uploads.empty()) uploads.resize(n, 0);
+      uploads[top] = 1;
+    }
     std::vector<uint8_t> runtime_counted(t.runtime.size(), 0);
     for (uint32_t r = 0; r < t.runtime.size(); ++r) {
       const RuntimeCall& call = t.runtime[r];
@@ -182,6 +230,7 @@ class HostDeviceSync final : public Rule {
       uint32_t op = index.op_of_runtime(call);
       if (op != kNone && (anchor[op] || covered[op])) continue;  // explained by a reported op
       uint32_t top = index.top_aten(op);
+      if (top != kNone && top < uploads.size() && uploads[top]) category = kBlockingUpload;
       if (top != kNone) synced_top[top] = 1;
       runtime_counted[r] = 1;
       std::string what(strip_runtime_prefix(t.str(call.name)));
@@ -236,7 +285,11 @@ class HostDeviceSync final : public Rule {
       std::string at = place.empty() || place == g.what ? "" : (g.location.file.empty() ? " in " : " at ") + place;
       std::string rate = index.step_count() > 0 ? fmt::format(" ({}/step)", format_number(per_step)) : "";
       // A capture's own wait times are another device's: the message gives the NPU estimate.
-      if (capture)
+      if (capture && g.category == kBlockingUpload)
+        f.message = fmt::format("{}{}: {} blocking host-to-device cop{}{}, each waiting for the NPU's task queue to "
+                                "drain (about {} in all, docs/cost-model.md)",
+                                g.what, at, g.count, g.count == 1 ? "y" : "ies", rate, format_duration(f.cost_ns));
+      else if (capture)
         f.message = fmt::format("{}{}: {} host-device sync{}{}, each draining the NPU's task queue (about {} in all, "
                                 "docs/cost-model.md)",
                                 g.what, at, g.count, g.count == 1 ? "" : "s", rate, format_duration(f.cost_ns));

@@ -80,7 +80,7 @@ optimizer = torch.optim.AdamW(model.parameters(), lr=2e-4)
 loss_fn = nn.CrossEntropyLoss()
 for epoch in range(2):
     for input_ids, attention_mask, label in loader:  # expect: DYNSHAPE001
-        input_ids, attention_mask, label = input_ids.to(device), attention_mask.to(device), label.to(device)
+        input_ids, attention_mask, label = input_ids.to(device), attention_mask.to(device), label.to(device)  # expect: SYNC001
         logits = model(input_ids, attention_mask)
         loss = loss_fn(logits, label)
         optimizer.zero_grad()

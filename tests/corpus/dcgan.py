@@ -56,7 +56,7 @@ optimizerG = torch.optim.Adam(netG.parameters(), lr=0.0002, betas=(0.5, 0.999))
 for epoch in range(1):
     for i, data in enumerate(dataloader, 0):
         netD.zero_grad()
-        real_cpu = data[0].to(device)
+        real_cpu = data[0].to(device)  # expect: SYNC001
         batch_size = real_cpu.size(0)
         label = torch.full((batch_size,), real_label, dtype=real_cpu.dtype, device=device)
         output = netD(real_cpu)

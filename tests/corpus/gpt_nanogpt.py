@@ -17,7 +17,7 @@ def get_batch():
     ix = torch.randint(len(train_data) - block_size, (batch_size,))
     x = torch.stack([torch.from_numpy(train_data[i:i + block_size].astype(np.int64)) for i in ix])
     y = torch.stack([torch.from_numpy(train_data[i + 1:i + 1 + block_size].astype(np.int64)) for i in ix])
-    return x.to(device), y.to(device)
+    return x.to(device), y.to(device)  # expect: SYNC001
 
 
 class CausalSelfAttention(nn.Module):

@@ -109,7 +109,7 @@ device = torch.device("cpu")
 model = Transformer().to(device)
 lr = 0.05
 for step in range(6):
-    tokens = torch.randint(0, vocab, (4, seq + 1)).to(device)
+    tokens = torch.randint(0, vocab, (4, seq + 1)).to(device)  # expect: SYNC001
     logits = model(tokens[:, :-1])
     loss = F.cross_entropy(logits.reshape(-1, vocab), tokens[:, 1:].reshape(-1))
     model.zero_grad(set_to_none=True)

@@ -30,7 +30,7 @@ for step in range(6):
     model.train()
     for micro in range(accum):
         idx = torch.randint(0, len(train_x), (micro_bs,))
-        xb, yb = train_x[idx].to(device), train_y[idx].to(device)
+        xb, yb = train_x[idx].to(device), train_y[idx].to(device)  # expect: SYNC001
         loss = F.cross_entropy(model(xb), yb) / accum
         loss.backward()
         running += loss.detach()
@@ -43,6 +43,6 @@ for step in range(6):
     if step % 2 == 1:
         model.eval()
         with torch.no_grad():
-            xb, yb = eval_x[:eval_bs].to(device), eval_y[:eval_bs].to(device)
+            xb, yb = eval_x[:eval_bs].to(device), eval_y[:eval_bs].to(device)  # expect: SYNC001
             acc = (model(xb).argmax(-1) == yb).float().mean()  # expect: DYNSHAPE001
         print(f"eval acc {acc.item():.3f}")  # expect: SYNC001

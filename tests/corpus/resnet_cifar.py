@@ -67,7 +67,7 @@ optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay
 net.train()
 train_loss, correct, total = 0.0, 0, 0
 for batch_idx, (inputs, targets) in enumerate(trainloader):
-    inputs, targets = inputs.to(device), targets.to(device)
+    inputs, targets = inputs.to(device), targets.to(device)  # expect: SYNC001
     optimizer.zero_grad()
     outputs = net(inputs)
     loss = criterion(outputs, targets) * weights[targets].mean()  # expect: FALLBACK002

@@ -218,11 +218,51 @@ TEST(Sync001, CpuCaptureReportsOnlyReadsOfFutureDeviceData) {
   b.op("aten::stack", 50, 5, {.file = "train.py", .line = 14, .inputs = {host(1)}, .outputs = {host(5)}});
   b.op("Tensor.to(device)", 60, 1, {.kind = OpKind::Other, .file = "train.py", .line = 15, .inputs = {host(5)}});
   b.op("aten::nonzero", 70, 5, {.file = "train.py", .line = 16, .inputs = {host(5)}});
+  // the same upload asynchronously: not a wait
+  b.op("Tensor.to(device)", 80, 1, {.kind = OpKind::Other, .file = "train.py", .line = 17, .inputs = {host(6)},
+                                    .detail = "non_blocking=True"});
   auto f = sync(b.build());
-  ASSERT_EQ(f.size(), 2u);
-  std::vector<int> lines{f[0].location.line, f[1].location.line};
+  ASSERT_EQ(f.size(), 3u);
+  std::vector<int> lines{f[0].location.line, f[1].location.line, f[2].location.line};
   std::sort(lines.begin(), lines.end());
-  EXPECT_EQ(lines, (std::vector<int>{13, 16}));
+  EXPECT_EQ(lines, (std::vector<int>{13, 15, 16}));   // 15: the blocking upload
+  for (const Finding& x : f)
+    if (x.location.line == 15) {
+      EXPECT_NE(x.message.find("blocking host-to-device cop"), std::string::npos) << x.message;
+      EXPECT_NE(x.fix.find("pin_memory=True"), std::string::npos);
+      EXPECT_NE(x.fix.find("non_blocking=True"), std::string::npos);
+    }
+}
+
+// On a device the copy op itself says it: cpu in, device out, without non_blocking=True.
+TEST(Sync001, DeviceCaptureBlockingUploadIsTheCopy) {
+  TraceBuilder b = capture_on("cuda");
+  using S = test::TensorSpec;
+  b.op("aten::_to_copy", 10, 5, {.file = "train.py", .line = 30,
+                                 .inputs = {S{.dtype = "int64", .shape = {16, 256}, .device = "cpu"}},
+                                 .outputs = {S{.dtype = "int64", .shape = {16, 256}, .device = "cuda:0"}},
+                                 .detail = "non_blocking=False"});
+  b.op("aten::_to_copy", 20, 5, {.file = "train.py", .line = 31,
+                                 .inputs = {S{.dtype = "int64", .shape = {16, 256}, .device = "cpu"}},
+                                 .outputs = {S{.dtype = "int64", .shape = {16, 256}, .device = "cuda:0"}},
+                                 .detail = "non_blocking=True"});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.line, 30);
+}
+
+// A GPU profile: the stream synchronize inside `aten::to` whose copy is host-to-device.
+TEST(Sync001, ProfileSynchronizeInsideAnUploadIsTheUpload) {
+  TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.op("aten::to", 100, 50, {.external_id = 7}).op("aten::copy_", 105, 40, {.external_id = 8});
+  b.runtime("cudaMemcpyAsync", RuntimeKind::Memcpy, 110, 5, {.correlation = 1, .external_id = 8});
+  b.runtime("cudaStreamSynchronize", RuntimeKind::Sync, 116, 20, {.external_id = 8});
+  b.kernel("Memcpy HtoD (Pageable -> Device)", 111, 10, {.kind = TaskKind::Memcpy, .copy = CopyDir::HtoD,
+                                                         .correlation = 1});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].fix.find("non_blocking=True"), std::string::npos) << f[0].fix;
 }
 
 // A capture run on a device says where each tensor is: a CPU tensor's read is no sync.

@@ -55,7 +55,7 @@ def train_one_epoch(epoch, model, loader, optimizer, loss_fn, device, log_interv
     model.train()
     end = time.time()
     for batch_idx, (input, target) in enumerate(loader):
-        input, target = input.to(device), target.to(device)
+        input, target = input.to(device), target.to(device)  # expect: SYNC001[non_blocking]
         input = input.contiguous(memory_format=torch.channels_last)  # expect: CONTIG001[channels_last]
         output = model(input).logits  # expect: CONTIG002[channels_last]
         loss = loss_fn(output, target)
@@ -74,7 +74,7 @@ def validate(model, loader, loss_fn, device):
     model.eval()
     with torch.no_grad():
         for batch_idx, (input, target) in enumerate(loader):
-            input, target = input.to(device), target.to(device)
+            input, target = input.to(device), target.to(device)  # expect: SYNC001[non_blocking]
             input = input.contiguous(memory_format=torch.channels_last)  # expect: CONTIG001[channels_last]
             output = model(input).logits  # expect: CONTIG002[channels_last]
             loss = loss_fn(output, target)

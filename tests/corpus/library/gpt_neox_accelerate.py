@@ -60,7 +60,7 @@ completed_steps = 0
 for epoch in range(num_train_epochs):
     model.train()
     total_loss = 0
-    for step, batch in enumerate(train_dataloader):
+    for step, batch in enumerate(train_dataloader):  # expect: SYNC001[non_blocking]
         with accelerator.accumulate(model):
             outputs = model(**batch)  # expect: FUSE003, CONTIG002, CONTIG001[attn_implementation]
             loss = outputs.loss

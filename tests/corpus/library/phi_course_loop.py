@@ -74,7 +74,7 @@ model.to(device)
 model.train()
 for epoch in range(num_epochs):
     for step, batch in enumerate(train_dataloader):
-        batch = {k: v.to(device) for k, v in batch.items()}
+        batch = {k: v.to(device) for k, v in batch.items()}  # expect: SYNC001[non_blocking]
         outputs = model(**batch)  # expect: SYNC001[attention_mask], FUSE003, FUSE006[hidden_act], CONTIG002, CONTIG001[attn_implementation]
         loss = outputs.loss
         loss.backward()
