@@ -22,6 +22,7 @@ import platform
 import sys
 import threading
 import time
+import weakref
 
 from . import _events, _frames, _patches
 from ._autograd import AutogradLinks
@@ -97,6 +98,7 @@ class Recorder:
         self._grad_in = False  # the op being recorded has an input that requires grad
         self._op_facts_written = set()
         self._exception = ""   # the program's uncaught exception while recording ("Type: message")
+        self._mask_kinds = {}   # (id, version) of an SDPA mask -> (weakref, kind): _mask_kind
 
     # --- lifecycle ---------------------------------------------------------------------
     def start(self):
@@ -629,6 +631,9 @@ class Recorder:
             outputs = [self._tensor_json(result, 0, seen_ids, seen_storages, True)] if isinstance(result, Tensor) else []
             attrs = " ".join("%s=%s" % (k, call[k]) for k in ("dropout_p", "is_causal", "scale", "enable_gqa")
                              if k in call)
+            kind = self._mask_kind(call.get("attn_mask"))
+            if kind:
+                attrs = (attrs + " mask=" + kind).strip()
             if not from_user:
                 attrs = (attrs + " caller=library").strip()
             self._write(_events.python_event(
@@ -637,6 +642,36 @@ class Recorder:
                 _frames.user_stack_json(frame), attrs, inputs, outputs))
         except Exception as e:
             self.fail(e)
+
+    def _mask_kind(self, mask):
+        """An SDPA mask's kind (FUSE008): "bool"; "zero_inf" for a float mask of 0 and minus
+        infinity (or the dtype's lowest value, as transformers writes it): the same as a bool mask;
+        "bias" for other values (T5's relative position bias, ALiBi): a bool mask would drop them.
+        Values are read on CPU tensors only (a device read would sync), once per mask."""
+        torch = self._torch
+        if not isinstance(mask, torch.Tensor):
+            return ""
+        if mask.dtype == torch.bool:
+            return "bool"
+        if mask.device.type != "cpu" or not mask.is_floating_point():
+            return ""
+        key = (id(mask), mask._version)
+        cached = self._mask_kinds.get(key)
+        if cached is not None and cached[0]() is mask:
+            return cached[1]
+        muted, self.mute_ops = self.mute_ops, True   # the shim's own reads are not the program's ops
+        in_sync, self.in_sync = self.in_sync, True
+        try:
+            low = torch.finfo(mask.dtype).min / 2
+            m = mask.detach()
+            kind = "zero_inf" if torch._C._TensorBase.item(((m == 0) | (m <= low)).all()) else "bias"
+        finally:
+            self.mute_ops = muted
+            self.in_sync = in_sync
+        if len(self._mask_kinds) > 64:
+            self._mask_kinds.clear()
+        self._mask_kinds[key] = (weakref.ref(mask), kind)
+        return kind
 
     def record_optimizer(self, optimizer, frame):
         """A zero-length `optimizer_config` event at the start of each recorded optimizer.step():

@@ -6,11 +6,23 @@
 #include <map>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "analysis/names.hpp"
 #include "knowledge/knowledge.hpp"
 #include "util/saturate.hpp"
 
 namespace npud {
+
+std::string program_numerics(const AmpHeader& h) {
+  std::string_view d = h.fp16() ? "fp16" : h.bf16() ? "bf16" : "low precision";
+  std::string how = h.emulated == 1   ? fmt::format(" (emulated: each op's inputs and outputs rounded to {})", d)
+                    : h.emulated == 0 ? std::string(" (autocast on the device)")
+                                      : std::string();
+  return fmt::format("the program itself ran in {}{} from the first recorded step on: its losses and outputs differ "
+                     "from an fp32 run; the fp32 numbers are the shadow's",
+                     d, how);
+}
 
 AmpHeader amp_header(const Trace& t) {
   AmpHeader h;

@@ -49,6 +49,10 @@ struct AmpHeader {
   bool bf16() const { return dtype == "bfloat16" || dtype == "bf16"; }
 };
 AmpHeader amp_header(const Trace& t);
+// What the check did to the program's own numbers, said first in every amp report: the
+// program ran in low precision (emulated or real autocast) from the first recorded step on, so
+// its losses and outputs differ from an fp32 run; fp32 was only the shadow's.
+std::string program_numerics(const AmpHeader& h);
 
 // Where an op is: its module (or the nearest enclosing op's) and its user frame.
 struct AmpPlace {

@@ -40,7 +40,7 @@ Placement::Placement(const Trace& t) {
       any_device = any_device || on_device(r);
     }
     host_only_[i] = any_tensor && !any_device;
-    bool placed = op.kind == OpKind::Other && t.str(op.name) == kPlacementEvent;
+    bool placed = op.kind == OpKind::Placement;
     if (placed) {
       // the moved tensor is device data from here on (older captures record only it, as input)
       already_placed_[i] = any_tensor && any_device;

@@ -17,9 +17,6 @@
 
 namespace npud {
 
-// The capture's event name for a `.to(device)` call that stayed on the host (CPU capture).
-inline constexpr std::string_view kPlacementEvent = "Tensor.to(device)";
-
 class Placement {
  public:
   explicit Placement(const Trace& trace);

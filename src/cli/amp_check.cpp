@@ -122,8 +122,10 @@ void add_amp_check_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   cmd->footer(
-      "Only the AMP rules run unless --select names others. The program runs unchanged; its output passes through "
-      "and signals are forwarded. Exit codes: the program's own status when it failed, otherwise 0 no finding at "
+      "Only the AMP rules run unless --select names others. The program itself runs in low precision from the first "
+      "recorded step on (emulated on the CPU, autocast on a device): its losses and outputs differ from an fp32 run, "
+      "the fp32 side is only the shadow; every report says so first. Its output passes through and signals are "
+      "forwarded. Exit codes: the program's own status when it failed, otherwise 0 no finding at "
       "or above --fail-on, 1 findings at or above --fail-on, 2 bad input, usage, or no capture.");
   cmd->callback([o, ao, &exit_code] { exit_code = amp_check_command(*o, *ao); });
 }

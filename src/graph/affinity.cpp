@@ -225,18 +225,23 @@ bool torch_defaults_to_foreach_on_npu(const Trace& t) {
   return major > 2 || (major == 2 && minor >= 1);
 }
 
-// The optimizer settings recorded at a user line (file:line of opt.step()), or nullptr: a loop
-// at a line with no optimizer.step() is hand-written.
+// The optimizer.step() recorded at the loop's user line (file:line of opt.step()), or nullptr: a
+// loop at a line with no optimizer.step() is hand-written. Its name is the optimizer's class
+// ("torch.optim.adamw.AdamW", a library's or the program's own), its detail the settings.
 const Op* optimizer_at(const Trace& t, const Op& loop_op) {
-  const Frame* lf = t.user_frame(loop_op);
-  if (!lf) return nullptr;
+  if (loop_op.stack == kNone) return nullptr;
+  auto loop_frames = t.frames_of(loop_op.stack);
   for (const Op& op : t.ops) {
-    if (op.kind != OpKind::Other || !op.detail || attribute_value(t.str(op.detail), "foreach").empty()) continue;
+    if (op.kind != OpKind::OptimizerStep) continue;
     const Frame* f = t.user_frame(op);
-    if (f && f->file == lf->file && f->line == lf->line) return &op;
+    // the call line, or an outer frame of an update inside the program's own optimizer class
+    for (uint32_t id : loop_frames)
+      if (f && t.frames[id].file == f->file && t.frames[id].line == f->line) return &op;
   }
   return nullptr;
 }
+
+bool is_torch_optimizer(std::string_view cls) { return cls.starts_with("torch.optim."); }
 
 }  // namespace
 
@@ -272,10 +277,16 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
                  {"ops_removed_per_step", removed_ps},
                  {"bytes_saved_per_step", 0}};
     f.cost_ns = int64_t(removed_ps * steps * cost::kLaunchNs);
+    // Advice keeps the update's maths: another optimizer class would change the training.
     if (!optimizer)
-      f.fix = "This loop is hand-written: replace it with a torch optimizer (torch.optim.SGD/AdamW), which runs "
-              "the multi-tensor path, or update all parameters at once with torch._foreach_add_(params, grads, "
-              "alpha=-lr).\nopt = torch.optim.SGD(model.parameters(), lr=lr)";
+      f.fix = "This loop is hand-written: run the same update over all parameters at once with torch._foreach_* "
+              "ops (the same maths, one op per kind).\ntorch._foreach_add_(params, grads, alpha=-lr)  # p -= lr * g "
+              "for every p\nA plain SGD loop is torch.optim.SGD(params, lr=lr), which picks the multi-tensor path.";
+    else if (!is_torch_optimizer(t.str(optimizer->name)))
+      f.fix = fmt::format("{} (not a torch.optim class) updates one parameter at a time: use its foreach/fused "
+                          "option if it has one, or write its update with torch._foreach_* ops; another optimizer "
+                          "class would change the training, so none is suggested.",
+                          t.str(optimizer->name));
     else if (foreach == "False")
       f.fix = fmt::format("{} is created with foreach=False: drop it (torch >= 2.1 picks foreach on NPU) or pass "
                           "foreach=True.\nopt = torch.optim.AdamW(model.parameters(), lr=3e-4, foreach=True)",

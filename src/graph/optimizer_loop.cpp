@@ -21,9 +21,25 @@ struct UnionFind {
   }
 };
 
-uint64_t line_key(const Trace& t, const Op& op) {
+uint64_t frame_key(const Frame& f) { return (uint64_t(f.file) << 32) | uint32_t(f.line); }
+
+// The lines that call optimizer.step() (capture `optimizer_config` events).
+std::unordered_set<uint64_t> optimizer_call_lines(const Trace& t) {
+  std::unordered_set<uint64_t> out;
+  for (const Op& op : t.ops)
+    if (op.kind == OpKind::OptimizerStep)
+      if (const Frame* f = t.user_frame(op)) out.insert(frame_key(*f));
+  return out;
+}
+
+// The line an op's chain belongs to: the optimizer.step() call it runs under (an optimizer
+// class in the program's own file updates at several lines of its step()), else its own line.
+uint64_t line_key(const Trace& t, const Op& op, const std::unordered_set<uint64_t>& step_calls) {
+  if (op.stack == kNone) return 0;
+  for (uint32_t id : t.frames_of(op.stack))
+    if (step_calls.contains(frame_key(t.frames[id]))) return frame_key(t.frames[id]);
   const Frame* f = t.user_frame(op);
-  return f ? (uint64_t(f->file) << 32) | uint32_t(f->line) : 0;
+  return f ? frame_key(*f) : 0;
 }
 
 // Storages the forward pass reads as leaves (tensors not made in the step): the parameters,
@@ -63,6 +79,7 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
   // Candidate nodes: after backward, outside modules, not free views. group[i] = line group.
   std::vector<uint32_t> group(n, kNone);
   std::vector<uint64_t> group_line;
+  const std::unordered_set<uint64_t> step_calls = optimizer_call_lines(t);
   {
     std::unordered_map<uint64_t, uint32_t> ids;
     int32_t scope = -1;
@@ -74,7 +91,7 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
         ids.clear();
         scope = node.scope;
       }
-      uint64_t key = line_key(t, op);
+      uint64_t key = line_key(t, op, step_calls);
       auto [it, inserted] = ids.try_emplace(key, uint32_t(group_line.size()));
       if (inserted) group_line.push_back(key);
       group[i] = it->second;
@@ -90,9 +107,21 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
       if (r.node != kNone && group[r.node] == group[i]) uf.unite(r.node, i);
     }
   }
+  // One chain per parameter: updates of the same parameter at one line are one chain even where
+  // no value flows between them (`p.data.mul_(1 - lr * wd)` then `p.add_(update)`: `.data` is
+  // another tensor over the same storage).
+  const std::unordered_set<int64_t> params = forward_leaf_storages(g);
+  {
+    std::unordered_map<uint64_t, uint32_t> first_writer;   // (line group, storage) -> node
+    for (uint32_t i = 0; i < n; ++i) {
+      if (group[i] == kNone || !writes_into(g, i, params)) continue;
+      uint64_t key = (uint64_t(group[i]) << 40) ^ uint64_t(g.input_meta(i, 0)->storage);
+      auto [it, inserted] = first_writer.try_emplace(key, i);
+      if (!inserted) uf.unite(it->second, i);
+    }
+  }
   // Chains: signature of each component, in node order (the root is its first node), and
   // whether it updates a parameter (only such chains are an optimizer's).
-  const std::unordered_set<int64_t> params = forward_leaf_storages(g);
   std::unordered_map<uint32_t, std::string> signature;
   std::unordered_map<uint32_t, size_t> length;
   std::unordered_set<uint32_t> updates;

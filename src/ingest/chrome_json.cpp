@@ -32,7 +32,7 @@ static_assert(JsonEventStream::kPadding >= simdjson::SIMDJSON_PADDING, "events m
 
 enum class Cat : uint8_t {
   None,          // no "cat": torch_npu trace_view.json device/CANN events, decided by process
-  Aten, Annotation, Python, PythonSync, Api, HostOther,
+  Aten, Annotation, Python, PythonSync, Api, Placement, OptimizerStep, HostOther,
   Kernel, Memcpy, Memset, CudaSync, DeviceOther,
   Runtime,
   Instant,
@@ -52,7 +52,9 @@ Cat classify_cat(std::string_view c) {
   if (c == "python_function") return Cat::Python;
   if (c == "python_sync") return Cat::PythonSync;
   if (c == "python_api") return Cat::Api;
-  if (c == "cuda_api" || c == "optimizer_config" || c == "placement" || c == "enqueue" || c == "dequeue" ||
+  if (c == "placement") return Cat::Placement;
+  if (c == "optimizer_config") return Cat::OptimizerStep;
+  if (c == "cuda_api" || c == "enqueue" || c == "dequeue" ||
       c == "gc" || c == "GC")   // torch_npu's garbage-collection ranges (experimental_config gc_detect_threshold)
     return Cat::HostOther;
   if (c == "cpu_instant_event") return Cat::Instant;
@@ -565,6 +567,8 @@ ChromeBuilder::Ref ChromeBuilder::complete(uint64_t offset) {
     case Cat::Python:
     case Cat::PythonSync:
     case Cat::Api:
+    case Cat::Placement:
+    case Cat::OptimizerStep:
     case Cat::HostOther: {
       Op op;
       op.name = t_.intern(ev_.name);
@@ -573,6 +577,8 @@ ChromeBuilder::Ref ChromeBuilder::complete(uint64_t offset) {
                 : cat == Cat::Python     ? OpKind::Python
                 : cat == Cat::PythonSync ? OpKind::PythonSync
                 : cat == Cat::Api        ? OpKind::Api
+                : cat == Cat::Placement  ? OpKind::Placement
+                : cat == Cat::OptimizerStep ? OpKind::OptimizerStep
                                          : OpKind::Other;
       op.pid = pid32();
       op.tid = tid32();

@@ -40,6 +40,8 @@ enum class OpKind : uint8_t {
   PythonSync,      // capture: Tensor.item()/.cpu()/... seen at Python level
   Api,             // capture: a torch API call whose implementation torch_npu replaces
                    // (F.scaled_dot_product_attention): the ops inside it are CPU/CUDA's, not NPU's
+  Placement,       // capture: a `.to(device)` that moves a tensor to the device (`placement` events)
+  OptimizerStep,   // capture: an optimizer.step() begins (`optimizer_config`: class and settings)
   Other,
 };
 

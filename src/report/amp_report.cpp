@@ -45,10 +45,12 @@ void render_amp_text(std::ostream& os, const AmpSummary& a, bool color) {
   auto bold = [style = TextStyle{color}](std::string_view t) { return style.bold(t); };
   const AmpHeader& h = a.header;
   std::string how = h.emulated == 1 ? "emulated on CPU" : h.emulated == 0 ? "autocast on the device" : "";
-  os << bold("AMP check") << fmt::format(": {}{}{}; {} ops measured, {} in low precision\n",
-                                         terminal_safe(short_name(h.dtype.empty() ? "?" : h.dtype)),
-                                         h.level.empty() ? "" : " " + terminal_safe(h.level),
-                                         how.empty() ? "" : ", " + how, a.measured, a.lowp);
+  // First what the check did to the program's own numbers, then what was measured.
+  os << bold("AMP check") << ": " << terminal_safe(program_numerics(h)) << '\n';
+  os << fmt::format("  {}{}{}; {} ops measured, {} in low precision\n",
+                    terminal_safe(short_name(h.dtype.empty() ? "?" : h.dtype)),
+                    h.level.empty() ? "" : " " + terminal_safe(h.level), how.empty() ? "" : ", " + how, a.measured,
+                    a.lowp);
   if (a.measured > 0) {
     if (a.start.op == kNone) {
       os << "  no drift: every op stays within cos >= 0.999 and gains no NaN/Inf\n";
@@ -149,6 +151,7 @@ void write_amp_json(JsonWriter& w, const AmpSummary& a) {
   if (h.emulated < 0) w.null();
   else w.value(h.emulated == 1);
   string_or_null(w, "metric_dtype", h.metric_dtype);
+  w.field("program_numerics", program_numerics(h));
   w.field("measured_ops", uint64_t(a.measured));
   w.field("lowp_ops", uint64_t(a.lowp));
   w.field("diverging_ops", uint64_t(a.start.diverging_local));

@@ -42,7 +42,9 @@ class LossScaleRule final : public Rule {
     Finding f;
     f.rule = "AMP003";
     f.severity = bad ? Severity::Warning : Severity::Info;
-    f.location.op = "optimizer.step";
+    // Unscaled: where the optimizer steps (a Trainer's lever is its fp16 setting, data/advice).
+    if (g.scaled) f.location.op = "optimizer.step";
+    else f.location = optimizer_step_location(ctx);
     std::string now = g.scaled ? fmt::format("at the loss scale in use ({})", g.loss_scale) : "without loss scaling";
     f.message = fmt::format("{:.2f}% of nonzero gradient elements fall below fp16's 2^-24 and become 0 {}{}; "
                             "largest gradients ~2^{}: start the loss scale at 2^{} = {}",

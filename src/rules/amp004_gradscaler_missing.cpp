@@ -36,7 +36,7 @@ class GradScalerMissingRule final : public Rule {
         f.location = call_location(t, c);
         break;
       }
-    if (f.location.op.empty()) f.location.op = "optimizer.step";
+    if (f.location.op.empty()) f.location = optimizer_step_location(ctx);
     f.message = g.nonzero > 0
                     ? fmt::format("training in fp16 without a GradScaler: {:.2f}% of nonzero gradient elements fall "
                                   "below 2^-24 and become 0 in fp16 ({} optimizer steps recorded)",

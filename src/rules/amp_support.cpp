@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "rules/rule_support.hpp"
+
 namespace npud {
 
 std::string measurement_note(const AmpHeader& h) {
@@ -31,6 +33,19 @@ Location call_location(const Trace& t, const AmpCall& c) {
     loc.file = std::string(t.str(f.file));
     loc.line = f.line;
   }
+  return loc;
+}
+
+Location optimizer_step_location(const AnalysisContext& ctx) {
+  const Trace& t = ctx.trace;
+  for (uint32_t i = 0; i < t.ops.size(); ++i)
+    if (t.ops[i].kind == OpKind::OptimizerStep) {
+      Location loc = location_of(ctx.index(), i);
+      loc.op = fmt::format("{}.step", t.str(t.ops[i].name));   // the optimizer's class
+      return loc;
+    }
+  Location loc;
+  loc.op = "optimizer.step";
   return loc;
 }
 

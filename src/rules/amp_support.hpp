@@ -7,6 +7,7 @@
 
 #include "analysis/amp.hpp"
 #include "rules/finding.hpp"
+#include "rules/rule.hpp"
 
 namespace npud {
 
@@ -27,5 +28,9 @@ std::string short_dtype(std::string_view dtype);
 std::string cos_text(double cos);
 // The file:line of an amp_api call's innermost user frame.
 Location call_location(const Trace& t, const AmpCall& c);
+// Where the first recorded optimizer.step() is called ("<class>.step"): a Trainer's or
+// accelerate's step anchored at the program's line that led there with the package site
+// beside it (its lever: data/advice); op "optimizer.step" alone when none was recorded.
+Location optimizer_step_location(const AnalysisContext& ctx);
 
 }  // namespace npud

@@ -18,7 +18,8 @@ namespace {
 
 // Category bits: what keeps the call off the fused kernel.
 constexpr int kNot4d = 1;
-constexpr int kFloatMask = 2;
+constexpr int kFloatMask = 2;     // 0/-inf values (or not known): a bool mask says the same
+constexpr int kBiasMask = 4;      // other values: a position bias (T5, ALiBi) a bool mask would drop
 
 std::string shape_text(const Trace& t, const TensorMeta& m) {
   return m.has_shape ? fmt::format("[{}]", fmt::join(t.shape(m), ",")) : "[?]";
@@ -49,7 +50,14 @@ class SdpaNotFused final : public Rule {
       const TensorMeta* mask = in.size() > 3 ? &t.tensors[in[3]] : nullptr;
       int why = 0;
       if (q.has_shape && q.rank != 4) why |= kNot4d;
-      if (mask && t.str(mask->dtype) != "bool") why |= kFloatMask;
+      if (mask && t.str(mask->dtype) != "bool") {
+        // The shim read the values where it could (`mask=` in the call's attributes); a per-head
+        // float mask [batch, heads, q, k] is a bias too (T5's relative position bias).
+        std::string_view kind = attribute_value(t.str(op.detail), "mask");
+        auto ms = t.shape(*mask);
+        bool per_head = ms.size() == 4 && q.has_shape && q.rank == 4 && ms[1] > 1 && ms[1] == t.shape(q)[1];
+        why |= kind == "bias" || (kind.empty() && per_head) ? kBiasMask : kFloatMask;
+      }
       if (!why) continue;
       Location loc = location_of(index, i);
       bool created = false;
@@ -78,8 +86,16 @@ class SdpaNotFused final : public Rule {
       }
       if (g.category & kFloatMask) {
         reasons.push_back("its attn_mask is a float (additive) mask");
-        fixes.push_back("pass a bool mask (True = may attend): attn_mask=(additive_mask == 0); for a plain causal "
-                        "mask pass no mask and is_causal=True");
+        fixes.push_back("pass a bool mask (True = may attend): attn_mask=(additive_mask == 0), the same mask when it "
+                        "holds only 0 and -inf (a padding or causal mask); for a plain causal mask pass no mask and "
+                        "is_causal=True");
+      }
+      if (g.category & kBiasMask) {
+        reasons.push_back("its attn_mask is a float mask that carries values (a position bias: T5, ALiBi)");
+        fixes.push_back("keep the float mask, a bool mask would drop the bias and change the model: on an NPU call "
+                        "torch_npu.npu_fusion_attention(q, k, v, head_num, \"BNSD\", pse=attn_mask / scale, "
+                        "atten_mask=padding, scale=scale) instead (it computes softmax(scale * (pse + q·kᵀ)), with "
+                        "atten_mask True = masked out), or keep SDPA and its math path");
       }
       f.message = fmt::format(
           "F.scaled_dot_product_attention at {} misses torch_npu's fused attention: {} ({}): {} calls ({}/step)",

@@ -94,7 +94,7 @@ bool is_host(std::string_view device) { return device.empty() || device == "cpu"
 bool is_blocking_upload(const Trace& t, const Op& op, bool host_run) {
   std::string_view detail = op.detail ? t.str(op.detail) : std::string_view{};
   if (contains(detail, "non_blocking=True")) return false;
-  if (op.kind == OpKind::Other) return host_run && t.str(op.name) == kPlacementEvent;
+  if (op.kind == OpKind::Placement) return host_run;
   if (op.kind != OpKind::Aten || host_run || t.format != InputFormat::Capture) return false;
   std::string_view base = aten_base(t.str(op.name));
   if (base != "_to_copy" && base != "copy_") return false;
@@ -186,7 +186,7 @@ class HostDeviceSync final : public Rule {
       if (covered[i]) continue;
       // Uploads of data: not what model code moves to its inputs' device inside a forward
       // (buffers and constants moved with the model: no-ops on the NPU).
-      if (op.step >= 0 && !(op.kind == OpKind::Other && op.module && !t.str(op.module).empty()) &&
+      if (op.step >= 0 && !(op.kind == OpKind::Placement && op.module && !t.str(op.module).empty()) &&
           is_blocking_upload(t, op, host_run)) {
         anchor[i] = 1;
         if (!placement.already_placed(i)) add_op_group(i, kBlockingUpload);

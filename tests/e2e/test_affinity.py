@@ -119,6 +119,12 @@ class AffinityEndToEnd(unittest.TestCase):
                 self.assertEqual(metric(found[0], "per_step"), 6)   # one chain per parameter
                 self.assertIn("foreach=False", found[0]["fix"])
         self.assertEqual([f for f in capture("optimizer_loop.py", "foreach") if f["id"] == "FUSE007"], [])
+        # The program's own optimizer class: the advice keeps its maths (no other class named).
+        lion = [f for f in capture("optimizer_loop.py", "lion") if f["id"] == "FUSE007"]
+        self.assertEqual(len(lion), 1, [f["message"] for f in lion])
+        self.assertEqual(metric(lion[0], "per_step"), 6)
+        self.assertIn("Lion (not a torch.optim class)", lion[0]["fix"])
+        self.assertNotIn("AdamW", lion[0]["fix"])
         # Left at its defaults, AdamW runs foreach on NPU from torch 2.1 (torch lists the
         # privateuse1 backend as a foreach device); on torch 1.x/2.0 it runs the loop there too.
         default = [f for f in capture("optimizer_loop.py", "default") if f["id"] == "FUSE007"]
@@ -147,6 +153,10 @@ class AffinityEndToEnd(unittest.TestCase):
         self.assertIn("float (additive) mask", bert["message"])
         self.assertIn("attn_mask=(additive_mask == 0)", bert["fix"])
         self.assertNotIn("not 4-D", bert["message"])
+        t5 = sdpa_lines[expected["t5_position_bias"][0]]   # the mask carries T5's position bias
+        self.assertIn("position bias", t5["message"])
+        self.assertIn("pse=attn_mask / scale", t5["fix"])
+        self.assertNotIn("(additive_mask == 0)", t5["fix"])   # a bool mask would drop the bias
         flat = sdpa_lines[expected["flat_heads"][0]]
         self.assertIn("not 4-D", flat["message"])
         self.assertIn("transpose(1, 2)", flat["fix"])

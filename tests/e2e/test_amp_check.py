@@ -83,6 +83,7 @@ class AmpCheckEndToEnd(unittest.TestCase):
         self.assertEqual(run.report["amp"]["drift_start"]["op"], "aten::exp")
         self.assertEqual(run.report["amp"]["dtype"], "float16")
         self.assertTrue(run.report["amp"]["emulated"])
+        self.assertIn("the program itself ran in fp16", run.report["amp"]["program_numerics"])
 
     def test_only_amp_rules_run_by_default(self):
         run = self.run_once("overflow.py", "--level", "O2")
@@ -116,6 +117,24 @@ class AmpCheckEndToEnd(unittest.TestCase):
         self.assertGreater(scale[0]["metrics"]["underflow_share"], 0.01)
         suggested = scale[0]["metrics"]["suggested_scale"]
         self.assertEqual(suggested, 2 ** round(__import__("math").log2(suggested)))   # a power of two
+
+    @unittest.skipUnless(python_has("transformers") and python_has("accelerate"),
+                         "transformers/accelerate are not installed (tests/corpus/library/requirements.txt)")
+    def test_trainer_without_fp16_gets_the_trainer_setting(self):
+        """A Trainer user has no loss.backward() to wrap in a GradScaler: AMP004 (and AMP003's
+        unscaled advice) are anchored at the program's trainer.train() line with accelerate's
+        optimizer step as the site, and name TrainingArguments(fp16=True)."""
+        run = self.run_once("trainer_fp32.py", "--dtype", "fp16")
+        self.assertEqual(run.code, 0, run.stderr)
+        for rule in ("AMP004", "AMP003"):
+            hits = run.findings(rule)
+            self.assertEqual(len(hits), 1, run.dump())
+            loc = hits[0]["location"]
+            self.assertEqual((os.path.basename(loc["file"]), loc["line"]),
+                             ("trainer_fp32.py", planted_line("trainer_fp32.py")), run.dump(rule))
+            self.assertEqual(loc["library"]["package"], "accelerate", run.dump(rule))
+            self.assertIn("TrainingArguments(fp16=True)", hits[0]["fix"])
+            self.assertNotIn("scaler.scale(loss).backward()", hits[0]["fix"])
 
     def test_documented_gradscaler_loop_is_not_reported(self):
         run = self.run_once("with_scaler.py", "--steps", "1:3")

@@ -216,10 +216,10 @@ TEST(Sync001, CpuCaptureReportsOnlyReadsOfFutureDeviceData) {
   read_loss.inputs = {host(4)};
   b.op("Tensor.item", 40, 5, read_loss);
   b.op("aten::stack", 50, 5, {.file = "train.py", .line = 14, .inputs = {host(1)}, .outputs = {host(5)}});
-  b.op("Tensor.to(device)", 60, 1, {.kind = OpKind::Other, .file = "train.py", .line = 15, .inputs = {host(5)}});
+  b.op("Tensor.to(device)", 60, 1, {.kind = OpKind::Placement, .file = "train.py", .line = 15, .inputs = {host(5)}});
   b.op("aten::nonzero", 70, 5, {.file = "train.py", .line = 16, .inputs = {host(5)}});
   // the same upload asynchronously: not a wait
-  b.op("Tensor.to(device)", 80, 1, {.kind = OpKind::Other, .file = "train.py", .line = 17, .inputs = {host(6)},
+  b.op("Tensor.to(device)", 80, 1, {.kind = OpKind::Placement, .file = "train.py", .line = 17, .inputs = {host(6)},
                                     .detail = "non_blocking=True"});
   auto f = sync(b.build());
   ASSERT_EQ(f.size(), 3u);

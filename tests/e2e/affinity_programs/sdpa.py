@@ -90,6 +90,28 @@ class FlatHeads(nn.Module):
         return y.view(B, H, S, D).transpose(1, 2).reshape(B, S, DIM)
 
 
+class T5Attention(nn.Module):
+    """T5 style (transformers' modeling_t5 with sdpa): a learned relative position bias per head,
+    added to the padding mask, passed as the float mask; T5 does not scale the scores."""
+
+    def __init__(self, buckets=8):
+        super().__init__()
+        self.q = nn.Linear(DIM, DIM, bias=False)
+        self.k = nn.Linear(DIM, DIM, bias=False)
+        self.v = nn.Linear(DIM, DIM, bias=False)
+        self.o = nn.Linear(DIM, DIM, bias=False)
+        self.relative_attention_bias = nn.Embedding(buckets, H)
+
+    def forward(self, x, keep):
+        b, s, _ = x.shape
+        q, k, v = (proj(x).view(b, s, H, D).transpose(1, 2) for proj in (self.q, self.k, self.v))
+        rel = (torch.arange(s)[None, :] - torch.arange(s)[:, None]).clamp(0, 7)
+        position_bias = self.relative_attention_bias(rel).permute(2, 0, 1).unsqueeze(0)   # [1, H, S, S]
+        position_bias = position_bias + (1.0 - keep[:, None, None, :]) * torch.finfo(x.dtype).min
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=position_bias, scale=1.0)  # SDPA_FIND t5_position_bias
+        return self.o(out.transpose(1, 2).reshape(b, s, DIM))
+
+
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
@@ -97,6 +119,7 @@ class Model(nn.Module):
         self.bert = BertSelfAttention()
         self.llama = LlamaAttention()
         self.flat = FlatHeads()
+        self.t5 = T5Attention()
         # PyTorch's own layer: it turns the bool padding mask into a float one and calls SDPA
         # itself; nothing at the user's line is the user's to change.
         self.encoder = nn.TransformerEncoderLayer(DIM, nhead=H, dim_feedforward=2 * DIM, batch_first=True)
@@ -104,7 +127,7 @@ class Model(nn.Module):
     def forward(self, x):
         keep = torch.ones(B, S)
         keep[:, -2:] = 0
-        y = self.flat(self.llama(self.bert(self.gpt(x), keep)))
+        y = self.t5(self.flat(self.llama(self.bert(self.gpt(x), keep))), keep)
         return self.encoder(y, src_key_padding_mask=keep == 0)  # SDPA_CLEAN torch_transformer_layer
 
 
