@@ -192,7 +192,10 @@ def _user_parts(frame, stop):
             key = (code, frame.f_lasti)
             text = fj.get(key)
             if text is None:
-                text = json.dumps([code.co_filename, frame.f_lineno, code.co_name], separators=(",", ":"))
+                # the qualified name where Python has it (3.11: "ViTSelfAttention.forward"): two
+                # classes' forward in one file are two places
+                text = json.dumps([code.co_filename, frame.f_lineno, getattr(code, "co_qualname", code.co_name)],
+                                  separators=(",", ":"))
                 if len(fj) > 200000:
                     fj.clear()
                 fj[key] = text

@@ -277,6 +277,7 @@ class TensorPatches:
         self._patch_as_subclass(cls)
         self._patch_bool_operands(torch)
         self._patch_naming(torch)
+        self._patch_data_factories(torch)
         try:
             import torch.cuda as tc
         except Exception:
@@ -288,6 +289,37 @@ class TensorPatches:
                 continue   # helpers torch.cuda merely imports (lru_cache...)
             self._saved.append((tc, name, True, obj))
             setattr(tc, name, self._wrap_cuda_function(obj, name))
+
+    def _patch_data_factories(self, torch):
+        """torch.tensor / torch.as_tensor of host data with a device named (`device=self.args.device`,
+        `device=mask.device`): on an NPU a blocking copy of the data to the device, and device data
+        from then on. A CPU run makes a host tensor there, so the call is recorded as a placement
+        with its result (a `.to(device)` of data made on the spot)."""
+        rec = self._rec
+        for name in ("tensor", "as_tensor"):
+            orig = getattr(torch, name, None)
+            if orig is None:
+                continue
+            event_name = "torch.%s(device=)" % name
+
+            def factory(*args, _orig=orig, _event=event_name, **kwargs):
+                if kwargs.get("device") is None or not rec.recording or rec.in_sync or _step_depth[0]:
+                    return _orig(*args, **kwargs)
+                t0 = rec.now()
+                result = _orig(*args, **kwargs)
+                t1 = rec.now()
+                try:
+                    caller = sys._getframe(1)
+                    # (an empty tensor copies nothing: the KV cache's torch.tensor([], device=...))
+                    if result.device.type == "cpu" and result.numel() and _places_on_device((), kwargs, caller):
+                        rec.record_python_event("placement", _event, "", None, t0, t1, caller, result)
+                except Exception:
+                    pass
+                return result
+
+            functools.update_wrapper(factory, orig)
+            self._saved.append((torch, name, True, orig))
+            setattr(torch, name, factory)
 
     def _patch_as_subclass(self, cls):
         """torch 1.x: Tensor.as_subclass raises "already associated to a python object" under

@@ -16,6 +16,7 @@ ended it itself in between (npu_doctor.step()).
 
 import atexit
 import gc
+import functools
 import json
 import os
 import platform
@@ -82,8 +83,13 @@ class Recorder:
         self._origin = time.perf_counter_ns()
         self._step_start = self._origin
         self._seq = 0
-        self._ids = {}         # TensorImpl address -> tensor id
+        # Addresses are reused once memory is freed: an entry stands only while what it names
+        # lives (a new tensor at a freed tensor's address, a host batch in a freed device
+        # buffer, are not the old ones: _tensor_json).
+        self._ids = {}         # TensorImpl address -> (tensor id, weakref to the tensor)
         self._storages = {}    # storage base address -> storage id
+        self._storage_refs = {}  # storage id -> weakref to its storage, dropping the entry when it dies
+        self._watch_storages = False   # torch keeps one Python object per storage (2.x): start()
         self._next_id = 1
         self._next_storage = 1
         self._layouts = {}     # (dtype, shape, strides, device) -> its JSON text (_tensor_json)
@@ -105,6 +111,11 @@ class Recorder:
         import torch
         self._torch = torch
         _frames.add_library_dir(os.path.dirname(torch.__file__))
+        try:   # a storage's Python object lives as long as the storage (torch 2.x), so a weakref says when it dies
+            probe = torch.empty(1)
+            self._watch_storages = probe.untyped_storage() is probe.untyped_storage()
+        except Exception:
+            self._watch_storages = False
         self._writer = EventWriter(self.path, exclusive=self._exclusive)
         self.links = AutogradLinks(torch)
         _patches.patch_optimizers()
@@ -443,16 +454,18 @@ class Recorder:
         rg = ""
         if is_output:
             tid = seen_ids.get(cdata)
-            if tid is None:
+            if tid is None:   # else an input's (in-place, out=): its entry stands
                 tid = self._next_id
                 self._next_id = tid + 1
-            self._ids[cdata] = tid
+                self._ids[cdata] = (tid, _weak(t))
         else:
-            tid = self._ids.get(cdata)
-            if tid is None:
+            entry = self._ids.get(cdata)
+            if entry is None or entry[1]() is not t:   # new, or a freed tensor's address
                 tid = self._next_id
                 self._next_id = tid + 1
-                self._ids[cdata] = tid
+                self._ids[cdata] = (tid, _weak(t))
+            else:
+                tid = entry[0]
             seen_ids[cdata] = tid
             if t.requires_grad:
                 self._grad_in = True
@@ -480,6 +493,7 @@ class Recorder:
             if sid is None:
                 sid = self._next_storage
                 self._next_storage += 1
+                self._watch_storage(t, base, sid)
             self._storages[base] = sid
         else:
             sid = self._storages.get(base)
@@ -487,10 +501,26 @@ class Recorder:
                 sid = self._next_storage
                 self._next_storage += 1
                 self._storages[base] = sid
+                self._watch_storage(t, base, sid)
             seen_storages[base] = sid
         if layout is None:
             layout = self._layout_json(key, t)
         return '{"arg":%d,"id":%d,"storage":%d,%s,"offset":%d,%s%s}' % (pos, tid, sid, layout[0], offset, layout[1], rg)
+
+    def _watch_storage(self, t, base, sid):
+        """Forget base -> sid when the storage is freed (torch 2.x; torch 1.x makes a new storage
+        object per call, so an address stays its first storage's there)."""
+        if not self._watch_storages:
+            return
+        try:
+            self._storage_refs[sid] = weakref.ref(t.untyped_storage(), functools.partial(self._storage_freed, base, sid))
+        except Exception:
+            pass
+
+    def _storage_freed(self, base, sid, _ref):
+        self._storage_refs.pop(sid, None)
+        if self._storages.get(base) == sid:
+            del self._storages[base]
 
     def _layout_json(self, key, t):
         """Strided tensors: their strides; sparse ones: their layout instead ("sparse_coo")."""
@@ -702,6 +732,18 @@ class Recorder:
                 self._modules.current_json, _frames.user_stack_json(frame), reason, inputs, outputs))
         except Exception as e:
             self.fail(e)
+
+
+def _never():
+    return None
+
+
+def _weak(t):
+    """A weak reference to a tensor, or one that never matches (a tensor type without weakrefs)."""
+    try:
+        return weakref.ref(t)
+    except TypeError:
+        return _never
 
 
 class Site:

@@ -5,6 +5,9 @@
 namespace npud {
 namespace {
 
+// The capture's event for `Tensor.cpu()` (a python_sync event).
+constexpr std::string_view kHostCopyEvent = "Tensor.cpu";
+
 bool is_host_device(std::string_view d) { return d.empty() || d == "cpu" || d.starts_with("cpu:"); }
 
 // Random draws made from nothing (torch.rand([]) of BART's LayerDrop) stay on the host unless the
@@ -24,6 +27,10 @@ Placement::Placement(const Trace& t) {
   // A capture run on an accelerator: the tensors' own devices tell.
   const bool host_run = is_host_device(t.env_value("device"));
   std::unordered_set<int64_t> device_storages;   // storage ids holding device data
+  // Storages a `.cpu()` copied to the host: on the CPU `.cpu()` returns the tensor itself, on a
+  // device its result is a host copy, so what reads it next (pairs[0].tolist() after
+  // pairs = x.cpu()) reads host data, until device work uses the tensor again.
+  std::unordered_set<int64_t> host_copies;
   auto on_device = [&](uint32_t ref) {
     const TensorMeta& m = t.tensors[ref];
     if (!m.is_tensor) return false;
@@ -47,7 +54,13 @@ Placement::Placement(const Trace& t) {
       for (auto refs : {in, t.outputs(op)})
         for (uint32_t r : refs)
           if (t.tensors[r].storage != kUnset) device_storages.insert(t.tensors[r].storage);
+    } else if (host_run && op.kind == OpKind::PythonSync && any_device && t.str(op.name) == kHostCopyEvent) {
+      for (uint32_t r : in)
+        if (int64_t s = t.tensors[r].storage; s != kUnset && device_storages.erase(s)) host_copies.insert(s);
     } else if (op.kind == OpKind::Aten && (any_device || (!any_tensor && op.module && !draws_random(t, op)))) {
+      if (any_device && !host_copies.empty())   // used with device data again: the device tensor, not its copy
+        for (uint32_t r : in)
+          if (int64_t s = t.tensors[r].storage; s != kUnset && host_copies.erase(s)) device_storages.insert(s);
       // What device data computes is device data; so is what a factory makes inside a module's
       // forward: model code makes its tensors on its inputs' device (`torch.arange(n,
       // device=x.device)`, transformers' position_ids), which a CPU run records as "cpu".

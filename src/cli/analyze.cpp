@@ -18,6 +18,7 @@
 #include "report/html_report.hpp"
 #include "report/report.hpp"
 #include "report/sarif.hpp"
+#include "rules/rule_filter.hpp"
 
 namespace npud {
 
@@ -34,9 +35,15 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
   cmd.add_option("--fail-on", o.fail_on, "exit 1 when a finding has this severity or worse")
       ->check(CLI::IsMember({"info", "warning", "error", "never"}))
       ->capture_default_str();
-  cmd.add_option("--select", o.select, "only these rule ids or prefixes (comma-separated, e.g. SYNC,IDLE001)")
+  // One value per occurrence (repeatable), as in scan: `--select sync trace.json` must not take
+  // the trace as a second rule list.
+  cmd.add_option("--select", o.select,
+                 "only these rule ids or prefixes, any case (comma-separated, e.g. SYNC,IDLE001; repeatable)")
+      ->allow_extra_args(false)
       ->delimiter(',');
-  cmd.add_option("--ignore", o.ignore, "skip these rule ids or prefixes (comma-separated)")->delimiter(',');
+  cmd.add_option("--ignore", o.ignore, "skip these rule ids or prefixes (comma-separated; repeatable)")
+      ->allow_extra_args(false)
+      ->delimiter(',');
   cmd.add_option("--top", o.rule_options.top_n, "how many hot ops HOT001 lists")
       ->check(finite_in(0, 1e6))
       ->capture_default_str();
@@ -74,27 +81,20 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
 
 namespace {
 
-bool matches_any(std::string_view id, const std::vector<std::string>& patterns) {
-  for (const auto& p : patterns)
-    if (!p.empty() && id.starts_with(p)) return true;
-  return false;
+RuleFilter rule_filter(const AnalyzeOptions& o) {
+  std::vector<std::string_view> known;
+  for (const Rule* r : trace_rules()) known.push_back(r->id());
+  return RuleFilter(o.select, o.ignore, known);
 }
 
 }  // namespace
 
 std::vector<const Rule*> select_rules(const AnalyzeOptions& o) {
-  for (const auto& p : o.select) {
-    bool known = false;
-    for (const Rule* r : trace_rules()) known = known || r->id().starts_with(p);
-    if (!known) throw std::invalid_argument(fmt::format("--select {}: no rule id starts with it (see `npu-doctor rules`)", p));
-  }
+  const RuleFilter filter = rule_filter(o);
   std::vector<const Rule*> out;
   for (const Rule* r : trace_rules()) {
     // CAPTURE001 says the input is incomplete: every report of a capture has it, whatever is selected.
-    bool always = r->id() == "CAPTURE001";
-    if (!always && !o.select.empty() && !matches_any(r->id(), o.select)) continue;
-    if (matches_any(r->id(), o.ignore)) continue;
-    out.push_back(r);
+    if (r->id() == "CAPTURE001" || filter.enabled(r->id())) out.push_back(r);
   }
   return out;
 }
@@ -162,7 +162,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
     else if (o.format == "html") render_html(os, report, trace);
     else if (o.format == "sarif") render_sarif(os, sarif_from_report(report));
     else if (o.format == "summary") write_rank_summary(os, summarize_rank(trace, report.findings, version->version));
-    else render_text(os, report, TextOptions{color, o.verbose, matches_any("HOT001", o.select)});
+    else render_text(os, report, TextOptions{color, o.verbose, rule_filter(o).selected("HOT001")});
   });
   if (!written) return kExitBadInput;
   if (!o.require_steps.empty() && trace.steps.empty()) {

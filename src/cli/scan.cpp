@@ -72,9 +72,16 @@ void render_json(std::ostream& os, const std::vector<FileResult>& results, const
       ++n;
       fixable += f.fixable();
       w.begin_object();
+      // The finding shape of every command (docs/json-schema.md): "id" and "location";
+      // "rule" and the flat file/line/column keys are aliases kept until schema_version 2.
+      w.field("id", f.rule).field("severity", to_string(f.severity));
+      w.key("location").begin_object();
       w.field("file", r.path).field("line", f.line).field("column", f.column);
       w.field("end_line", f.end_line).field("end_column", f.end_column);
-      w.field("rule", f.rule).field("severity", to_string(f.severity));
+      w.end_object();
+      w.field("rule", f.rule);
+      w.field("file", r.path).field("line", f.line).field("column", f.column);
+      w.field("end_line", f.end_line).field("end_column", f.end_column);
       w.field("message", f.message).field("fix", f.fix).field("fixable", f.fixable());
       w.key("edits").begin_array();
       for (const auto& e : f.edits)
@@ -242,7 +249,7 @@ int run_scan(const ScanArgs& a) {
   opts.version = torch_npu_version_or_report(a.torch_npu);
   if (!opts.version) return kExitBadInput;
   try {
-    opts.filter = RuleFilter(a.select, a.ignore);
+    opts.filter = RuleFilter({a.select}, {a.ignore}, source_rule_ids());
   } catch (const std::invalid_argument& e) {
     std::cerr << "npu-doctor: error: " << e.what() << '\n';
     return kExitBadInput;
@@ -311,7 +318,7 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", args->format, "text, json or sarif (SARIF 2.1.0, for code scanning)");
   cmd->add_flag("--fix", args->fix, "apply the exact fixes in place");
   cmd->add_flag("--diff", args->diff, "print the fixes as a unified diff (patch -p1) and write nothing");
-  cmd->add_option("--select", args->select, "only these rule ids or prefixes, comma-separated (e.g. CUDA,SYNC101)");
+  cmd->add_option("--select", args->select, "only these rule ids or prefixes, any case, comma-separated (e.g. CUDA,SYNC101)");
   cmd->add_option("--ignore", args->ignore, "skip these rule ids or prefixes, comma-separated");
   cmd->add_option("-o,--output", args->output, "write the report to FILE instead of stdout");
   cmd->add_option("--threads", args->threads, "worker threads (default: one per core)");

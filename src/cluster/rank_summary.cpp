@@ -90,12 +90,20 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
   return s;
 }
 
+// The finding shape of every command (docs/json-schema.md): "id" and "location"; "rule" and
+// the flat file/line/op keys are aliases kept until schema_version 2.
 void write_finding_fields(JsonWriter& w, const Finding& f) {
-  w.field("rule", f.rule).field("severity", to_string(f.severity)).field("message", f.message);
+  w.field("id", f.rule).field("severity", to_string(f.severity)).field("message", f.message);
+  w.key("location").begin_object();
   string_or_null(w, "file", f.location.file);
   w.field("line", f.location.line);
   string_or_null(w, "op", f.location.op);
+  w.end_object();
   w.field("cost_ns", f.cost_ns);
+  w.field("rule", f.rule);
+  string_or_null(w, "file", f.location.file);
+  w.field("line", f.location.line);
+  string_or_null(w, "op", f.location.op);
 }
 
 void write_findings(JsonWriter& w, std::string_view key, const std::vector<Finding>& findings) {
@@ -239,14 +247,18 @@ RankSummary read_rank_summary(const std::string& path) {
   for (dom::element e : f.array(o, "findings")) {
     dom::object fo = f.object(e, "a finding");
     Finding fd;
-    fd.rule = f.text(fo, "rule");
+    // "id" and "location" (every command's shape); summaries of older versions: "rule", flat keys
+    fd.rule = f.text(fo, "id");
+    if (fd.rule.empty()) fd.rule = f.text(fo, "rule");
     auto sev = parse_severity(f.text(fo, "severity"));
-    if (fd.rule.empty() || !sev) f.fail("a finding lacks its rule or severity");
+    if (fd.rule.empty() || !sev) f.fail("a finding lacks its id or severity");
     fd.severity = *sev;
     fd.message = f.text(fo, "message");
-    fd.location.file = f.text(fo, "file");
-    fd.location.line = int(f.integer(fo, "line", 0));
-    fd.location.op = f.text(fo, "op");
+    dom::object where = fo;
+    if (dom::element loc; fo["location"].get(loc) == simdjson::SUCCESS) where = f.object(loc, "a finding's location");
+    fd.location.file = f.text(where, "file");
+    fd.location.line = int(f.integer(where, "line", 0));
+    fd.location.op = f.text(where, "op");
     fd.cost_ns = f.integer(fo, "cost_ns", 0);
     s.findings.push_back(std::move(fd));
   }

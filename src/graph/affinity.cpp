@@ -255,8 +255,11 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
     std::string_view foreach = attribute_value(settings, "foreach"), fused = attribute_value(settings, "fused");
     // A torch optimizer left at its defaults runs foreach on NPU from torch 2.1: the loop seen
     // here is the CPU's single-tensor path, not what the NPU will run.
-    if (optimizer && foreach == "None" && fused != "True" && attribute_value(settings, "differentiable") != "True" &&
-        torch_defaults_to_foreach_on_npu(t))
+    // An explicit fused=False is not the default: torch picks foreach only when both are None
+    // (torch/optim/adam.py, sgd.py), so fused=False with foreach left at None is the loop everywhere.
+    const bool fused_off = fused == "False";
+    if (optimizer && foreach == "None" && fused != "True" && !fused_off &&
+        attribute_value(settings, "differentiable") != "True" && torch_defaults_to_foreach_on_npu(t))
       continue;
     Finding f;
     f.rule = "FUSE007";
@@ -286,6 +289,12 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
       f.fix = fmt::format("{} (not a torch.optim class) updates one parameter at a time: use its foreach/fused "
                           "option if it has one, or write its update with torch._foreach_* ops; another optimizer "
                           "class would change the training, so none is suggested.",
+                          t.str(optimizer->name));
+    else if (fused_off && foreach == "None" && torch_defaults_to_foreach_on_npu(t))
+      f.fix = fmt::format("{} is created with fused=False and foreach left unset: torch picks foreach only when both "
+                          "are unset, so this runs one parameter at a time on every device. Pass foreach=True (the "
+                          "same update), or leave fused unset.\nopt = torch.optim.AdamW(groups, lr=lr, betas=betas, "
+                          "foreach=True)   # instead of fused=use_fused when use_fused is False",
                           t.str(optimizer->name));
     else if (foreach == "False")
       f.fix = fmt::format("{} is created with foreach=False: drop it (torch >= 2.1 picks foreach on NPU) or pass "

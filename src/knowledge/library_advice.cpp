@@ -128,12 +128,21 @@ void LibraryAdviceTable::parse(std::string_view file_name, std::string_view text
   }
 }
 
+namespace {
+// "ViTSelfAttention.forward" -> "forward": rows name functions with or without their class.
+std::string_view unqualified(std::string_view function) {
+  size_t dot = function.rfind('.');
+  return dot == std::string_view::npos ? function : function.substr(dot + 1);
+}
+}  // namespace
+
 const LibraryAdvice* LibraryAdviceTable::find(std::string_view rule, std::string_view package,
                                               std::string_view version, std::string_view file,
                                               std::string_view function) const {
   for (const LibraryAdvice& a : rows_)
     if (a.package == package && rule_listed(a.rules, rule) && version_in_range(version, a.versions) &&
-        glob_match(a.file_glob, file) && glob_match(a.function_glob, function))
+        glob_match(a.file_glob, file) &&
+        (glob_match(a.function_glob, function) || glob_match(a.function_glob, unqualified(function))))
       return &a;
   return nullptr;
 }

@@ -70,18 +70,21 @@ void apply_library_advice(std::vector<Finding>& findings) {
     }
     const LibraryAdvice* a = table.find(f.rule, s.package, s.version, s.file, s.function);
     if (a && a->lever == "-") continue;   // the site's work is what the library call is for (docs/library-advice.md)
+    // One cause at one program line is one finding (without the program's frame, one per
+    // cause). Without a row the cause is the package function: Whisper's q, k and v transposes
+    // at three lines of one forward are one construct.
+    std::string line = no_program_frame(f.location) ? "?" : fmt::format("{}:{}", f.location.file, f.location.line);
+    std::string cause = a ? fmt::format("{}/{}", s.package, a->cause) : fmt::format("{}/{}:{}", s.package, s.file, s.function);
+    std::string key = fmt::format("{}\x1f{}\x1f{}", f.rule, line, cause);
+    if (auto it = by_cause.find(key); it != by_cause.end()) {
+      merge_into(out[it->second], f);
+      continue;
+    }
+    by_cause.emplace(key, out.size());
     if (a) {
       s.cause = a->cause;
       f.notes.insert(f.notes.begin(), fmt::format("in {}: {}", s.describe(), a->does));
       f.fix = fill(a->lever, s);
-      // one cause at one program line is one finding; without the program's frame, one per cause
-      std::string line = no_program_frame(f.location) ? "?" : fmt::format("{}:{}", f.location.file, f.location.line);
-      std::string key = fmt::format("{}\x1f{}\x1f{}/{}", f.rule, line, s.package, a->cause);
-      if (auto it = by_cause.find(key); it != by_cause.end()) {
-        merge_into(out[it->second], f);
-        continue;
-      }
-      by_cause.emplace(key, out.size());
     } else {
       f.notes.insert(f.notes.begin(), fmt::format("in {}: the code of an installed package", s.describe()));
       f.fix = no_lever_fix(f);

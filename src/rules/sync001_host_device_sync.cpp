@@ -27,7 +27,10 @@ enum Category : int {
   kHostCopy,          // .cpu(), .numpy(), DtoH memcpy, synchronous memcpy
   kExplicitSync,      // cudaStreamSynchronize, torch.cuda.synchronize()
   kBlockingUpload,    // x.to(device) of pageable host memory without non_blocking: waits for the device queue
+  kMadeOnDevice,      // torch.tensor(data, device=d): the same blocking copy, of data made on the spot
 };
+
+bool is_upload(int category) { return category == kBlockingUpload || category == kMadeOnDevice; }
 
 std::string_view fix_for(int category) {
   switch (category) {
@@ -43,6 +46,10 @@ std::string_view fix_for(int category) {
       return "Do not copy to the host inside the step: keep the data on the device, or use "
              "`t.to('cpu', non_blocking=True)` into pinned memory and read it only after a later, "
              "existing sync point (e.g. once per logging interval).";
+    case kMadeOnDevice:
+      return "Make the value where it is used instead of copying it from the host each time: a constant once, "
+             "outside the loop (or a buffer); a scalar on the device with torch.full((), v, device=d), which "
+             "copies nothing; host data that must go over: x.pin_memory().to(device, non_blocking=True).";
     case kBlockingUpload:
       return "Copy batches in without waiting for the device: load them into pinned memory and copy "
              "asynchronously, `DataLoader(..., pin_memory=True)` and `batch.to(device, non_blocking=True)` (or "
@@ -145,7 +152,7 @@ class HostDeviceSync final : public Rule {
       std::string chain;
       if (loc.file.empty() && op.parent != kNone) chain = index.parent_chain(op.parent, 3);
       std::string key = loc.file.empty() ? fmt::format("op\x1f{}\x1f{}", loc.op, chain) : "line\x1f" + site_key(loc);
-      if (category == kBlockingUpload) key = "up\x1f" + key;   // its own finding, with its own fix
+      if (is_upload(category)) key = "up\x1f" + key;   // its own finding, with its own fix
       bool created = false;
       EventGroup& g = groups.get(key, &created);
       if (created) {
@@ -185,11 +192,14 @@ class HostDeviceSync final : public Rule {
       if (op.parent != kNone) covered[i] = covered[op.parent] || anchor[op.parent];
       if (covered[i]) continue;
       // Uploads of data: not what model code moves to its inputs' device inside a forward
-      // (buffers and constants moved with the model: no-ops on the NPU).
-      if (op.step >= 0 && !(op.kind == OpKind::Placement && op.module && !t.str(op.module).empty()) &&
-          is_blocking_upload(t, op, host_run)) {
+      // (buffers and constants moved with the model: no-ops on the NPU); torch.tensor(data,
+      // device=d) there copies each time.
+      const bool moved_by_model =
+          op.kind == OpKind::Placement && op.module && !t.str(op.module).empty() && !t.inputs(op).empty();
+      if (op.step >= 0 && !moved_by_model && is_blocking_upload(t, op, host_run)) {
         anchor[i] = 1;
-        if (!placement.already_placed(i)) add_op_group(i, kBlockingUpload);
+        // torch.tensor(data, device=d): no input, the data is made on the spot
+        if (!placement.already_placed(i)) add_op_group(i, t.inputs(op).empty() ? kMadeOnDevice : kBlockingUpload);
         continue;
       }
       if ((op.kind == OpKind::PythonSync || op.kind == OpKind::Aten) && placement.host_only(i)) {
@@ -213,12 +223,15 @@ class HostDeviceSync final : public Rule {
     }
 
     // Profiles: a synchronize inside a host-to-device copy (`x.to(device)` of pageable memory,
-    // non_blocking=False) is that copy waiting.
+    // non_blocking=False) is that copy waiting. Only copy ops: an HtoD memcpy inside a conv2d
+    // (cudnn's own bookkeeping) is no upload of the program's data.
     std::vector<uint8_t> uploads;
     for (const Kernel& k : t.kernels) {
       if (k.kind != TaskKind::Memcpy || k.copy != CopyDir::HtoD) continue;
       uint32_t top = index.top_aten(index.op_of_kernel(k));
       if (top == kNone) continue;
+      std::string_view base = aten_base(t.str(t.ops[top].name));
+      if (base != "to" && base != "_to_copy" && base != "copy_" && base != "cuda") continue;
       if (uploads.empty()) uploads.resize(n, 0);
       uploads[top] = 1;
     }
@@ -285,7 +298,7 @@ class HostDeviceSync final : public Rule {
       std::string at = place.empty() || place == g.what ? "" : (g.location.file.empty() ? " in " : " at ") + place;
       std::string rate = index.step_count() > 0 ? fmt::format(" ({}/step)", format_number(per_step)) : "";
       // A capture's own wait times are another device's: the message gives the NPU estimate.
-      if (capture && g.category == kBlockingUpload)
+      if (capture && is_upload(g.category))
         f.message = fmt::format("{}{}: {} blocking host-to-device cop{}{}, each waiting for the NPU's task queue to "
                                 "drain (about {} in all, docs/cost-model.md)",
                                 g.what, at, g.count, g.count == 1 ? "y" : "ies", rate, format_duration(f.cost_ns));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "knowledge/knowledge.hpp"
+#include "rules/rule_filter.hpp"
 #include "source/scan_finding.hpp"
 #include "source/source_rules.hpp"
 

@@ -27,28 +27,6 @@ constexpr SourceRuleInfo kRules[] = {
     {"API102", Severity::Info, false, "torch API that runs on AI CPU / host on the NPU for some inputs"},
 };
 
-std::vector<std::string> split_ids(std::string_view list, const char* what) {
-  std::vector<std::string> out;
-  size_t s = 0;
-  while (s <= list.size()) {
-    size_t c = list.find(',', s);
-    if (c == std::string_view::npos) c = list.size();
-    std::string_view item = list.substr(s, c - s);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (!item.empty()) {
-      std::string id(item);
-      for (char& ch : id) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-      bool any = false;
-      for (const auto& r : kRules) any = any || r.id.starts_with(id);
-      if (!any) throw std::invalid_argument(std::string(what) + ": no scan rule matches '" + std::string(item) + "'");
-      out.push_back(std::move(id));
-    }
-    s = c + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::span<const SourceRuleInfo> source_rules() { return kRules; }
@@ -59,16 +37,10 @@ const SourceRuleInfo* find_source_rule(std::string_view id) {
   return nullptr;
 }
 
-RuleFilter::RuleFilter(std::string_view select, std::string_view ignore)
-    : select_(split_ids(select, "--select")), ignore_(split_ids(ignore, "--ignore")) {}
-
-bool RuleFilter::enabled(std::string_view id) const {
-  for (const auto& p : ignore_)
-    if (id.starts_with(p)) return false;
-  if (select_.empty()) return true;
-  for (const auto& p : select_)
-    if (id.starts_with(p)) return true;
-  return false;
+std::vector<std::string_view> source_rule_ids() {
+  std::vector<std::string_view> out;
+  for (const auto& r : kRules) out.push_back(r.id);
+  return out;
 }
 
 }  // namespace npud

@@ -21,18 +21,7 @@ struct SourceRuleInfo {
 
 std::span<const SourceRuleInfo> source_rules();
 const SourceRuleInfo* find_source_rule(std::string_view id);
+std::vector<std::string_view> source_rule_ids();
 
-// --select / --ignore: ids or id prefixes ("CUDA" selects CUDA001..CUDA006).
-class RuleFilter {
- public:
-  // Comma-separated lists; throws std::invalid_argument naming an entry that matches no rule.
-  RuleFilter(std::string_view select, std::string_view ignore);
-  RuleFilter() = default;
-  bool enabled(std::string_view id) const;
-  bool filters() const { return !select_.empty() || !ignore_.empty(); }
-
- private:
-  std::vector<std::string> select_, ignore_;
-};
 
 }  // namespace npud

@@ -119,6 +119,12 @@ class AffinityEndToEnd(unittest.TestCase):
                 self.assertEqual(metric(found[0], "per_step"), 6)   # one chain per parameter
                 self.assertIn("foreach=False", found[0]["fix"])
         self.assertEqual([f for f in capture("optimizer_loop.py", "foreach") if f["id"] == "FUSE007"], [])
+        # fused=False with foreach unset: torch picks foreach only when both are unset.
+        if torch_version() >= (2, 0):
+            fused_off = [f for f in capture("optimizer_loop.py", "fused_off") if f["id"] == "FUSE007"]
+            self.assertEqual(len(fused_off), 1, [f["message"] for f in fused_off])
+            if torch_version() >= (2, 1):
+                self.assertIn("fused=False and foreach left unset", fused_off[0]["fix"])
         # The program's own optimizer class: the advice keeps its maths (no other class named).
         lion = [f for f in capture("optimizer_loop.py", "lion") if f["id"] == "FUSE007"]
         self.assertEqual(len(lion), 1, [f["message"] for f in lion])

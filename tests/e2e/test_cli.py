@@ -44,6 +44,23 @@ class CommandLine(unittest.TestCase):
                 self.assertIn("report", line)
         self.assertIn("--capture-dir", npud("run", "--help").stdout)
 
+    def test_select_and_ignore_mean_the_same_in_every_command(self):
+        """Ids or prefixes in any case; an entry that matches no rule is refused, naming it."""
+        here = os.path.dirname(os.path.abspath(__file__))
+        trace = os.path.join(here, "..", "data", "chrome", "small_object.json")
+        script = os.path.join(here, "..", "..", "examples", "tiny_gpt", "train.py")
+        for args in (("analyze", "--select", "sync", trace), ("analyze", "--ignore", "hot,Idle", trace),
+                     ("scan", "--select", "sync", script), ("scan", "--ignore", "cuda", script)):
+            with self.subTest(args=args):
+                r = npud(*args, "--format", "json")
+                self.assertNotEqual(r.returncode, 2, r.stderr)
+        for args in (("analyze", "--select", "sinc", trace), ("analyze", "--ignore", "sinc", trace),
+                     ("scan", "--select", "sinc", script), ("scan", "--ignore", "sinc", script)):
+            with self.subTest(args=args):
+                r = npud(*args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("%s sinc: no rule id starts with it" % args[1], r.stderr)
+
     def test_numbers_out_of_range_are_refused(self):
         for args in (("analyze", "--top", "-1", "x.json"), ("analyze", "--min-gap-us", "-1", "x.json"),
                      ("analyze", "--min-gap-us", "nan", "x.json"), ("compare", "--min-cos", "nan", "a", "b"),

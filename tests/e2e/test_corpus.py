@@ -38,6 +38,7 @@ from e2e_support import PYTHON, python_has, torch_version
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.normpath(os.path.join(HERE, "..", "corpus"))
 LIBRARY = os.path.join(CORPUS, "library")
+HELDOUT = os.path.join(CORPUS, "library_heldout")
 BINARY = os.environ.get("NPUD_BINARY", "")
 HIDDEN = {"HOT001"}
 MIN_PRECISION = 0.95
@@ -45,6 +46,12 @@ MIN_PRECISION = 0.95
 LIBRARY_MIN_PRECISION = 0.80
 LIBRARY_MIN_RECALL = 0.90
 LIBRARY_MIN_LEVERS = 0.90
+# The held-out library corpus (written by another hand, scored once before the fixes it led to;
+# docs/corpus.md): a floor at what it measures now, so a regression shows. It counts clipping's
+# per-tensor FALLBACK002 note as false (its EXPECTED.md says why).
+HELDOUT_MIN_PRECISION = 0.80
+HELDOUT_MIN_RECALL = 0.90
+HELDOUT_MIN_LEVERS = 0.85
 
 HAVE_TORCH = python_has("torch")
 HAVE_TRANSFORMERS = python_has("transformers")
@@ -205,25 +212,33 @@ class CorpusPrecisionRecall(unittest.TestCase):
                                             "tests/corpus/library/requirements.txt (tools/test.sh installs it into "
                                             "the torch 2 venv)" % PYTHON)
     def test_library_corpus(self):
+        self.check_library(LIBRARY, LIBRARY_MIN_PRECISION, LIBRARY_MIN_RECALL, LIBRARY_MIN_LEVERS)
+
+    @unittest.skipUnless(HAVE_TRANSFORMERS, "transformers is not importable by %s: the held-out library corpus "
+                                            "needs tests/corpus/library/requirements.txt" % PYTHON)
+    def test_heldout_library_corpus(self):
+        self.check_library(HELDOUT, HELDOUT_MIN_PRECISION, HELDOUT_MIN_RECALL, HELDOUT_MIN_LEVERS)
+
+    def check_library(self, directory, min_precision, min_recall, min_levers):
         version = torch_version()
-        table, per_program, problems = score(LIBRARY, version[0], jobs=2)
+        table, per_program, problems = score(directory, version[0], jobs=2)
         t = totals(table)
         sys.stderr.write("\n" + markdown(per_program, "program", levers=True) + "\n")
         detail = "\n".join(problems)
-        self.assertGreaterEqual(t["precision"], LIBRARY_MIN_PRECISION, detail)
-        self.assertGreaterEqual(t["recall"], LIBRARY_MIN_RECALL, detail)
-        self.assertGreaterEqual(t["lever_share"], LIBRARY_MIN_LEVERS, detail)
+        self.assertGreaterEqual(t["precision"], min_precision, detail)
+        self.assertGreaterEqual(t["recall"], min_recall, detail)
+        self.assertGreaterEqual(t["lever_share"], min_levers, detail)
 
 
 if __name__ == "__main__" and "--table" in sys.argv:
     v = torch_version()
-    for directory, label in ((CORPUS, "corpus"), (LIBRARY, "library corpus")):
-        if directory == LIBRARY and not HAVE_TRANSFORMERS:
+    for directory, label in ((CORPUS, "corpus"), (LIBRARY, "library corpus"), (HELDOUT, "held-out library corpus")):
+        if directory != CORPUS and not HAVE_TRANSFORMERS:
             continue
         tab, per_prog, probs = score(directory, v[0], jobs=2)
         print("## %s, torch %d.%d\n" % (label, v[0], v[1]))
-        print(markdown(tab, "family", levers=directory == LIBRARY) + "\n")
-        print(markdown(per_prog, "program", levers=directory == LIBRARY) + "\n")
+        print(markdown(tab, "family", levers=directory != CORPUS) + "\n")
+        print(markdown(per_prog, "program", levers=directory != CORPUS) + "\n")
         for p in probs:
             print("- " + p)
         print()

@@ -258,6 +258,12 @@ class ScanEndToEnd(unittest.TestCase):
         doc = json.loads(r.stdout)
         self.assertEqual(list(doc)[:3], ["schema_version", "tool", "command"])
         self.assertEqual((doc["schema_version"], doc["tool"]["name"], doc["command"]), (1, "npu-doctor", "scan"))
+        # a finding has analyze's shape ("id", "location"); the old flat keys stay as aliases
+        self.assertTrue(doc["findings"])
+        for f in doc["findings"]:
+            self.assertEqual(f["id"], f["rule"])
+            self.assertEqual((f["location"]["file"], f["location"]["line"], f["location"]["column"]),
+                             (f["file"], f["line"], f["column"]))
 
     def test_sarif_output(self):
         out = os.path.join(self.tmp, "scan.sarif")

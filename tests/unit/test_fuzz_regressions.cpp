@@ -1,4 +1,5 @@
-// Replays the fuzzers' past findings (tests/regression/<reader>/*) through their readers:
+// Replays the fuzzers' past findings and hand-made hostile inputs (deep nesting, cut lines,
+// wrong types, huge numbers, invalid UTF-8: tests/regression/<reader>/*) through their readers:
 // each input must read or end in an InputError, never another exception (ASan/UBSan catch
 // the rest in the sanitizer build).
 #include <gtest/gtest.h>
@@ -37,7 +38,9 @@ std::string slurp(const fs::path& p) {
 // Runs read() on each input of `reader`; an InputError is a fine outcome, anything else fails.
 template <class Read>
 void replay(const std::string& reader, Read read) {
-  for (const fs::path& p : inputs_of(reader)) {
+  const std::vector<fs::path> inputs = inputs_of(reader);
+  ASSERT_FALSE(inputs.empty()) << "no inputs in " << (kRegressionDir / reader) << ": a replay of nothing tests nothing";
+  for (const fs::path& p : inputs) {
     SCOPED_TRACE(p.string());
     try {
       read(p);

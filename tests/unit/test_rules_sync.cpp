@@ -234,6 +234,34 @@ TEST(Sync001, CpuCaptureReportsOnlyReadsOfFutureDeviceData) {
     }
 }
 
+// On the CPU `.cpu()` returns the tensor itself; on a device its result is a host copy: reads
+// of it after the copy (pairs[0].tolist() after pairs = x.cpu()) are host reads, until device
+// work uses the tensor again.
+TEST(Sync001, ReadsOfAHostCopyAreNotSyncs) {
+  TraceBuilder b = capture_on("cpu");
+  using S = test::TensorSpec;
+  auto host = [](int64_t storage) { return S{.dtype = "int64", .shape = {2, 4}, .storage = storage, .device = "cpu"}; };
+  auto at = [](const char* name, int line, S in) {
+    (void)name;
+    return test::OpOpts{.kind = OpKind::PythonSync, .file = "eval.py", .line = line, .inputs = {in}};
+  };
+  b.op("aten::mm", 10, 5, {.file = "eval.py", .line = 9,
+                           .inputs = {host(1), S{.shape = {4, 4}, .storage = 2, .requires_grad = true, .device = "cpu"}},
+                           .outputs = {host(3)}});
+  b.op("Tensor.cpu", 20, 5, at("cpu", 10, host(3)));                                   // the copy: a sync
+  b.op("aten::select", 30, 1, {.file = "eval.py", .line = 11, .inputs = {host(3)}, .outputs = {host(3)}});
+  b.op("Tensor.tolist", 40, 5, at("tolist", 11, host(3)));                             // reads the copy
+  b.op("aten::add", 50, 5, {.file = "eval.py", .line = 12,
+                            .inputs = {host(3), S{.shape = {4, 4}, .storage = 2, .requires_grad = true, .device = "cpu"}},
+                            .outputs = {host(4)}});                                    // device work on it again
+  b.op("Tensor.item", 60, 5, at("item", 13, host(3)));                                 // a device read again
+  auto f = sync(b.build());
+  std::vector<int> lines;
+  for (const Finding& x : f) lines.push_back(x.location.line);
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines, (std::vector<int>{10, 13}));
+}
+
 // On a device the copy op itself says it: cpu in, device out, without non_blocking=True.
 TEST(Sync001, DeviceCaptureBlockingUploadIsTheCopy) {
   TraceBuilder b = capture_on("cuda");
@@ -263,6 +291,21 @@ TEST(Sync001, ProfileSynchronizeInsideAnUploadIsTheUpload) {
   auto f = sync(b.build());
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0].fix.find("non_blocking=True"), std::string::npos) << f[0].fix;
+}
+
+// Only copy ops upload: an HtoD memcpy and a synchronize inside a conv2d (cudnn's own work, the
+// alexnet-sync fixture) are a sync, not the program's data waiting to go over.
+TEST(Sync001, ProfileCopyInsideAComputeOpIsNoUpload) {
+  TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.op("aten::conv2d", 100, 50, {.external_id = 7});
+  b.runtime("cudaMemcpyAsync", RuntimeKind::Memcpy, 110, 5, {.correlation = 1, .external_id = 7});
+  b.runtime("cudaStreamSynchronize", RuntimeKind::Sync, 116, 20, {.external_id = 7});
+  b.kernel("Memcpy HtoD (Pageable -> Device)", 111, 10, {.kind = TaskKind::Memcpy, .copy = CopyDir::HtoD,
+                                                         .correlation = 1});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].fix.find("non_blocking=True"), std::string::npos) << f[0].fix;
 }
 
 // A capture run on a device says where each tensor is: a CPU tensor's read is no sync.

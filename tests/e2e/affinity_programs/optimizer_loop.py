@@ -37,6 +37,9 @@ def make(kind, params):
         return torch.optim.SGD(params, lr=1e-3, momentum=0.9, weight_decay=1e-4, foreach=False)  # VARIANT sgd_momentum
     if kind == "lion":
         return Lion(params, lr=1e-4)  # VARIANT lion
+    if kind == "fused_off":   # nanoGPT's configure_optimizers off CUDA: fused=use_fused with use_fused False
+        use_fused = False
+        return torch.optim.AdamW(params, lr=1e-3, betas=(0.9, 0.95), fused=use_fused)  # VARIANT fused_off
     if kind == "default":
         return torch.optim.AdamW(params, lr=1e-3)  # defaults: foreach on NPU from torch 2.1
     return torch.optim.AdamW(params, lr=1e-3, foreach=True)  # NEARMISS foreach

@@ -1,0 +1,4 @@
+import torch
+x = "ÿþ"
+for i in r:
+    z.cuda()
