@@ -80,6 +80,15 @@ bool undefined_output(std::string_view base) {
   return false;
 }
 
+// Inside a torch API torch_npu implements its own way (F.scaled_dot_product_attention: one fused
+// kernel on the NPU, with its own fp32 softmax): the CPU's decomposition of it (the math path's
+// softmax and dropout multiply) is not what the NPU computes.
+bool inside_api(const Trace& t, const Op& op) {
+  for (uint32_t p = op.parent; p != kNone; p = t.ops[p].parent)
+    if (t.ops[p].kind == OpKind::Api) return true;
+  return false;
+}
+
 bool same_dtype_copy(std::string_view base) {
   for (std::string_view k : {"clone", "contiguous", "_to_copy", "copy_", "copy", "lift_fresh", "lift_fresh_copy",
                              "alias_copy", "view_copy", "_unsafe_view", "expand_copy", "permute_copy"})
@@ -93,6 +102,7 @@ bool own_numerics(const Trace& t, const Op& op, const OpNumeric& n) {
   std::string_view base = aten_base(t.str(op.name));
   if (undefined_output(base)) return false;
   if (fused_attention_kernel(base)) return t.str(n.reference) == "math";
+  if (inside_api(t, op)) return false;
   auto in = t.inputs(op), out = t.outputs(op);
   // A view: an output on an input's storage that is not the input itself (in-place ops return it).
   for (uint32_t o : out) {

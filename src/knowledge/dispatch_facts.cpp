@@ -6,6 +6,7 @@
 
 #include "knowledge/knowledge.hpp"
 #include "knowledge/op_name.hpp"
+#include "knowledge/tsv.hpp"
 #include "util/text.hpp"
 
 namespace npud {
@@ -47,13 +48,9 @@ std::pair<int, int> minor_of(std::string_view v) {
 }  // namespace
 
 void DispatchFacts::parse(std::string_view name, std::string_view text) {
-  size_t number = 0;
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (const TextLine& tl : text_lines(text)) {
+    const size_t number = tl.number;
+    std::string_view line = tl.text;
     if (line.empty()) continue;
     if (line.front() == '#') {
       if (line.starts_with("# torch:")) {

@@ -10,6 +10,7 @@
 
 #include "knowledge/knowledge_data.hpp"
 #include "knowledge/op_name.hpp"
+#include "knowledge/tsv.hpp"
 
 namespace npud {
 namespace {
@@ -42,38 +43,14 @@ bool in_list(const std::unordered_set<std::string>& set, std::string_view op) {
   return false;
 }
 
-struct Line {
-  size_t number;
-  std::vector<std::string_view> fields;
-};
+using Line = TsvLine;
 
-// Data lines of a knowledge file (comments and blank lines skipped), each split on tabs
-// and checked for the expected field count.
+// Data lines of a knowledge file, checked for the expected field count and an op name.
 std::vector<Line> data_lines(std::string_view file, std::string_view text, size_t expected_fields) {
-  std::vector<Line> out;
-  size_t number = 0;
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (trim(line).empty() || line.front() == '#') continue;
-    Line l{number, {}};
-    size_t start = 0;
-    while (true) {
-      size_t tab = line.find('\t', start);
-      l.fields.push_back(line.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
-      if (tab == std::string_view::npos) break;
-      start = tab + 1;
-    }
-    if (l.fields.size() != expected_fields)
-      throw KnowledgeError(fmt::format("knowledge file {} line {}: expected {} tab-separated fields, got {}", file,
-                                       number, expected_fields, l.fields.size()));
+  std::vector<Line> out = tsv_lines("knowledge file", file, text, expected_fields);
+  for (const Line& l : out)
     if (l.fields[0].empty())
-      throw KnowledgeError(fmt::format("knowledge file {} line {}: empty op name", file, number));
-    out.push_back(std::move(l));
-  }
+      throw KnowledgeError(fmt::format("knowledge file {} line {}: empty op name", file, l.number));
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "knowledge/knowledge.hpp"
+#include "knowledge/tsv.hpp"
 #include "util/text.hpp"
 
 namespace npud {
@@ -101,24 +102,9 @@ bool glob_match(std::string_view pattern, std::string_view text) {
 
 void LibraryAdviceTable::parse(std::string_view file_name, std::string_view text) {
   std::string package(file_name.substr(0, file_name.rfind('.')));
-  size_t number = 0;
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (trim(line).empty() || line.front() == '#') continue;
-    std::vector<std::string_view> f;
-    for (size_t start = 0;;) {
-      size_t tab = line.find('\t', start);
-      f.push_back(line.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
-      if (tab == std::string_view::npos) break;
-      start = tab + 1;
-    }
-    if (f.size() != 6)
-      throw KnowledgeError(fmt::format("advice file {} line {}: expected 6 tab-separated fields, got {}", file_name,
-                                       number, f.size()));
+  for (const TsvLine& line : tsv_lines("advice file", file_name, text, 6)) {
+    const std::vector<std::string_view>& f = line.fields;
+    const size_t number = line.number;
     size_t colon = f[2].rfind(':');
     if (colon == std::string_view::npos || f[3].empty() || f[5].empty())
       throw KnowledgeError(fmt::format("advice file {} line {}: expected a site 'file:function', a cause and a lever",

@@ -28,6 +28,7 @@ const Rule& syncbn001_rule();     // sync-batchnorm (collectives per SyncBatchNo
 const Rule& bound001_rule();      // pmu-bottleneck (NPU kernel_details PMU ratios)
 const Rule& mem001_rule();        // memory-op-time (NPU profiles)
 const Rule& capture001_rule();    // capture-incomplete (captures)
+const Rule& port001_rule();       // cuda-only-code (captures: the program's file, by the scan rules)
 
 // The rule with this id among trace_rules(), or nullptr.
 const Rule* find_trace_rule(std::string_view id);

@@ -16,7 +16,7 @@ const std::vector<const Rule*>& trace_rules() {
       &dynshape001_rule(), &fallback001_rule(), &fallback002_rule(),
       &fuse001_rule(),     &fuse002_rule(),    &fuse003_rule(),    &fuse004_rule(),     &fuse005_rule(),
       &fuse006_rule(),     &fuse007_rule(),    &fuse008_rule(),    &gc001_rule(),       &hot001_rule(),
-      &idle001_rule(),     &launch001_rule(),  &mem001_rule(),     &sync001_rule(),     &syncbn001_rule(),
+      &idle001_rule(),     &launch001_rule(),  &mem001_rule(),     &port001_rule(),    &sync001_rule(),     &syncbn001_rule(),
   };
   return rules;
 }

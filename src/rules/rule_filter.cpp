@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text.hpp"
+
 namespace npud {
 namespace {
 
@@ -18,15 +20,7 @@ std::vector<std::string> parse(const std::vector<std::string>& lists, std::strin
                                const std::vector<std::string_view>& known) {
   std::vector<std::string> out;
   for (std::string_view list : lists) {
-    size_t s = 0;
-    while (s <= list.size()) {
-      size_t c = list.find(',', s);
-      if (c == std::string_view::npos) c = list.size();
-      std::string_view item = list.substr(s, c - s);
-      while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-      while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-      s = c + 1;
-      if (item.empty()) continue;
+    for (std::string_view item : comma_items(list)) {
       std::string id(item);
       for (char& ch : id) ch = char(std::toupper(static_cast<unsigned char>(ch)));
       bool any = false;

@@ -1,5 +1,6 @@
 #include "util/regular_file.hpp"
 #include "source/scanner.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -116,17 +117,7 @@ bool parse_ignore(std::string_view comment, std::vector<std::string>& ids) {
   if (p < comment.size() && comment[p] == '[') {
     size_t close = comment.find(']', p);
     if (close == std::string_view::npos) return false;
-    std::string_view list = comment.substr(p + 1, close - p - 1);
-    size_t s = 0;
-    while (s <= list.size()) {
-      size_t c = list.find(',', s);
-      if (c == std::string_view::npos) c = list.size();
-      std::string_view id = list.substr(s, c - s);
-      while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
-      while (!id.empty() && id.back() == ' ') id.remove_suffix(1);
-      if (!id.empty()) ids.emplace_back(id);
-      s = c + 1;
-    }
+    for (std::string_view id : comma_items(comment.substr(p + 1, close - p - 1))) ids.emplace_back(id);
     if (ids.empty()) return false;
   }
   return true;

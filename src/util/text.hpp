@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace npud {
 
@@ -45,6 +46,18 @@ inline std::string to_lower(std::string_view s) {
   std::string out(s);
   for (char& c : out)
     if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+  return out;
+}
+
+// The comma-separated items of `list`, trimmed, empty ones dropped ("SYNC, idle,," -> SYNC, idle).
+inline std::vector<std::string_view> comma_items(std::string_view list) {
+  std::vector<std::string_view> out;
+  for (size_t s = 0; s <= list.size();) {
+    size_t c = list.find(',', s);
+    if (c == std::string_view::npos) c = list.size();
+    if (std::string_view item = trim(list.substr(s, c - s)); !item.empty()) out.push_back(item);
+    s = c + 1;
+  }
   return out;
 }
 

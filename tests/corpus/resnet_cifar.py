@@ -56,7 +56,7 @@ class ResNet(nn.Module):
         return self.linear(out)
 
 
-device = "cuda" if torch.cuda.is_available() else "cpu"
+device = "cuda" if torch.cuda.is_available() else "cpu"  # expect: PORT001
 torch.manual_seed(0)
 trainloader = DataLoader(RandomImages(64), batch_size=16, shuffle=True, num_workers=0)
 net = ResNet().to(device)

@@ -198,6 +198,20 @@ class AmpCheckEndToEnd(unittest.TestCase):
                  and "numeric" in e["args"]]
         self.assertEqual(views, [])
 
+    @unittest.skipUnless(python_has("transformers"), "transformers is not installed (tests/corpus/library/requirements.txt)")
+    def test_transformers_bert_dropout_is_not_measured(self):
+        """BERT from transformers in train mode: its dropout masks are not numerics either."""
+        run = self.run_once("bert_dropout_hf.py", "--dtype", "fp16")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertEqual(run.findings("CAPTURE001"), [], run.dump("CAPTURE001"))
+        for rule in ("AMP001", "AMP002"):
+            self.assertEqual([f for f in run.findings(rule) if f["severity"] == "error"], [], run.dump(rule))
+        with open(os.path.join(run.dir, "out", "capture.npud.json")) as f:
+            events = [e for e in json.load(f) if e.get("cat") == "aten"]
+        undefined = [e["name"] for e in events if e["name"].startswith(("aten::empty", "aten::new_empty"))
+                     and "numeric" in e["args"]]
+        self.assertEqual(undefined, [])
+
     def test_bce_loss_under_autocast_is_an_error(self):
         run = self.run_once("bce_loss.py")
         self.assertEqual(run.code, 0, run.stderr)

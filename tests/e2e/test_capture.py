@@ -163,6 +163,17 @@ class CaptureEndToEnd(unittest.TestCase):
                 steps = [e for e in json.load(f) if e.get("name", "").startswith("ProfilerStep#")]
             self.assertEqual(len(steps), 3, steps)
 
+    def test_cuda_only_device_choice_points_at_scan(self):
+        self.need_rule("PORT001")
+        run = self.run_once("cuda-choice", "cuda_device_choice.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        hits = run.at("PORT001", "cuda_device_choice.py", planted_line("cuda_device_choice.py"))
+        self.assertEqual(len(hits), 1, json.dumps(run.findings("PORT001"), indent=1))
+        self.assertIn("npu-doctor scan", hits[0]["fix"])
+        self.assertGreaterEqual(hits[0]["metrics"]["count"], 2)   # the device string and torch.cuda.is_available
+        # programs without CUDA-only code get none
+        self.assertEqual(self.run_once("sync", "sync_item.py").findings("PORT001"), [])
+
     def test_killed_program_still_gets_a_report(self):
         run = self.run_once("killed", "killed.py")
         self.assertEqual(run.code, 128 + 9, run.stderr)

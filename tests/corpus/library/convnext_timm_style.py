@@ -87,7 +87,7 @@ def validate(model, loader, loss_fn, device):
 
 
 torch.manual_seed(42)
-device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # expect: PORT001
 num_classes, img_size = 10, 32
 train_set = TensorDataset(torch.randn(48, 3, img_size, img_size), torch.randint(0, num_classes, (48,)))
 val_set = TensorDataset(torch.randn(32, 3, img_size, img_size), torch.randint(0, num_classes, (32,)))

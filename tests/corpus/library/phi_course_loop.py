@@ -68,7 +68,7 @@ num_epochs = 1
 num_training_steps = num_epochs * len(train_dataloader)
 lr_scheduler = get_scheduler("linear", optimizer=optimizer, num_warmup_steps=0, num_training_steps=num_training_steps)
 
-device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")  # expect: PORT001
 model.to(device)
 
 model.train()

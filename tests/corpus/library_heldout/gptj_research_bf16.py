@@ -91,7 +91,7 @@ def configure_optimizer(model, cfg, device_type):
 
 cfg = TrainConfig()
 torch.manual_seed(cfg.seed)
-device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # expect: PORT001
 ctx = torch.autocast(device_type=device.type, dtype=torch.bfloat16)
 
 tokens = np.random.default_rng(cfg.seed).integers(0, cfg.vocab_size, size=cfg.max_steps * cfg.batch_size * cfg.seq_len + 1,
