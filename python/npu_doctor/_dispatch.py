@@ -48,6 +48,8 @@ _BACKEND_FAMILIES = ("convolution", "_convolution", "mkldnn_", "cudnn_", "miopen
                      "thnn_conv", "_slow_conv")
 
 _SCALARS = (int, float, bool, complex)
+_tracing_state = getattr(torch._C, "_get_tracing_state", lambda: None)
+_set_tracing_state = getattr(torch._C, "_set_tracing_state", lambda state: None)
 
 
 class OpFacts:
@@ -55,7 +57,7 @@ class OpFacts:
     knowledge base spells it ("" for profiler bookkeeping), the dispatch facts of the torch
     that runs (written into the capture once per op: docs/formats/capture.md "Dispatch facts"),
     the composite key to expand it at, and where its schema takes Tensors."""
-    __slots__ = ("name", "dispatch", "cpu_kernel", "expand_key", "tensor_slots", "bool_scalar_slots")
+    __slots__ = ("name", "dispatch", "cpu_kernel", "expand_key", "tensor_slots", "bool_scalar_slots", "_siblings")
 
     def __init__(self, func):
         schema = func._schema
@@ -74,6 +76,15 @@ class OpFacts:
                 bools.append(key)
         self.tensor_slots = tuple(slots)
         self.bool_scalar_slots = tuple(bools) if _TORCH_1 else ()
+        self._siblings = {}
+
+    def scalar_sibling(self, func, numbers):
+        """_find_scalar_sibling, once per op and set of number slots."""
+        try:
+            return self._siblings[numbers]
+        except KeyError:
+            op = self._siblings[numbers] = _find_scalar_sibling(func, numbers)
+            return op
 
 
 def _dispatch_facts(name):
@@ -113,36 +124,91 @@ def _expand_key(func, name, dispatch, cpu_kernel):
 
 
 def call_op(func, facts, args, kwargs):
-    """Runs `func` the way the program's own call would have run it. Composite kernels pass
-    Python numbers where the schema says Tensor (a wrapped scalar, `remainder.Scalar` calling
-    `remainder.Tensor`), which the op object refuses: the overload packet picks the overload
-    the number belongs to, as the program's call did. Torch 1.x's op objects also read a bool
-    Scalar as an int (`bitwise_and.Scalar(mask, True)` would come back int64): there the bool
-    goes as a 0-dim bool tensor to the Tensor overload, as torch's own kernel sends it."""
-    for slot in facts.tensor_slots:
-        if isinstance(slot, int):
-            v = args[slot] if slot < len(args) else None
-        else:
-            v = kwargs.get(slot) if kwargs else None
-        if type(v) is bool and _TORCH_1:   # the packet would pick the Scalar overload as an int
-            return _with_tensor(func, args, kwargs, slot, v)
-        if type(v) in _SCALARS:
-            return func.overloadpacket(*args, **kwargs)
+    """Runs `func` the way the program's own call would have run it. A Python number can sit
+    where the schema says Tensor: composite kernels pass wrapped scalars (`remainder.Scalar`
+    calling `remainder.Tensor`), the TorchScript interpreter passes a traced constant (`t * 2`
+    traced), and the Python key hands such wrapped-number tensors to the mode as numbers,
+    which the op object refuses. The op's own Scalar sibling takes them where it has one (the
+    overload the program's call would have picked); elsewhere the number goes back as the 0-dim
+    tensor it was. Torch 1.x's op objects also read a bool Scalar as an int
+    (`bitwise_and.Scalar(mask, True)` would come back int64): there a bool always goes as a
+    0-dim bool tensor to the Tensor overload, as torch's own kernel sends it."""
+    numbers = _number_slots(facts, args, kwargs)
+    if numbers:
+        if not (_TORCH_1 and any(type(_at(args, kwargs, slot)) is bool for slot in numbers)):
+            sibling = facts.scalar_sibling(func, numbers)
+            if sibling is not None:
+                return sibling(*args, **kwargs)
+        return _numbers_as_tensors(func, numbers, args, kwargs)
     for slot in facts.bool_scalar_slots:
         if isinstance(slot, int) and slot < len(args) and type(args[slot]) is bool:
             return _bool_as_tensor(func, args, kwargs, slot)
     return func(*args, **kwargs)
 
 
-def _with_tensor(func, args, kwargs, slot, value):
-    """`func` with the Python scalar at `slot` as the 0-dim tensor torch's kernel would pass."""
+def _at(args, kwargs, slot):
     if isinstance(slot, int):
-        args = list(args)
-        args[slot] = torch.tensor(value)
-    else:
-        kwargs = dict(kwargs)
-        kwargs[slot] = torch.tensor(value)
+        return args[slot] if slot < len(args) else None
+    return kwargs.get(slot) if kwargs else None
+
+
+def _number_slots(facts, args, kwargs):
+    """The Tensor slots of this call that hold a Python number."""
+    return tuple(slot for slot in facts.tensor_slots if type(_at(args, kwargs, slot)) in _SCALARS)
+
+
+def _find_scalar_sibling(func, numbers):
+    """The overload of `func`'s packet with the same arguments whose type is Scalar at each
+    of `numbers` and Tensor at every other Tensor slot (remainder.Scalar for remainder.Tensor
+    with a number as `other`, where.ScalarOther...), or None."""
+    mine = func._schema.arguments
+    names = [a.name for a in mine]
+    packet = func.overloadpacket
+    try:
+        for overload in packet.overloads():
+            op = getattr(packet, overload)
+            theirs = op._schema.arguments
+            if op is func or [a.name for a in theirs] != names:
+                continue
+            fits = True
+            for i, (a, b) in enumerate(zip(mine, theirs)):
+                slot = a.name if a.kwarg_only else i
+                want = _SCALAR_TYPES if slot in numbers else (str(a.type),)
+                if str(b.type) not in want:
+                    fits = False
+                    break
+            if fits:
+                return op
+    except Exception:
+        pass
+    return None
+
+
+_SCALAR_TYPES = ("Scalar", "Scalar?", "Optional[number]", "number")
+
+
+def _numbers_as_tensors(func, numbers, args, kwargs):
+    """`func` with each number in `numbers` as a 0-dim tensor standing in for the wrapped
+    number it was."""
+    args = list(args)
+    kwargs = dict(kwargs) if kwargs else {}
+    for slot in numbers:
+        if isinstance(slot, int):
+            args[slot] = _number_tensor(args[slot])
+        else:
+            kwargs[slot] = _number_tensor(kwargs[slot])
     return func(*args, **kwargs)
+
+
+def _number_tensor(value):
+    """A wrapped number promotes like a number: across categories (int tensor - 0.5) the result
+    takes the default dtype, which a 0-dim tensor of that dtype also gives."""
+    if type(value) is float:
+        return torch.tensor(value, dtype=torch.get_default_dtype())
+    if type(value) is complex:
+        return torch.tensor(value, dtype=torch.complex128 if torch.get_default_dtype() is torch.float64
+                            else torch.complex64)
+    return torch.tensor(value)
 
 
 def _bool_as_tensor(func, args, kwargs, slot):
@@ -185,6 +251,8 @@ class DispatchCore(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
+        if _tracing_state() is not None:
+            return self._traced(func, args, kwargs)
         rec = self._rec
         depth = self.depth
         if rec.cut_at_forward and depth.value == 0:
@@ -196,6 +264,17 @@ class DispatchCore(TorchDispatchMode):
             return self._record(func, args, kwargs, depth.value)
         finally:
             depth.value -= 1
+
+    def _traced(self, func, args, kwargs):
+        """torch.jit.trace has already recorded this op in its graph (the Tracer key runs before
+        the Python one): the op runs with the tracer paused, so nothing the capture does here
+        (a number turned back into a tensor) becomes part of the program's traced graph."""
+        state = _tracing_state()
+        _set_tracing_state(None)
+        try:
+            return self.__torch_dispatch__(func, (), args, kwargs)
+        finally:
+            _set_tracing_state(state)
 
     def _record(self, func, args, kwargs, depth):
         rec = self._rec

@@ -119,6 +119,28 @@ def patch_optimizers():
     _optimizer_patched[0] = True
 
 
+# --- TorchScript builtins ----------------------------------------------------------------
+
+_builtin_wrappers = []   # kept alive: TorchScript's builtin table is keyed by id()
+
+
+def keep_builtin(wrapper, orig):
+    """TorchScript compiles a call of a function it knows as a builtin (torch.zeros ->
+    aten::zeros, torch.autograd.grad -> aten::grad) by the function's identity: a wrapper that
+    stands in for one must be known under the same name, or scripted code calling it stops
+    compiling. The first lookup builds torch's table from the functions torch has then, so it
+    runs before the wrapper is installed (every patch calls this first)."""
+    try:
+        from torch.jit._builtins import _find_builtin, _register_builtin
+        name = _find_builtin(orig)
+        if name:
+            _register_builtin(wrapper, name)
+            _builtin_wrappers.append(wrapper)
+    except Exception:
+        pass
+    return wrapper
+
+
 # --- torch API calls torch_npu implements its own way ------------------------------------
 
 _api_patched = [False]
@@ -151,14 +173,7 @@ def patch_api_functions():
         rec.record_sdpa(args, kwargs, result, t0, t1, caller, _frames.is_user_frame(caller))
         return result
 
-    try:
-        # TorchScript resolves F.scaled_dot_product_attention by identity: scripted code keeps
-        # compiling to the aten op instead of trying to script this wrapper.
-        from torch.jit._builtins import _register_builtin
-        _register_builtin(scaled_dot_product_attention, "aten::scaled_dot_product_attention")
-    except Exception:
-        pass
-    F.scaled_dot_product_attention = scaled_dot_product_attention
+    F.scaled_dot_product_attention = keep_builtin(scaled_dot_product_attention, orig)
 
 
 # --- the backward pass -------------------------------------------------------------------
@@ -199,7 +214,7 @@ def patch_autograd():
                 rec.on_step_end("backward")
             return result
 
-        setattr(ag, name, functools.wraps(orig)(wrapper))
+        setattr(ag, name, keep_builtin(functools.wraps(orig)(wrapper), orig))
 
 
 # --- host syncs at Python level ----------------------------------------------------------
@@ -259,6 +274,11 @@ def _places_on_device(args, kwargs, caller):
     return not literal
 
 
+# Found by tests/e2e/programs/mode_sensitive_sweep.py on torch 1.13 and 2.13 (_patch_mode_sensitive).
+_MODE_SENSITIVE_LINALG = ("svdvals", "eigvalsh", "eigvals", "cond", "matrix_norm", "norm")
+_MODE_SENSITIVE_TORCH = ("logdet", "nuclear_norm", "norm")
+
+
 class TensorPatches:
     def __init__(self, rec):
         self._rec = rec
@@ -278,6 +298,7 @@ class TensorPatches:
         self._patch_bool_operands(torch)
         self._patch_naming(torch)
         self._patch_data_factories(torch)
+        self._patch_mode_sensitive(torch)
         try:
             import torch.cuda as tc
         except Exception:
@@ -319,7 +340,46 @@ class TensorPatches:
 
             functools.update_wrapper(factory, orig)
             self._saved.append((torch, name, True, orig))
-            setattr(torch, name, factory)
+            setattr(torch, name, keep_builtin(factory, orig))
+
+    def _patch_mode_sensitive(self, torch):
+        """Linear algebra whose composite kernel asks "could a tensor subclass or a gradient be
+        involved?" (isTensorSubclassLike is true under any dispatch mode): svdvals then computes
+        the singular vectors too, eigvalsh the eigenvectors, and the values come out in other
+        last bits. Under `run` these calls give the program what its plain call gives (the
+        capture's mode popped), then run once more under the capture so their ops are recorded
+        (pure functions; not with out=). amp-check gives the program its emulated result, as
+        for every op. tests/e2e/programs/mode_sensitive_sweep.py finds the set on each torch."""
+        if self._rec.amp is not None:
+            return
+        try:
+            from torch.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode_temporarily
+        except ImportError:
+            return
+        rec = self._rec
+        entries = [(torch.linalg, n) for n in _MODE_SENSITIVE_LINALG] + \
+                  [(torch, n) for n in _MODE_SENSITIVE_TORCH] + [(torch.Tensor, n) for n in _MODE_SENSITIVE_TORCH]
+        for owner, name in entries:
+            orig = owner.__dict__.get(name) if owner is torch.Tensor else getattr(owner, name, None)
+            if orig is None:
+                continue
+
+            def call(*args, _orig=orig, **kwargs):
+                mode = rec._mode
+                if not rec.recording or mode is None or kwargs.get("out") is not None \
+                        or _get_current_dispatch_mode() is not mode:
+                    return _orig(*args, **kwargs)
+                with _pop_mode_temporarily():
+                    result = _orig(*args, **kwargs)
+                try:
+                    _orig(*args, **kwargs)
+                except Exception:
+                    pass
+                return result
+
+            functools.update_wrapper(call, orig)
+            self._saved.append((owner, name, True, orig))
+            setattr(owner, name, keep_builtin(call, orig) if owner is not torch.Tensor else call)
 
     def _patch_as_subclass(self, cls):
         """torch 1.x: Tensor.as_subclass raises "already associated to a python object" under
@@ -366,7 +426,7 @@ class TensorPatches:
             functools.update_wrapper(call, orig)
             own = owner is torch or name in cls.__dict__
             self._saved.append((owner, name, own, orig if own else None))
-            setattr(owner, name, call)
+            setattr(owner, name, keep_builtin(call, orig) if owner is torch else call)
 
     def _patch_naming(self, torch):
         """torch with named tensors: the ways a program names a tensor (refine_names, rename,
@@ -415,7 +475,7 @@ class TensorPatches:
 
             functools.update_wrapper(factory, orig)
             self._saved.append((torch, name, True, orig))
-            setattr(torch, name, factory)
+            setattr(torch, name, keep_builtin(factory, orig))
 
     def remove(self):
         for owner, name, own, orig in reversed(self._saved):

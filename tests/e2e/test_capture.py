@@ -224,6 +224,59 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertGreater(plain.count("->"), 500)
         self.assertEqual(run.findings("CAPTURE001"), [], run.stderr)
 
+    def amp_check_stdout(self, program, *program_args):
+        """amp-check of a program: (exit code, stdout, stderr)."""
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([BINARY, "amp-check", "-q", "--steps", "1:3", "--capture-dir", os.path.join(d, "out"),
+                                "--fail-on", "never", "-o", os.path.join(d, "amp.txt"), "--",
+                                PYTHON, os.path.join(PROGRAMS, program), *program_args],
+                               capture_output=True, text=True, timeout=300, cwd=PROGRAMS)
+        return r.returncode, r.stdout, r.stderr
+
+    def test_scalar_operands_keep_their_non_float_results_under_amp_check(self):
+        """amp-check emulates low precision for float ops only: every call whose plain result
+        is an integer or bool tensor (or an exception) prints the same line under it."""
+        code, plain = plain_run("scalar_operand_sweep.py")
+        self.assertEqual(code, 0, plain)
+        code, amp, err = self.amp_check_stdout("scalar_operand_sweep.py")
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("capture stopped", err)
+        float_line = re.compile(r"-> (float|bfloat|half|complex)")
+        kept = [(a, b) for a, b in zip(plain.splitlines(), amp.splitlines()) if not float_line.search(a)]
+        self.assertEqual(len(plain.splitlines()), len(amp.splitlines()))
+        self.assertGreater(len(kept), 200)
+        self.assertEqual([a for a, b in kept if a != b], [])
+
+    def test_torchscript_made_inside_steps_runs_unchanged(self):
+        """#31 F-6: torch.jit.trace inside a step (the traced graph's wrapped-number constants
+        reach the capture as numbers), a scripted function calling torch.autograd.grad, and
+        functions scripted while the capture wraps torch.zeros/full/tensor/bitwise_and."""
+        for what in ("trace", "grad", "factories"):
+            code, plain = plain_run("torchscript_in_step.py", what)
+            self.assertEqual(code, 0, plain)
+            run = Run("torchscript_in_step.py", program_args=(what,))
+            self.assertEqual((run.code, run.stdout), (0, plain), what + ": " + run.stderr[-2000:])
+            self.assertEqual(run.findings("CAPTURE001"), [], what)
+            code, amp, err = self.amp_check_stdout("torchscript_in_step.py", what)
+            self.assertEqual(code, 0, err[-2000:])
+            self.assertEqual(len(re.findall(r"^step \d", amp, re.M)), 5, what + ": " + err[-2000:])
+            self.assertNotIn("capture stopped", err, what)
+
+    def test_linear_algebra_gives_the_plain_bits(self):
+        """#31 F-15: svdvals, eigvalsh, cond, matrix norms... compute more under any dispatch
+        mode (their kernels ask whether a subclass is involved) and moved the last bits."""
+        code, plain = plain_run("mode_sensitive_sweep.py")
+        self.assertEqual(code, 0, plain)
+        code, sensitive = plain_run("mode_sensitive_sweep.py", "sensitive")
+        self.assertEqual(code, 0, sensitive)
+        self.assertIn("linalg.svdvals", sensitive)   # the class exists on this torch
+        run = Run("mode_sensitive_sweep.py")
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertEqual(run.stdout, plain)
+        with open(run.capture) as f:   # and their ops are still recorded
+            names = {e["name"] for e in json.load(f) if e.get("cat") == "aten"}
+        self.assertTrue({"aten::_linalg_svd", "aten::linalg_svd", "aten::svd"} & names, sorted(names))
+
     def check_unchanged(self, *program_args):
         code, plain = plain_run("compiled.py", *program_args)
         self.assertEqual(code, 0, plain)
