@@ -81,7 +81,9 @@ int amp_check_command(const AmpCheckOptions& o, AnalyzeOptions ao) {
     std::cerr << fmt::format("npu-doctor: error: cannot create {}: {}\n", o.launch.out_dir, ec.message());
     return kExitBadInput;
   }
-  std::string lists_path = fs::absolute(fs::path(o.launch.out_dir) / "amp_lists.tsv").string();
+  fs::path lists_file = fs::path(o.launch.out_dir) / "amp_lists.tsv";
+  std::string lists_path = fs::absolute(lists_file, ec).string();  // the working directory gone: ec, no throw
+  if (ec) lists_path = lists_file.string();
   try {
     AtomicFile f(lists_path);
     f.stream() << amp_lists_text(*lists);

@@ -15,6 +15,7 @@
 #include "cli/output.hpp"
 #include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
+#include "report/escape.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
 #include "report/sarif.hpp"
@@ -111,8 +112,10 @@ void print_warnings(const Trace& trace) {
   constexpr size_t kShown = 5;
   for (size_t i = 0; i < trace.warnings.size() && i < kShown; ++i) {
     const auto& w = trace.warnings[i];
-    if (w.offset) std::cerr << fmt::format("npu-doctor: warning: {}: byte {}: {}\n", trace.source, w.offset, w.message);
-    else std::cerr << fmt::format("npu-doctor: warning: {}: {}\n", trace.source, w.message);
+    if (w.offset)
+      std::cerr << fmt::format("npu-doctor: warning: {}: byte {}: {}\n", terminal_safe(trace.source), w.offset,
+                               terminal_safe(w.message));
+    else std::cerr << fmt::format("npu-doctor: warning: {}: {}\n", terminal_safe(trace.source), terminal_safe(w.message));
   }
   if (trace.warnings.size() > kShown)
     std::cerr << fmt::format("npu-doctor: warning: {} more warnings (see --format json)\n",

@@ -19,8 +19,10 @@
 #include "cluster/cluster_report.hpp"
 #include "cluster/msprof_cluster.hpp"
 #include "cluster/rank_summary.hpp"
+#include "report/escape.hpp"
 #include "report/html_report.hpp"
 #include "ingest/input_error.hpp"
+#include "util/directory.hpp"
 #include "util/text.hpp"
 
 namespace npud {
@@ -38,18 +40,14 @@ bool is_trace_file_name(const std::string& name) {
   return name.ends_with(".json") || name.ends_with(".json.gz");
 }
 
-// Bytes of a rank's input on disk (a run directory: all its files).
-uint64_t input_bytes(const std::string& path) {
+// Bytes of a rank's input on disk (a run directory: all its files, for the progress line and
+// the memory estimate). Folders that cannot be listed (a PROF_* folder of another user) are
+// appended to `unlisted`: the report names them.
+uint64_t input_bytes(const std::string& path, std::vector<UnlistedFolder>& unlisted) {
   std::error_code ec;
-  uint64_t bytes = 0;
-  if (fs::is_directory(path, ec)) {
-    for (const auto& e : fs::recursive_directory_iterator(path, ec))
-      if (e.is_regular_file(ec)) bytes += e.file_size(ec);
-  } else {
-    bytes = fs::file_size(path, ec);
-    if (ec) bytes = 0;
-  }
-  return bytes;
+  if (fs::is_directory(path, ec)) return tree_bytes(path, unlisted);
+  uint64_t bytes = fs::file_size(path, ec);
+  return ec ? 0 : bytes;
 }
 
 
@@ -132,7 +130,7 @@ std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& inputs,
       continue;
     }
     ++failed;
-    std::cerr << "npu-doctor: error: " << errors[i] << "\n";
+    std::cerr << "npu-doctor: error: " << terminal_safe(errors[i]) << "\n";
   }
   return out;
 }
@@ -159,14 +157,24 @@ bool cluster_format_or_report(const std::string& format) {
 
 }  // namespace
 
-std::vector<std::string> rank_inputs_in(const std::string& dir) {
+std::vector<std::string> rank_inputs_in(const std::string& dir, std::vector<std::string>* skipped) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_directory(ec) ? is_run_dir(e.path()) : is_trace_file_name(e.path().filename().string()))
+  std::vector<fs::directory_entry> entries = directory_entries(dir, ec);
+  if (ec && skipped) skipped->push_back(fmt::format("{}: listing stopped early ({}): ranks after that point are not in the report", dir, ec.message()));
+  for (const auto& e : entries) {
+    std::error_code entry_ec;
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory(entry_ec)) {
+      if (is_trace_file_name(name)) out.push_back(e.path().string());
+    } else if (is_run_dir(e.path())) {
       out.push_back(e.path().string());
+    } else if (is_trace_file_name(name) && skipped) {
+      skipped->push_back(fmt::format("{} is a directory, not a rank profile: skipped", e.path().string()));
+    }
   }
   std::sort(out.begin(), out.end());
+  if (skipped) std::sort(skipped->begin(), skipped->end());
   return out;
 }
 
@@ -181,17 +189,27 @@ int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
   if (!cluster_format_or_report(o.format) || !rules_or_report(o, rules)) return kExitBadInput;
   std::vector<RankSummary> summaries;
   size_t failed = 0;
+  std::vector<std::string> listing_notes;  // folders skipped while finding and sizing the ranks
   if (std::string out = find_msprof_cluster_output(dir); !out.empty()) {
     try {
       summaries = read_msprof_cluster(out);
     } catch (const InputError& e) {
-      std::cerr << "npu-doctor: error: " << e.describe() << "\n";
+      std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
       return kExitBadInput;
     }
   } else {
-    std::vector<std::string> inputs = rank_inputs_in(dir);
+    std::vector<std::string> inputs = rank_inputs_in(dir, &listing_notes);
     std::vector<uint64_t> bytes;
-    for (const auto& p : inputs) bytes.push_back(input_bytes(p));
+    for (const auto& p : inputs) {
+      std::vector<UnlistedFolder> unlisted;
+      bytes.push_back(input_bytes(p, unlisted));
+      // The rank's own folder unreadable: its read fails and says so; a folder inside it is
+      // one the reader does not need (it reads ASCEND_PROFILER_OUTPUT), or its read fails too.
+      for (const auto& u : unlisted)
+        if (u.path != fs::path(p))
+          listing_notes.push_back(fmt::format("{} could not be listed ({}): its size is not counted and the rank was "
+                                              "read without it", u.path.string(), u.reason));
+    }
     unsigned jobs = o.jobs ? std::min<unsigned>(o.jobs, unsigned(inputs.size())) : default_jobs(inputs, bytes);
     if (!o.quiet && ::isatty(STDERR_FILENO))
       std::cerr << fmt::format("npu-doctor: {} rank profiles in {}, {} at a time\n", inputs.size(), dir, jobs);
@@ -199,6 +217,7 @@ int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
   }
   if (summaries.empty()) return kExitBadInput;
   ClusterReport report = build_cluster_report(summaries, dir);
+  report.notes.insert(report.notes.end(), listing_notes.begin(), listing_notes.end());
   if (failed) report.notes.push_back(fmt::format("{} rank profile{} could not be read (errors above)", failed, failed == 1 ? "" : "s"));
   int code = render_cluster(report, o.format, o.output, o.verbose, o.fail_on);
   return failed ? kExitBadInput : code;
@@ -222,7 +241,7 @@ int merge_command(const MergeOptions& o) {
       summaries.push_back(read_rank_summary(path));
     } catch (const InputError& e) {
       ++bad;
-      std::cerr << "npu-doctor: error: " << e.describe() << "\n";
+      std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
     }
   };
   std::string source;
@@ -230,7 +249,7 @@ int merge_command(const MergeOptions& o) {
     std::error_code ec;
     if (!fs::exists(in, ec)) {
       ++bad;
-      std::cerr << fmt::format("npu-doctor: error: {}: no such file or directory\n", in);
+      std::cerr << fmt::format("npu-doctor: error: {}: no such file or directory\n", terminal_safe(in));
       continue;
     }
     source = source.empty() ? in : fmt::format("{} inputs", o.inputs.size());
@@ -243,18 +262,23 @@ int merge_command(const MergeOptions& o) {
         for (auto& s : read_msprof_cluster(out)) summaries.push_back(std::move(s));
       } catch (const InputError& e) {
         ++bad;
-        std::cerr << "npu-doctor: error: " << e.describe() << "\n";
+        std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
       }
       continue;
     }
     std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(in, ec))
-      if (e.is_regular_file(ec) && is_rank_summary_file(e.path().string())) files.push_back(e.path().string());
+    for (const auto& e : directory_entries(in, ec))
+      if (std::error_code entry_ec; e.is_regular_file(entry_ec) && is_rank_summary_file(e.path().string()))
+        files.push_back(e.path().string());
+    if (ec) {
+      ++bad;
+      std::cerr << fmt::format("npu-doctor: error: {}: cannot list it completely: {}\n", terminal_safe(in), ec.message());
+    }
     std::sort(files.begin(), files.end());
     if (files.empty()) {
       ++bad;
       std::cerr << fmt::format("npu-doctor: error: {}: no rank summaries in it (write them with `npu-doctor analyze "
-                               "RANK_PROFILE --format summary -o rankN.json`)\n", in);
+                               "RANK_PROFILE --format summary -o rankN.json`)\n", terminal_safe(in));
     }
     for (const auto& f : files) read_one(f);
   }

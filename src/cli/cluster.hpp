@@ -14,8 +14,10 @@ namespace npud {
 bool is_cluster_input(const std::string& path);
 
 // The rank profiles of a directory, sorted: Kineto/capture files (*.json, *.json.gz) and
-// torch_npu run directories (*_ascend_pt, or any holding ASCEND_PROFILER_OUTPUT).
-std::vector<std::string> rank_inputs_in(const std::string& dir);
+// torch_npu run directories (*_ascend_pt, or any holding ASCEND_PROFILER_OUTPUT). What looks
+// like a rank but is not one (a directory named rank-3.json) is appended to `skipped` as a
+// note naming it.
+std::vector<std::string> rank_inputs_in(const std::string& dir, std::vector<std::string>* skipped = nullptr);
 
 // `analyze DIR` in cluster mode. Returns the exit code.
 int analyze_cluster(const std::string& dir, const AnalyzeOptions& opts);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "report/escape.hpp"
 #include "report/json_writer.hpp"
 #include "report/text_style.hpp"
 #include "rules/rule_support.hpp"
@@ -167,6 +168,66 @@ void find_slow(const std::vector<const RankSummary*>& ranks, const std::vector<s
   }
 }
 
+// Some time recorded: an empty trace (no events, `[]`, metadata only) has one step of 0 ns.
+bool has_time(const RankSummary& s) {
+  return std::any_of(s.steps.begin(), s.steps.end(), [](const StepBreakdown& b) { return b.step_ns > 0; });
+}
+
+// Steps from ProfilerStep markers (numbered), not the whole trace as one span (-1).
+bool is_stepped(const RankSummary& s) {
+  return std::any_of(s.steps.begin(), s.steps.end(), [](const StepBreakdown& b) { return b.number >= 0; });
+}
+
+constexpr size_t kMissingListed = 64;
+
+// One note for the ranks left out for one reason: "rank 4 (a.json): why", or "ranks 3,4,5
+// (a.json, b.json, c.json, ...): why".
+void note_left_out(const std::vector<const RankSummary*>& left_out, std::string_view why,
+                   std::vector<std::string>& notes) {
+  if (left_out.empty()) return;
+  std::vector<int64_t> numbers;
+  std::string sources;
+  for (size_t i = 0; i < left_out.size(); ++i) {
+    numbers.push_back(left_out[i]->rank);
+    if (i < 3) sources += (i ? ", " : "") + left_out[i]->source;
+  }
+  notes.push_back(fmt::format("rank{} {} ({}{}): {}", numbers.size() == 1 ? "" : "s", rank_list(numbers), sources,
+                              left_out.size() > 3 ? ", ..." : "", why));
+}
+
+// A rank whose device idles longer than the others' while its steps are no longer, when
+// another rank computes longer: its idle time is most likely the wait for that straggler at
+// the next collective (a trace whose collective kernels do not show the wait), not a
+// host-bound rank. With few ranks the others' median includes the straggler, so this comes
+// up whenever a straggler has less idle time. Said, and made info, when the straggler's
+// extra computing covers the extra idle time.
+void explain_idle_by_stragglers(std::vector<SlowRank>& slow) {
+  double straggler_excess = 0;
+  std::string list;
+  std::set<int64_t> step_slow;
+  for (const SlowRank& s : slow) {
+    if (s.dimension == "step") step_slow.insert(s.rank);
+    if (s.dimension != "computing") continue;
+    straggler_excess = std::max(straggler_excess, s.value_ns - s.median_ns);
+    list += (list.empty() ? "" : ", ") + std::to_string(s.rank);
+  }
+  if (list.empty()) return;
+  for (SlowRank& s : slow) {
+    if (s.dimension != "free" || step_slow.count(s.rank) || s.value_ns - s.median_ns > straggler_excess) continue;
+    bool self = false;
+    for (const SlowRank& c : slow) self = self || (c.dimension == "computing" && c.rank == s.rank);
+    if (self) continue;
+    s.severity = Severity::Info;
+    s.message = fmt::format("rank {}'s device is idle {} per step above the other ranks' median of {} ({} of a step), "
+                            "its steps no longer than theirs: most likely it idles waiting for the rank{} that "
+                            "compute{} longer ({}), not host-bound",
+                            s.rank, format_duration(int64_t(s.value_ns - s.median_ns)),
+                            format_duration(int64_t(s.median_ns)), format_share(s.share_of_step),
+                            list.find(',') == std::string::npos ? "" : "s",
+                            list.find(',') == std::string::npos ? "s" : "", list);
+  }
+}
+
 bool worse(const Finding& a, const Finding& b) {
   return std::tie(a.severity, a.cost_ns) > std::tie(b.severity, b.cost_ns);
 }
@@ -176,13 +237,41 @@ bool worse(const Finding& a, const Finding& b) {
 ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::string source) {
   ClusterReport r;
   r.source = std::move(source);
-  // By rank; each rank's steps are copied to take the estimated waits (its collectives and
+  std::vector<const RankSummary*> all;
+  for (const RankSummary& s : input) all.push_back(&s);
+  std::stable_sort(all.begin(), all.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+
+  // The ranks compared. A rank with no time at all (no events, `[]`, metadata only) has
+  // nothing to compare: in the medians it would make every real rank look slow. A rank
+  // without ProfilerStep markers among stepped ranks has one "step" spanning its whole trace
+  // (several steps of work): compared per step it would be a straggler. Both are listed
+  // (times "-"), named in a note and left out of the slow ranks; the second keeps its
+  // findings in the findings comparison, the first has none to compare.
+  bool any_stepped = false;
+  for (const RankSummary* s : all) any_stepped = any_stepped || (has_time(*s) && is_stepped(*s));
+  std::vector<const RankSummary*> ranks;        // compared
+  std::vector<const RankSummary*> with_findings;  // ranks whose findings are compared
+  std::vector<const RankSummary*> no_time, stepless;
+  for (const RankSummary* s : all) {
+    if (!has_time(*s)) {
+      no_time.push_back(s);
+      continue;
+    }
+    with_findings.push_back(s);
+    if (any_stepped && !is_stepped(*s)) stepless.push_back(s);
+    else ranks.push_back(s);
+  }
+  note_left_out(no_time, "no events or no time recorded: left out of the comparisons", r.notes);
+  note_left_out(stepless, "no ProfilerStep markers, the whole trace is one span: left out of the per-step "
+                          "comparisons with the stepped ranks", r.notes);
+  // Each compared rank's steps are copied to take the estimated waits (its collectives and
   // findings are only read).
-  std::vector<const RankSummary*> ranks;
-  for (const RankSummary& s : input) ranks.push_back(&s);
-  std::stable_sort(ranks.begin(), ranks.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
   std::vector<std::vector<StepBreakdown>> steps;
-  for (const RankSummary* s : ranks) steps.push_back(s->steps);
+  std::unordered_map<const RankSummary*, size_t> compared_index;
+  for (const RankSummary* s : ranks) {
+    compared_index[s] = steps.size();
+    steps.push_back(s->steps);
+  }
 
   // Waits: measured where the source has them on every step, else estimated from collectives.
   bool measured = !ranks.empty();
@@ -212,30 +301,44 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   std::set<int64_t> world_sizes;
   std::set<std::string> versions;
   std::vector<double> step_times;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const RankSummary& s = *ranks[i];
-    const std::vector<StepBreakdown>& st = steps[i];
+  for (const RankSummary* rs : all) {
+    const RankSummary& s = *rs;
     RankRow row;
     row.rank = s.rank;
     row.source = s.source;
-    row.steps = st.size();
-    row.step_ns = mean_of(st, "step");
-    row.computing_ns = mean_of(st, "computing");
-    row.communication_ns = mean_of(st, "communication");
-    row.free_ns = mean_of(st, "free");
-    double overlapped = 0;
-    for (const StepBreakdown& b : st) overlapped += double(b.overlapped_ns);
-    row.overlapped_ns = st.empty() ? 0 : overlapped / double(st.size());
-    bool rank_wait = !st.empty();
-    for (const StepBreakdown& b : st) rank_wait = rank_wait && b.comm_wait_ns >= 0;
-    row.comm_wait_ns = rank_wait ? mean_of(st, "wait") : -1;
     row.findings = size_t(std::count_if(s.findings.begin(), s.findings.end(),
                                         [](const Finding& f) { return f.rule != "HOT001"; }));
     row.warnings = s.warning_count;
+    auto compared = compared_index.find(rs);
+    if (compared == compared_index.end()) {
+      row.step_ns = row.computing_ns = row.communication_ns = row.overlapped_ns = row.free_ns = -1;
+    } else {
+      const std::vector<StepBreakdown>& st = steps[compared->second];
+      row.steps = st.size();
+      row.step_ns = mean_of(st, "step");
+      row.computing_ns = mean_of(st, "computing");
+      row.communication_ns = mean_of(st, "communication");
+      row.free_ns = mean_of(st, "free");
+      double overlapped = 0;
+      for (const StepBreakdown& b : st) overlapped += double(b.overlapped_ns);
+      row.overlapped_ns = st.empty() ? 0 : overlapped / double(st.size());
+      bool rank_wait = !st.empty();
+      for (const StepBreakdown& b : st) rank_wait = rank_wait && b.comm_wait_ns >= 0;
+      row.comm_wait_ns = rank_wait ? mean_of(st, "wait") : -1;
+      step_times.push_back(row.step_ns);
+    }
     r.ranks.push_back(row);
-    step_times.push_back(row.step_ns);
     if (s.rank >= 0) sources_of_rank[s.rank].push_back(s.source);
-    if (s.world_size > 0) world_sizes.insert(s.world_size);
+    if (s.world_size > kMaxWorldSize) {
+      r.warnings.push_back(fmt::format("{} records a world size of {}, more than {} ranks: not believed (missing ranks "
+                                       "are not counted from it)",
+                                       s.source, s.world_size, kMaxWorldSize));
+    } else if (s.world_size > 0) {
+      world_sizes.insert(s.world_size);
+      r.world_size = std::max(r.world_size, s.world_size);
+      if (s.rank >= s.world_size)
+        r.inconsistent.push_back(fmt::format("{} says it is rank {} of a world of {} ranks", s.source, s.rank, s.world_size));
+    }
     if (s.rank < 0) r.notes.push_back(fmt::format("{}: no rank recorded and none in the file name", s.source));
     if (s.collectives_truncated)
       r.notes.push_back(fmt::format("rank {}: more than {} collectives, the rest not compared", s.rank, kMaxCollectives));
@@ -243,7 +346,6 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
       r.notes.push_back(fmt::format("rank {}: {} reader warning{}{}{}", s.rank, s.warning_count,
                                     s.warning_count == 1 ? "" : "s", s.warnings.empty() ? "" : ", first: ",
                                     s.warnings.empty() ? "" : s.warnings.front()));
-    r.world_size = std::max(r.world_size, s.world_size);
     if (!s.torch_npu.empty()) versions.insert(s.torch_npu);
   }
   // Profiles of one job have distinct ranks and one world size; anything else compares runs
@@ -268,12 +370,18 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   }
   r.torch_npu = versions.size() == 1 ? *versions.begin() : versions.empty() ? "" : fmt::format("{} versions", versions.size());
   if (versions.size() > 1) r.notes.push_back("the ranks were analysed against different torch_npu versions");
-  if (r.world_size > 0)
-    for (int64_t i = 0; i < r.world_size; ++i)
-      if (!seen.count(i) && r.missing_count++ < 64) r.missing_ranks.push_back(i);
+  // Missing ranks from the ranks seen: the count by subtraction, the first few by a walk
+  // that passes each seen rank at most once (never a loop over the whole world size).
+  if (r.world_size > 0) {
+    auto below = seen.lower_bound(r.world_size);
+    r.missing_count = size_t(r.world_size) - size_t(std::distance(seen.begin(), below));
+    for (int64_t i = 0; i < r.world_size && r.missing_ranks.size() < kMissingListed; ++i)
+      if (!seen.count(i)) r.missing_ranks.push_back(i);
+  }
   r.median_step_ns = median(step_times);
 
   for (std::string_view dim : {"step", "computing", "free"}) find_slow(ranks, steps, dim, r.median_step_ns, wait_known, r.slow);
+  explain_idle_by_stragglers(r.slow);
   if (wait_known) {
     find_slow(ranks, steps, "transfer", r.median_step_ns, wait_known, r.slow);
     find_slow(ranks, steps, "wait", r.median_step_ns, wait_known, r.slow);
@@ -299,7 +407,7 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   // Findings: the same (rule, file, line, op) on every rank, or only on some.
   std::map<std::string, PartialFinding> by_key;
   // HOT001 ranks where time goes; it is not a problem whose presence differs across ranks.
-  for (const RankSummary* s : ranks)
+  for (const RankSummary* s : with_findings)
     for (const Finding& f : s->findings) {
       if (f.rule == "HOT001") continue;
       PartialFinding& p = by_key[finding_identity(f)];
@@ -307,7 +415,7 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
       if (p.ranks.empty() || p.ranks.back() != s->rank) p.ranks.push_back(s->rank);
     }
   for (auto& [key, p] : by_key) {
-    if (p.ranks.size() == ranks.size()) r.common.push_back(std::move(p.finding));
+    if (p.ranks.size() == with_findings.size()) r.common.push_back(std::move(p.finding));
     else r.partial.push_back(std::move(p));
   }
   std::stable_sort(r.common.begin(), r.common.end(), worse);
@@ -350,13 +458,15 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
   TextStyle st{color};
   os << st.bold(fmt::format("cluster: {} rank{}", r.ranks.size(), r.ranks.size() == 1 ? "" : "s"));
   if (r.world_size > 0) os << fmt::format(" of world size {}", r.world_size);
-  os << fmt::format(" in {} (torch_npu knowledge {})\n", r.source, r.torch_npu);
+  os << fmt::format(" in {} (torch_npu knowledge {})\n", terminal_safe(r.source), terminal_safe(r.torch_npu));
   if (r.missing_count)
     os << fmt::format("  {} rank{} without a profile: {}\n", r.missing_count, r.missing_count == 1 ? "" : "s",
                       rank_list(r.missing_ranks, r.missing_count));
+  for (const auto& w : r.warnings) os << "  " << st.severity(Severity::Warning) << " " << terminal_safe(w) << "\n";
   for (const auto& why : r.inconsistent)
     os << "  " << st.severity(Severity::Warning)
-       << fmt::format(" not one job? {}: slow ranks below compare runs that did not wait for each other (notes at the end)\n", why);
+       << fmt::format(" not one job? {}: slow ranks below compare runs that did not wait for each other (notes at the end)\n",
+                      terminal_safe(why));
   os << fmt::format("\nper rank, mean per step (ms){}:\n",
                     r.wait_basis.empty() ? "" : fmt::format("; wait {}", r.wait_basis));
   os << fmt::format("  {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}\n", "rank", "steps", "step", "computing",
@@ -381,7 +491,8 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
     RankRow med;
     auto column = [&](auto get) {
       std::vector<double> v;
-      for (const RankRow& row : r.ranks) v.push_back(double(get(row)));
+      for (const RankRow& row : r.ranks)
+        if (row.step_ns >= 0) v.push_back(double(get(row)));  // not the ranks left out of the comparisons
       return median(std::move(v));
     };
     med.steps = size_t(column([](const RankRow& x) { return x.steps; }));
@@ -398,7 +509,7 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
   }
   os << "\n" << st.bold("slow ranks") << fmt::format(" (more than {} of a step above the others' median):\n", format_share(kSlowShare));
   if (r.slow.empty()) os << "  none\n";
-  for (const SlowRank& s : r.slow) os << fmt::format("  {} {}\n", st.severity(s.severity), s.message);
+  for (const SlowRank& s : r.slow) os << fmt::format("  {} {}\n", st.severity(s.severity), terminal_safe(s.message));
 
   os << "\n" << st.bold("findings only some ranks have");
   os << " (rank 0's log does not show them all):\n";
@@ -406,21 +517,22 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
   size_t limit = verbose ? r.partial.size() : 10;
   for (size_t i = 0; i < r.partial.size() && i < limit; ++i) {
     const PartialFinding& p = r.partial[i];
-    os << fmt::format("  {} {} {} on rank{} {}: {}\n", st.severity(p.finding.severity), p.finding.rule,
-                      cut_name(finding_place(p.finding)), p.ranks.size() == 1 ? "" : "s", rank_list(p.ranks), cut_name(p.finding.message, 200));
+    os << fmt::format("  {} {} {} on rank{} {}: {}\n", st.severity(p.finding.severity), terminal_safe(p.finding.rule),
+                      terminal_safe(cut_name(finding_place(p.finding))), p.ranks.size() == 1 ? "" : "s", rank_list(p.ranks),
+                      terminal_safe(cut_name(p.finding.message, 200)));
   }
   if (r.partial.size() > limit) os << fmt::format("  ... {} more (--verbose)\n", r.partial.size() - limit);
 
   os << "\n" << st.bold(fmt::format("findings on every rank: {}", r.common.size())) << "\n";
   limit = verbose ? r.common.size() : 5;
   for (size_t i = 0; i < r.common.size() && i < limit; ++i)
-    os << fmt::format("  {} {} {}: {}\n", st.severity(r.common[i].severity), r.common[i].rule, cut_name(finding_place(r.common[i])),
-                      cut_name(r.common[i].message, 200));
+    os << fmt::format("  {} {} {}: {}\n", st.severity(r.common[i].severity), terminal_safe(r.common[i].rule),
+                      terminal_safe(cut_name(finding_place(r.common[i]))), terminal_safe(cut_name(r.common[i].message, 200)));
   if (r.common.size() > limit)
     os << fmt::format("  ... {} more: `npu-doctor analyze` one rank's profile for each with its fix\n", r.common.size() - limit);
   if (!r.notes.empty()) {
     os << "\nnotes:\n";
-    for (const auto& n : r.notes) os << "  " << n << "\n";
+    for (const auto& n : r.notes) os << "  " << terminal_safe(n) << "\n";
   }
 }
 
@@ -480,6 +592,9 @@ void render_cluster_json(std::ostream& os, const ClusterReport& r) {
   w.end_array();
   w.key("notes").begin_array();
   for (const auto& n : r.notes) w.value(n);
+  w.end_array();
+  w.key("warnings").begin_array();
+  for (const auto& n : r.warnings) w.value(n);
   w.end_array();
   w.end_object();
   os << "\n";

@@ -16,7 +16,8 @@
 
 namespace npud {
 
-// One rank's means per step (ns).
+// One rank's means per step (ns). A rank left out of the comparisons (no time at all, or no
+// steps among stepped ranks: ClusterReport::notes says which) has steps 0 and times -1.
 struct RankRow {
   int64_t rank = -1;
   std::string source;
@@ -58,7 +59,9 @@ struct ClusterReport {
   std::vector<SlowRank> slow;       // worst first
   std::vector<Finding> common;      // findings every rank has (one each, worst first)
   std::vector<PartialFinding> partial;  // findings only some ranks have, worst first
-  std::vector<std::string> notes;   // duplicate ranks, truncated collectives, unreadable ranks
+  std::vector<std::string> notes;   // duplicate ranks, truncated collectives, unreadable ranks, ranks left out
+  // What the report could not believe, each naming its file (a world size of 2^62).
+  std::vector<std::string> warnings;
   // Why the inputs look like more than one job (duplicate rank numbers, several world sizes):
   // then the slow ranks compare runs that never waited for each other. Empty: one job.
   std::vector<std::string> inconsistent;
@@ -68,8 +71,13 @@ struct ClusterReport {
 // median step time (the advisor's slow-rank ratio, 5 %).
 inline constexpr double kSlowShare = 0.05;
 
+// A recorded world size above this is not believed (a warning names the file): the largest
+// jobs have tens of thousands of ranks, and missing ranks are counted against it.
+inline constexpr int64_t kMaxWorldSize = int64_t(1) << 20;
+
 ClusterReport build_cluster_report(const std::vector<RankSummary>& ranks, std::string source);
 
+// Every string from the inputs (file names, op names, messages) goes through terminal_safe().
 void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, bool verbose);
 void render_cluster_json(std::ostream& os, const ClusterReport& r);
 

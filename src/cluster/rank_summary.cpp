@@ -14,6 +14,7 @@
 #include "ingest/json_error_at.hpp"
 #include "report/json_writer.hpp"
 #include "util/text.hpp"
+#include "util/directory.hpp"
 
 namespace npud {
 
@@ -30,7 +31,7 @@ int64_t rank_in_path(const std::string& path) {
   // A run directory, or the ASCEND_PROFILER_OUTPUT inside one.
   if (fs::is_directory(path, ec))
     for (const fs::path& dir : {fs::path(path), fs::path(path).parent_path()})
-      for (const auto& e : fs::directory_iterator(dir, ec)) {
+      for (const auto& e : directory_entries(dir, ec)) {
         std::string n = e.path().filename().string();
         if (n.starts_with("profiler_info_") && n.ends_with(".json"))
           if (auto r = parse_int(std::string_view(n).substr(14, n.size() - 19))) return *r;

@@ -21,6 +21,7 @@
 #include <simdjson.h>
 
 #include "knowledge/knowledge.hpp"
+#include "util/directory.hpp"
 
 namespace npud {
 
@@ -209,9 +210,9 @@ InstallInfo read_cann(const std::string& root) {
   std::error_code ec;
   // <arch>-linux/ascend_toolkit_install.info is what the installer writes (CANN install guide).
   std::vector<fs::path> arch_dirs;
-  for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (name.ends_with("-linux") && it->is_directory(ec)) arch_dirs.push_back(it->path());
+  for (const auto& e : directory_entries(root, ec)) {
+    std::string name = e.path().filename().string();
+    if (std::error_code entry_ec; name.ends_with("-linux") && e.is_directory(entry_ec)) arch_dirs.push_back(e.path());
   }
   std::sort(arch_dirs.begin(), arch_dirs.end());
   for (const auto& d : arch_dirs)

@@ -20,6 +20,7 @@
 #include "ingest/csv_table.hpp"
 #include "ingest/decimal_time.hpp"
 #include "ingest/input_error.hpp"
+#include "util/directory.hpp"
 
 namespace npud {
 namespace {
@@ -234,11 +235,15 @@ bool has_output_files(const fs::path& dir) {
 
 // The ASCEND_PROFILER_OUTPUT directory to read, from what the user pointed at.
 fs::path locate_output_dir(const fs::path& p, Trace& trace) {
-  if (fs::is_directory(p / kOutputDir)) return p / kOutputDir;
+  std::error_code ec;
+  if (fs::is_directory(p / kOutputDir, ec)) return p / kOutputDir;
   if (p.filename() == kOutputDir || has_output_files(p)) return p;
   std::vector<fs::path> runs;  // several *_ascend_pt: one per rank (or per run)
-  for (const auto& e : fs::directory_iterator(p))
-    if (e.is_directory() && fs::is_directory(e.path() / kOutputDir)) runs.push_back(e.path());
+  std::vector<fs::directory_entry> entries = directory_entries(p, ec);
+  if (ec) throw InputError(p.string(), 0, "cannot list the directory: " + ec.message(), false);
+  for (const auto& e : entries)
+    if (std::error_code entry_ec; e.is_directory(entry_ec) && fs::is_directory(e.path() / kOutputDir, entry_ec))
+      runs.push_back(e.path());
   std::sort(runs.begin(), runs.end());
   if (runs.empty())
     throw InputError(p.string(), 0,
@@ -377,7 +382,7 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
   if (!fs::exists(p, ec)) throw InputError(path, 0, "no such file or directory", false);
 
   Trace pre;  // warnings found while locating the files
-  if (!fs::is_directory(p)) {
+  if (!fs::is_directory(p, ec)) {
     // A lone kernel_details.csv (any name): kernels and steps only.
     Trace trace;
     std::vector<CsvKernel> rows = read_kernel_details(path, trace.input_bytes);

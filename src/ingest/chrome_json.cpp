@@ -275,6 +275,14 @@ class ChromeBuilder {
   uint64_t first_skipped_offset_ = 0;
   std::string first_skipped_;
 
+  // Events with a negative "dur": read with duration 0 (clamped, not refused: one clock
+  // glitch should not lose a whole rank's profile), counted and the first one named in a
+  // warning, so that a device time of 0 is never silent.
+  uint64_t negative_durs_ = 0;
+  uint64_t first_negative_dur_offset_ = 0;
+  std::string first_negative_dur_;
+  uint64_t event_index_ = 0;   // of the event being read
+
   // Limits of ingest/limits.hpp: what was cut or dropped, warned about once in finish().
   uint64_t event_offset_ = 0;  // of the event being read
   uint64_t cut_stacks_ = 0, first_cut_stack_offset_ = 0;
@@ -554,6 +562,11 @@ ChromeBuilder::Ref ChromeBuilder::complete(uint64_t offset) {
     skip(offset);
     return {};
   }
+  if (ev_.has_dur && ev_.dur_ns < 0 && negative_durs_++ == 0) {
+    first_negative_dur_offset_ = offset;
+    first_negative_dur_ = fmt::format("event #{} name \"{}\" \"dur\" {:g} us", event_index_, ev_.name.substr(0, 60),
+                                      double(ev_.dur_ns) / 1e3);
+  }
   int64_t dur = std::max<int64_t>(ev_.dur_ns, 0);
   Cat cat = ev_.has_cat ? classify_cat(ev_.cat) : Cat::None;
   int64_t number;
@@ -800,6 +813,7 @@ int64_t* ChromeBuilder::dur_of(Ref r) {
 void ChromeBuilder::on_event(const JsonEventStream::Item& it) {
   parse_event(parser_, it.data, it.len, it.offset, it.index, file_, ev_);
   event_offset_ = it.offset;
+  event_index_ = it.index;
   if (ev_.has_ts) check_time_range(it);
   if (ev_.has_amp) amp_.set_event(it.data, it.offset, it.index);
   switch (ev_.ph) {
@@ -961,6 +975,10 @@ void ChromeBuilder::finish() {
     t_.warnings.push_back(
         {fmt::format("skipped {} events of a kind npu-doctor does not read (first: {})", skipped_, first_skipped_),
          first_skipped_offset_});
+  if (negative_durs_)
+    t_.warnings.push_back({fmt::format("{} event{} with a negative duration, read as 0 (first: {})", negative_durs_,
+                                       negative_durs_ == 1 ? "" : "s", first_negative_dur_),
+                           first_negative_dur_offset_});
   if (cut_stacks_)
     t_.warnings.push_back({fmt::format("{} call stacks are deeper than {} frames: kept their innermost {}", cut_stacks_,
                                        limits::kMaxStackFrames, limits::kMaxStackFrames),

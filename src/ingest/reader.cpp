@@ -9,6 +9,7 @@
 #include "ingest/byte_source.hpp"
 #include "ingest/chrome_json.hpp"
 #include "ingest/input_error.hpp"
+#include "util/directory.hpp"
 
 namespace npud {
 
@@ -49,8 +50,9 @@ InputFormat detect_format(const std::string& path) {
     if (fs::exists(p / "ASCEND_PROFILER_OUTPUT", ec) || fs::exists(p / "trace_view.json", ec) ||
         fs::exists(p / "kernel_details.csv", ec))
       return InputFormat::AscendDir;
-    for (const auto& e : fs::directory_iterator(p, ec))
-      if (e.is_directory(ec) && is_ascend_dir_name(e.path().filename().string())) return InputFormat::AscendDir;
+    for (const auto& e : directory_entries(p, ec))
+      if (std::error_code entry_ec; e.is_directory(entry_ec) && is_ascend_dir_name(e.path().filename().string()))
+        return InputFormat::AscendDir;
     return InputFormat::Unknown;
   }
   if (!fs::is_regular_file(p, ec)) return InputFormat::Unknown;

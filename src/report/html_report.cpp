@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -16,6 +14,7 @@
 #include "cluster/cluster_report.hpp"
 #include "diff/trace_diff.hpp"
 #include "report/escape.hpp"
+#include "report/source_snippet.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
 #include "util/embedded.hpp"
@@ -339,24 +338,23 @@ void timeline(std::ostream& os, const Trace& t, const HtmlOptions& o, int64_t mi
 
 // --- findings -----------------------------------------------------------------------------
 
-// Lines around file:line from the user's source, when the file is there to read.
-string snippet(const Location& loc, int context) {
-  if (loc.file.empty() || loc.line <= 0) return {};
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(loc.file, ec)) return {};
-  std::ifstream in(loc.file);
-  string out, line;
-  int n = 0;
-  while (std::getline(in, line) && n < loc.line + context) {
-    ++n;
-    if (n < loc.line - context) continue;
-    string text = html_escape(fmt::format("{:>5}  {}", n, shorten(line, 300)));
+// Lines around file:line from the user's source, when the policy lets the file be read
+// (report/source_snippet.hpp); else why it was not.
+string snippet(const Location& loc, int context, const SnippetPolicy& policy) {
+  Snippet s = read_snippet(loc, context, policy);
+  if (!s.withheld.empty())
+    return "<div class=\"note snippet-withheld\">source of " + html_escape(shorten(loc.file, 200)) + " not shown: " +
+           html_escape(s.withheld) + "</div>";
+  string out;
+  for (size_t i = 0; i < s.lines.size(); ++i) {
+    int n = s.first_line + int(i);
+    string text = html_escape(fmt::format("{:>5}  {}", n, shorten(s.lines[i], kMaxSnippetLineChars)));
     out += n == loc.line ? "<span class=\"hit\">" + text + "</span>\n" : text + "\n";
   }
   return out.empty() ? out : "<pre class=\"snippet\">" + out + "</pre>";
 }
 
-void finding_html(std::ostream& os, const Finding& f, const HtmlOptions& o) {
+void finding_html(std::ostream& os, const Finding& f, const HtmlOptions& o, const SnippetPolicy& policy) {
   os << "<div class=\"finding\">";
   string where;
   if (!f.location.file.empty() || !f.location.library.empty()) where = npud::where(f.location);
@@ -365,13 +363,14 @@ void finding_html(std::ostream& os, const Finding& f, const HtmlOptions& o) {
   os << "<div class=\"loc\"><span class=\"sev-" << to_string(f.severity) << "\">" << to_string(f.severity)
      << "</span> " << html_escape(shorten(where, 400)) << "</div>";
   os << "<div class=\"msg\">" << html_escape(f.message) << "</div>";
-  os << snippet(f.location, o.snippet_context);
+  os << snippet(f.location, o.snippet_context, policy);
   if (!f.fix.empty()) os << "<pre class=\"fix\">" << html_escape(f.fix) << "</pre>";
   for (const auto& n : f.notes) os << "<div class=\"note\">" << html_escape(n) << "</div>";
   os << "</div>\n";
 }
 
-void findings_by_rule(std::ostream& os, const std::vector<Finding>& findings, const HtmlOptions& o) {
+void findings_by_rule(std::ostream& os, const std::vector<Finding>& findings, const HtmlOptions& o,
+                      const SnippetPolicy& policy) {
   std::vector<string> order;
   std::map<string, std::vector<const Finding*>> by_rule;
   for (const auto& f : findings) {
@@ -388,7 +387,7 @@ void findings_by_rule(std::ostream& os, const std::vector<Finding>& findings, co
        << (fs.size() == 1 ? " finding" : " findings") << (cost > 0 ? ", about " + ms(cost) + " lost" : "")
        << "</summary>\n";
     if (rule) os << "<div class=\"finding note\">" << html_escape(rule->summary()) << "</div>\n";
-    for (const Finding* f : fs) finding_html(os, *f, o);
+    for (const Finding* f : fs) finding_html(os, *f, o, policy);
     os << "</details>\n";
   }
 }
@@ -417,7 +416,8 @@ void render_html(std::ostream& os, const Report& r, const Trace& trace, const Ht
 
   os << "<h2>Findings by rule</h2>\n";
   if (r.findings.empty()) os << "<p>No findings.</p>\n";
-  findings_by_rule(os, r.findings, o);
+  // run and amp-check launched the program themselves: its recorded folders are trusted.
+  findings_by_rule(os, r.findings, o, snippet_policy(&trace, r.command == "run" || r.command == "amp-check"));
   if (!r.warnings.empty()) {
     os << "<h2>Reader warnings</h2>\n<div class=\"panel\"><ul>\n";
     for (size_t i = 0; i < r.warnings.size() && i < 50; ++i)
@@ -508,10 +508,11 @@ void render_diff_html(std::ostream& os, const TraceDiff& d, const Trace& before,
   os << "</table></div>\n";
   os << "<h2>Fixed findings</h2>\n";
   if (d.fixed.empty()) os << "<p>None.</p>\n";
-  findings_by_rule(os, d.fixed, o);
+  const SnippetPolicy policy = snippet_policy(nullptr, false);
+  findings_by_rule(os, d.fixed, o, policy);
   os << "<h2>New findings</h2>\n";
   if (d.added.empty()) os << "<p>None.</p>\n";
-  findings_by_rule(os, d.added, o);
+  findings_by_rule(os, d.added, o, policy);
 
   timeline(os, after, o, 50'000);  // of the AFTER run: what the change left
   page_end(os);
@@ -548,8 +549,8 @@ void rank_chart(std::ostream& os, const ClusterReport& r, const std::vector<cons
                         kRowH - 5, color);
       x += w;
     }
-    os << fmt::format("<text x=\"{}\" y=\"{:.1f}\">{} / step</text>\n", kLabelW + kBarW + 6, y + 12,
-                      ms(int64_t(row.step_ns)));
+    os << fmt::format("<text x=\"{}\" y=\"{:.1f}\">{}</text>\n", kLabelW + kBarW + 6, y + 12,
+                      row.step_ns < 0 ? "not compared (notes)" : ms(int64_t(row.step_ns)) + " / step");
   }
   os << "</svg>\n";
 }
@@ -566,6 +567,7 @@ void render_cluster_html(std::ostream& os, const ClusterReport& r) {
   card(os, "findings on every rank", std::to_string(r.common.size()));
   card(os, "communication wait", r.wait_basis.empty() ? "not known" : r.wait_basis);
   os << "</div>\n";
+  for (const auto& w : r.warnings) os << "<p class=\"sev-warning\">" << html_escape(w) << "</p>\n";
   for (const auto& why : r.inconsistent)
     os << "<p class=\"sev-warning\">Not one job? " << html_escape(why)
        << ": the slow ranks compare runs that did not wait for each other.</p>\n";

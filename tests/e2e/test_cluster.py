@@ -137,6 +137,154 @@ class GeneratedCluster(unittest.TestCase):
         self.assertIn("not a rank summary", r.stderr)
 
 
+def kineto_rank(path, rank, world_size, steps=3, stepped=True, op="aten::bmm", dur_us=25):
+    """A small Kineto rank trace: per step an op, its launch, its kernel and an all-gather."""
+    pid = 300 + rank
+    events, t = [], 5000
+    for step in range(steps):
+        start = t
+        for i in range(2):
+            ext = step * 10 + i
+            events += [
+                {"ph": "X", "cat": "cpu_op", "name": op, "pid": pid, "tid": pid, "ts": t, "dur": 15,
+                 "args": {"External id": ext}},
+                {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid, "tid": pid, "ts": t + 3,
+                 "dur": 4, "args": {"External id": ext, "correlation": ext}},
+                {"ph": "X", "cat": "kernel", "name": "bmm_kernel", "pid": 0, "tid": 7, "ts": t + 8, "dur": dur_us,
+                 "args": {"External id": ext, "correlation": ext, "device": rank, "stream": 7}}]
+            t += dur_us + 12
+        events.append({"ph": "X", "cat": "kernel", "name": "ncclKernel_AllGather_RING_LL", "pid": 0, "tid": 9, "ts": t,
+                       "dur": 70, "args": {"device": rank, "stream": 9, "correlation": 5000 + step}})
+        t += 90
+        if stepped:
+            events.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (step + 4), "pid": pid,
+                           "tid": pid, "ts": start, "dur": t - start})
+        t += 10
+    with open(path, "w") as f:
+        json.dump({"schemaVersion": 1, "distributedInfo": {"backend": "hccl", "rank": rank, "world_size": world_size},
+                   "traceEvents": events}, f)
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")
+class OddRanks(unittest.TestCase):
+    """Variants of the round-3 cluster repros: each input built here, in a temp dir."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="npud_odd_ranks_")
+
+    def tearDown(self):
+        for root, dirs, _ in os.walk(self.dir):
+            for d in dirs:
+                os.chmod(os.path.join(root, d), 0o755)
+        shutil.rmtree(self.dir)
+
+    def test_a_huge_world_size_neither_hangs_analyze_nor_merge(self):
+        for r in range(3):
+            kineto_rank(os.path.join(self.dir, "job-rank%d.json" % r), r, 3 if r != 2 else 1 << 60)
+        r = subprocess.run([BINARY, "analyze", self.dir, "-q", "--format", "json"], capture_output=True, text=True,
+                           timeout=60)  # a guard, not a timing: before, this looped over 2^60 ranks
+        rep = json.loads(r.stdout)
+        self.assertEqual(rep["world_size"], 3)
+        self.assertEqual(rep["missing_rank_count"], 0)
+        self.assertTrue(any("job-rank2.json records a world size of 1152921504606846976" in w for w in rep["warnings"]),
+                        rep["warnings"])
+        summaries = os.path.join(self.dir, "summaries")
+        os.mkdir(summaries)
+        for r in range(3):
+            out = npud("analyze", os.path.join(self.dir, "job-rank%d.json" % r), "-q", "--format", "summary", "-o",
+                       os.path.join(summaries, "s%d.json" % r))
+            self.assertEqual(out.returncode, 0, out.stderr)
+        merged = subprocess.run([BINARY, "merge", summaries], capture_output=True, text=True, timeout=60)
+        self.assertIn("warning", merged.stdout)
+        # The warning names the file the value was recorded in (a summary keeps its trace's name).
+        self.assertIn("job-rank2.json records a world size", merged.stdout.split("per rank")[0])
+
+    def test_a_rank_past_its_world_size_is_not_one_job(self):
+        kineto_rank(os.path.join(self.dir, "a.json"), 0, 2)
+        kineto_rank(os.path.join(self.dir, "b.json"), 1 << 45, 2)
+        code, rep, err = cluster_json("analyze", self.dir, "-q")
+        self.assertTrue(any("b.json says it is rank 35184372088832 of a world of 2 ranks" in w
+                            for w in rep["inconsistent"]), rep["inconsistent"])
+
+    def test_empty_ranks_are_named_and_do_not_make_the_others_slow(self):
+        for r in range(3):
+            kineto_rank(os.path.join(self.dir, "rank_%d.json" % r), r, 6)
+        empties = {"rank_3.json": {"traceEvents": [], "distributedInfo": {"rank": 3, "world_size": 6}},
+                   "rank_4.json": [],
+                   "rank_5.json": {"schemaVersion": 1, "distributedInfo": {"rank": 5, "world_size": 6},
+                                   "deviceProperties": [{"id": 5}],
+                                   "traceEvents": [{"ph": "M", "name": "process_name", "pid": 305,
+                                                    "args": {"name": "python3"}}]}}
+        for name, doc in empties.items():
+            with open(os.path.join(self.dir, name), "w") as f:
+                json.dump(doc, f)
+        code, rep, err = cluster_json("analyze", self.dir, "-q")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(rep["slow_ranks"], [])
+        self.assertEqual(len(rep["ranks"]), 6)
+        for name in empties:
+            self.assertTrue(any(name in n and "no events" in n for n in rep["notes"]), (name, rep["notes"]))
+        left_out = [row for row in rep["ranks"] if row["step_ns"] is None]
+        self.assertEqual(len(left_out), 3)
+
+    def test_a_rank_without_step_markers_is_not_compared_per_step(self):
+        for r in range(4):
+            kineto_rank(os.path.join(self.dir, "w%d.json" % r), r, 4, steps=4, stepped=(r != 1))
+        code, rep, err = cluster_json("analyze", self.dir, "-q")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(rep["slow_ranks"], [])
+        self.assertTrue(any("rank 1" in n and "no ProfilerStep markers" in n for n in rep["notes"]), rep["notes"])
+
+    def test_control_characters_in_names_reach_no_terminal(self):
+        evil = "aten::mul\x1b[2J\x1b[H\x1b[32mno problems\x1b[0m\r\x9b5n"
+        kineto_rank(os.path.join(self.dir, "r0.json"), 0, 2)
+        kineto_rank(os.path.join(self.dir, "r1\x1b[7m.json"), 1, 2, op=evil)
+        r = npud("analyze", self.dir, "-q", "-v", "--fail-on", "never")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for out in (r.stdout, r.stderr):
+            self.assertNotIn("\x1b", out)
+            self.assertNotIn("\r", out)
+            self.assertNotIn("\x9b", out)
+        summaries = os.path.join(self.dir, "s")
+        os.mkdir(summaries)
+        for name in os.listdir(self.dir):
+            if name.endswith(".json"):
+                npud("analyze", os.path.join(self.dir, name), "-q", "--format", "summary", "-o",
+                     os.path.join(summaries, name))
+        m = npud("merge", summaries, "-v", "--fail-on", "never")
+        self.assertEqual(m.returncode, 0, m.stderr)
+        self.assertNotIn("\x1b", m.stdout + m.stderr)
+        self.assertIn("aten::mul\\x1b[2J\\x1b[H", m.stdout)  # shown escaped, as the single-trace report does
+
+    def test_a_directory_named_like_a_rank_file_is_named(self):
+        for r in range(2):
+            kineto_rank(os.path.join(self.dir, "trace-%d.json" % r), r, 3)
+        os.mkdir(os.path.join(self.dir, "trace-2.json"))
+        code, rep, err = cluster_json("analyze", self.dir, "-q")
+        self.assertEqual(code, 0, err)
+        self.assertTrue(any("trace-2.json is a directory" in n for n in rep["notes"]), rep["notes"])
+        self.assertEqual(rep["missing_ranks"], [2])
+
+    @unittest.skipIf(os.geteuid() == 0, "root reads any folder")
+    def test_an_unreadable_folder_inside_a_rank_is_named_and_the_ranks_reported(self):
+        header = ("Step Id,Device_id,Model ID,Task ID,Stream ID,Name,Type,Accelerator Core,Start Time(us),"
+                  "Duration(us),Wait Time(us),Block Dim\n")
+        for r in range(3):
+            out = os.path.join(self.dir, "node%d_77_20260301_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT")
+            os.makedirs(out)
+            with open(os.path.join(out, "kernel_details.csv"), "w") as f:
+                f.write(header + "2,%d,0,1,3,BatchMatMul,BatchMatMul,AI_CORE,2000.0,14.0,0,16\n" % r)
+        locked = os.path.join(self.dir, "node2_77_20260301_ascend_pt", "PROF_000009_locked")
+        os.makedirs(os.path.join(locked, "device_2"))
+        os.chmod(locked, 0)
+        r = subprocess.run([BINARY, "analyze", self.dir, "-q", "--format", "json"], capture_output=True, text=True,
+                           timeout=120)
+        self.assertIn(r.returncode, (0, 1), r.stderr)  # not an abort (134)
+        rep = json.loads(r.stdout)
+        self.assertEqual(len(rep["ranks"]), 3)
+        self.assertTrue(any("PROF_000009_locked could not be listed" in n for n in rep["notes"]), rep["notes"])
+
+
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")
 @unittest.skipUnless(HAVE_FIXTURES, "../shared/fixtures not found beside the checkout: real-trace tests skipped")
 class RealClusters(unittest.TestCase):

@@ -136,5 +136,93 @@ class HtmlInChromium(unittest.TestCase):
         self.assertIn("train.py", dom)
 
 
+def sync_capture(path, frame_file, frame_line, steps=3):
+    """A capture whose Tensor.item calls (SYNC001) sit at frame_file:frame_line."""
+    pid = 4242
+    lines = [{"ph": "M", "pid": pid, "tid": 0, "name": "npu_doctor",
+              "args": {"format": "npu-doctor-capture", "version": 1, "torch": "2.1.0", "python": "3.11.2",
+                       "device": "cpu", "torch_npu": "", "argv": ["fit.py"], "steps": "1:%d" % steps}}]
+    t = 1000.0
+    for step in range(1, steps + 1):
+        start = t
+        stack = [[frame_file, frame_line, "train_epoch"]]
+        lines.append({"ph": "X", "cat": "python_sync", "name": "Tensor.item", "pid": pid, "tid": pid, "ts": t,
+                      "dur": 300.0, "args": {"step": step, "module": "", "stack": stack,
+                                             "reason": "copies one element to the host"}})
+        lines.append({"ph": "X", "cat": "aten", "name": "aten::_local_scalar_dense", "pid": pid, "tid": pid,
+                      "ts": t + 20, "dur": 80.0, "args": {"seq": step, "step": step, "module": "", "stack": stack,
+                                                          "inputs": [], "outputs": []}})
+        t += 400
+        lines.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step, "pid": pid, "tid": pid,
+                      "ts": start, "dur": t - start})
+        t += 50
+    lines.append({"ph": "M", "pid": pid, "tid": 0, "name": "npu_doctor_end",
+                  "args": {"steps_completed": steps, "reason": "done"}})
+    with open(path, "w") as f:
+        f.write("[\n" + "\n,".join(json.dumps(x) for x in lines) + "\n]\n")
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+class SnippetSources(unittest.TestCase):
+    """Variants of round-3 html_snippet_leak.npud.json / html_snippet_bigfile.sh: the trace names
+    the file; the report shows it only when it is Python source under the folder npu-doctor runs in."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="npud-snippets-")
+        self.project = os.path.join(self.dir, "project")
+        os.makedirs(os.path.join(self.project, "model"))
+
+    def tearDown(self):
+        import shutil
+        shutil.rmtree(self.dir)
+
+    def report(self, frame_file, frame_line, *cmd):
+        cap = os.path.join(self.dir, "c.npud.json")
+        sync_capture(cap, frame_file, frame_line)
+        out = os.path.join(self.dir, "r.html")
+        env = dict(os.environ, NPUD_SNIPPET_CANARY="canary-7f3a9")
+        args = list(cmd) if cmd else ["analyze", cap, "--fail-on", "never"]
+        args += ["--format", "html", "-o", out, "-q"]
+        r = subprocess.run([BINARY] + args, capture_output=True, text=True, timeout=120, cwd=self.project, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out, encoding="utf-8") as f:
+            return f.read()
+
+    def test_source_under_the_working_directory_is_shown(self):
+        with open(os.path.join(self.project, "model", "loop.py"), "w") as f:
+            f.write("for batch in data:\n    total += loss.item()  # the sync\n    step()\n")
+        html = self.report(os.path.join(self.project, "model", "loop.py"), 2)
+        self.assertIn('class="snippet"', html)
+        self.assertIn("total += loss.item()  # the sync", html)
+
+    def test_system_files_secrets_and_other_folders_are_withheld_with_the_reason(self):
+        with open(os.path.join(self.project, ".env"), "w") as f:
+            f.write("DB_PASSWORD=canary-7f3a9\n")
+        os.makedirs(os.path.join(self.dir, "other"))
+        with open(os.path.join(self.dir, "other", "keys.py"), "w") as f:
+            f.write("TOKEN = 'canary-7f3a9'\n")
+        for target, line, why in (("/proc/self/environ", 1, "a system file"),
+                                  (os.path.join(self.project, ".env"), 1, "only Python source files"),
+                                  (os.path.join(self.dir, "other", "keys.py"), 1, "outside the folders")):
+            html = self.report(target, line)
+            self.assertNotIn("canary-7f3a9", html, target)
+            self.assertNotIn('class="snippet"', html, target)
+            self.assertIn("not shown: " + why, html, target)
+
+    def test_diff_withholds_the_same_way(self):
+        before = os.path.join(self.dir, "before.npud.json")
+        sync_capture(before, os.path.join(self.project, "model", "other.py"), 3)
+        cap = os.path.join(self.dir, "c.npud.json")  # AFTER: a new finding at /proc/self/environ
+        html = self.report("/proc/self/environ", 1, "diff", before, cap)
+        self.assertNotIn("canary-7f3a9", html)
+        self.assertIn("not shown: a system file", html)
+
+    def test_a_huge_file_is_not_read_whole(self):
+        with open(os.path.join(self.project, "gen.py"), "wb") as f:
+            f.truncate(300 << 20)  # sparse, no newline: line 2 never comes within the 1 MiB read
+        html = self.report(os.path.join(self.project, "gen.py"), 2)
+        self.assertIn("past the first 1 MiB", html)
+
+
 if __name__ == "__main__":
     unittest.main()

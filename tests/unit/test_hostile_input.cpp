@@ -537,3 +537,23 @@ TEST(HostileInput, GzipInflatersAgree) {
           << kind << ": " << z.error << " | " << fast.error;
   }
 }
+
+// A negative "dur" (a round-3 minor: accepted silently, computing 0) is read as 0 with one
+// warning counting them and naming the first event and its offset.
+TEST(HostileInput, NegativeDurationsAreClampedWithAWarningNamingTheEvent) {
+  const std::string json = R"({"traceEvents": [
+ {"ph": "X", "cat": "kernel", "name": "conv_fwd", "pid": 0, "tid": 3, "ts": 100, "dur": 12, "args": {"device": 0}},
+ {"ph": "X", "cat": "kernel", "name": "softmax_bwd", "pid": 0, "tid": 3, "ts": 150, "dur": -45.5, "args": {"device": 0}},
+ {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 90, "dur": -2}
+]})";
+  Trace t = read_chrome_json_buffer(json, "neg.json", {});
+  ASSERT_EQ(t.kernels.size(), 2u);
+  EXPECT_EQ(t.kernels[1].dur_ns, 0);
+  ASSERT_EQ(t.ops.size(), 1u);
+  EXPECT_EQ(t.ops[0].dur_ns, 0);
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_NE(t.warnings[0].message.find("2 events with a negative duration"), std::string::npos) << t.warnings[0].message;
+  EXPECT_NE(t.warnings[0].message.find("event #1 name \"softmax_bwd\" \"dur\" -45.5 us"), std::string::npos)
+      << t.warnings[0].message;
+  EXPECT_EQ(t.warnings[0].offset, json.find("{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"softmax_bwd\""));
+}
