@@ -28,6 +28,7 @@ from . import _amp_emulate as em
 from . import _amp_metrics as amp_metrics
 from ._amp_grads import AmpApiPatches, grad_histogram, optimizer_grads
 from ._amp_metrics import differs, identity_metrics, metric_dtype, metrics, metrics_json
+from ._dispatch import plain_tensor
 from ._amp_policy import FP32, LOWER, OpInfo, OpLists
 from ._amp_shadow import ShadowMap
 from ._dispatch import call_op
@@ -241,8 +242,10 @@ class AmpSession:
         p.inputs = inputs
         p.rng_pre = None
         p.gens = None
-        p.container = expand
-        if expand or info.undefined:   # nothing of its own to mirror: its outputs' shadows are the real ones
+        p.container = expand or not all(plain_tensor(t, True) for t in inputs)
+        if p.container or info.undefined:   # nothing of its own to mirror: its outputs' shadows are the real ones
+            # (sparse, quantized and subclass tensors: their ops run as the program runs them,
+            # and amp-check computes nothing on them: a wrapper subclass would see its ops)
             p.fast, p.lowp, p.mutated = True, False, []
             return p
         smap = self.shadows
@@ -308,6 +311,8 @@ class AmpSession:
         smap = self.shadows
         info = p.info
         outs = em.flat_outputs(out)
+        if not all(plain_tensor(o, True) for o in outs if isinstance(o, torch.Tensor)):
+            return ""   # a sparse or subclass output (torch.sparse_coo_tensor): not measured
         input_ids = {id(t) for t in p.inputs}
         if p.fast:
             first = None

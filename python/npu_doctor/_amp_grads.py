@@ -10,6 +10,8 @@ import threading
 
 import torch
 
+from ._dispatch import plain_tensor
+from ._transparent import call_from
 from . import _frames
 from ._amp_metrics import _cpu, metric_dtype
 
@@ -58,7 +60,7 @@ def _chunk_counts(grads, loss_scale, buckets):
     (bool tensors cost several times more on CPU), one host read. A non-finite element
     sends the chunk to the exact per-gradient path."""
     try:
-        a = torch.cat([_to(g.detach().reshape(-1), torch.float32) for g in grads]).abs_()
+        a = torch.cat([_to(_flat(g), torch.float32) for g in grads]).abs_()
         if loss_scale:
             a.div_(loss_scale)
         buf = torch.empty_like(a)
@@ -78,11 +80,18 @@ def _chunk_counts(grads, loss_scale, buckets):
     return [zero, 0, int(below_tiny) - zero, int(over)] + hist
 
 
+def _flat(g):
+    """A gradient's values as a flat real tensor: a complex gradient by its magnitudes (what
+    overflows or underflows in fp16 is the size of the number, not its real part)."""
+    flat = g.detach().reshape(-1)
+    return flat.abs() if flat.is_complex() else flat
+
+
 def _exact_counts(grads, loss_scale, buckets):
     totals = None
     for g in grads:
         mdt = metric_dtype(g.device.type)
-        v = _to(g.detach().reshape(-1), mdt)
+        v = _to(_flat(g), mdt)
         if loss_scale:
             v = v / loss_scale
         a = v.abs()
@@ -103,7 +112,7 @@ def optimizer_grads(optimizer):
     for group in getattr(optimizer, "param_groups", ()):
         for p in group.get("params", ()):
             g = getattr(p, "grad", None)
-            if g is not None and not g.is_sparse:
+            if g is not None and plain_tensor(g, True):   # (sparse and subclass gradients are not measured)
                 grads.append(g)
     return grads
 
@@ -190,7 +199,7 @@ class AmpApiPatches:
         def wrapper(scaler, *args, **kwargs):
             rec = session.rec
             if not rec.recording:
-                return orig(scaler, *args, **kwargs)
+                return call_from(sys._getframe(1), orig, scaler, *args, **kwargs)
             caller = sys._getframe(1)
             before = None
             try:
@@ -205,7 +214,7 @@ class AmpApiPatches:
                                             {"scale": before, "enabled": bool(getattr(scaler, "_enabled", True))})
             except Exception as e:
                 rec.fail(e)
-            result = orig(scaler, *args, **kwargs)
+            result = call_from(sys._getframe(1), orig, scaler, *args, **kwargs)
             try:
                 session.on_scaler_call(method, scaler, args, before)
             except Exception as e:
@@ -222,12 +231,12 @@ class AmpApiPatches:
         def __enter__(ctx):
             rec = session.rec
             if not rec.recording or session.own_autocast:
-                return orig(ctx)
+                return call_from(sys._getframe(1), orig, ctx)
             caller = sys._getframe(1)
             if not _frames.is_user_frame(caller) and caller.f_code.co_name == "decorate_autocast":
                 caller = caller.f_back   # @autocast() on a function: the call site is the user's
             t0 = rec.now()
-            result = orig(ctx)
+            result = call_from(sys._getframe(1), orig, ctx)
             if getattr(ctx, "_npud_asked", getattr(ctx, "_enabled", True)) and not getattr(ctx, "_npud_open", False):
                 ctx._npud_open = True   # an op inside it runs under autocast (AMP006: banned ops)
                 session.autocast_depth += 1
@@ -254,7 +263,7 @@ class AmpApiPatches:
             if getattr(ctx, "_npud_open", False):
                 ctx._npud_open = False
                 session.autocast_depth -= 1
-            return orig(ctx, *args)
+            return call_from(sys._getframe(1), orig, ctx, *args)
 
         __exit__._npud_wrapped = True
         return __exit__
@@ -266,7 +275,7 @@ def _wrap_autocast_init(orig):
 
     @functools.wraps(orig)
     def __init__(ctx, *args, **kwargs):
-        orig(ctx, *args, **kwargs)
+        call_from(sys._getframe(1), orig, ctx, *args, **kwargs)
         try:
             ctx._npud_asked = bool(kwargs["enabled"] if "enabled" in kwargs else args[2] if len(args) > 2 else True)
         except Exception:

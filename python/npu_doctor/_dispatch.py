@@ -23,6 +23,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._frames import dispatch_caller
+from ._transparent import no_torch_function
 
 _EXPLICIT_KEYS = [getattr(torch._C.DispatchKey, k) for k in
                   ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd")
@@ -249,10 +250,17 @@ class DispatchCore(TorchDispatchMode):
         return f
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        # a program's __torch_function__ subclass sees neither the capture's metadata reads nor
+        # the op's own call (a plain run calls no __torch_function__ below the Python key)
+        with no_torch_function():
+            return self._dispatch(func, args, kwargs, sys._getframe(1))
+
+    def _dispatch(self, func, args, kwargs, outer):
+        """`outer`: the frame that called __torch_dispatch__ (torch's wrappers, then the op's caller)."""
         if kwargs is None:
             kwargs = {}
         if _tracing_state() is not None:
-            return self._traced(func, args, kwargs)
+            return self._traced(func, args, kwargs, outer)
         rec = self._rec
         depth = self.depth
         if rec.cut_at_forward and depth.value == 0:
@@ -261,22 +269,22 @@ class DispatchCore(TorchDispatchMode):
             return call_op(func, self.facts(func), args, kwargs)
         depth.value += 1
         try:
-            return self._record(func, args, kwargs, depth.value)
+            return self._record(func, args, kwargs, depth.value, outer)
         finally:
             depth.value -= 1
 
-    def _traced(self, func, args, kwargs):
+    def _traced(self, func, args, kwargs, outer):
         """torch.jit.trace has already recorded this op in its graph (the Tracer key runs before
         the Python one): the op runs with the tracer paused, so nothing the capture does here
         (a number turned back into a tensor) becomes part of the program's traced graph."""
         state = _tracing_state()
         _set_tracing_state(None)
         try:
-            return self.__torch_dispatch__(func, (), args, kwargs)
+            return self._dispatch(func, args, kwargs, outer)
         finally:
             _set_tracing_state(state)
 
-    def _record(self, func, args, kwargs, depth):
+    def _record(self, func, args, kwargs, depth, outer):
         rec = self._rec
         amp = self._amp
         pre = plan = facts = site = None
@@ -287,7 +295,7 @@ class DispatchCore(TorchDispatchMode):
                 expand = facts.expand_key is not None and func not in self._expanding and _dense_inputs(args) \
                     and not (_TORCH_1 and _has_bool(args))
                 if depth == 1:
-                    frame = dispatch_caller(sys._getframe(2))   # None on the autograd device thread
+                    frame = dispatch_caller(outer)   # None on the autograd device thread
                     site = self.depth.site = rec.op_site(frame)
                 else:   # an op inside an expanded composite kernel: the enclosing op's call
                     site = self.depth.site
@@ -360,20 +368,33 @@ def _writes_arguments(func):
 _PLAIN_DISPATCH = torch.Tensor.__torch_dispatch__
 
 
+def plain_tensor(t, device_tensors=False):
+    """Strided, not quantized, not of a subclass with its own __torch_dispatch__ (DTensor,
+    float8 and wrapper tensors): sparse, quantized and such tensors implement ops of their
+    own, which neither a composite kernel run below the Python key nor amp-check's own
+    computations may replace or reach."""
+    cls = type(t)
+    return t.layout == torch.strided and not t.is_quantized and \
+        (cls is torch.Tensor or cls is torch.nn.Parameter or
+         getattr(cls, "__torch_dispatch__", _PLAIN_DISPATCH) is _PLAIN_DISPATCH or
+         (device_tensors and getattr(cls, "npu_doctor_device_tensor", False)))
+
+
+# A device backend written in Python (tests/e2e/device_programs/fake_npu.py) keeps its
+# tensors in a wrapper subclass; `npu_doctor_device_tensor = True` on that class says they are
+# the device's own tensors, which amp-check measures like any plain tensor (device_tensors=True;
+# composite kernels are still never run below the Python key for them).
+
+
 def _dense_inputs(args):
-    """At least one tensor input, all of them strided and not quantized, none of a subclass
-    with its own __torch_dispatch__ (DTensor, float8 and wrapper tensors): sparse, quantized
-    and such tensors implement ops of their own, which the composite kernel (run below the
-    Python key) must not replace."""
+    """At least one tensor input, every one a plain_tensor."""
     Tensor = torch.Tensor
     seen = False
     for a in args:
         items = a if isinstance(a, (list, tuple)) else (a,)
         for t in items:
             if isinstance(t, Tensor):
-                if t.layout != torch.strided or t.is_quantized or \
-                        (type(t) is not Tensor and getattr(type(t), "__torch_dispatch__", _PLAIN_DISPATCH)
-                         is not _PLAIN_DISPATCH):
+                if not plain_tensor(t):
                     return False
                 seen = True
     return seen

@@ -208,6 +208,12 @@ def _user_parts(frame, stop):
     return parts, False
 
 
+def never_the_users(code):
+    """A code object the shim made that carries a program's file name (_transparent's
+    trampolines): classified as the shim's."""
+    _user_code[code] = 0
+
+
 def first_user_frame(frame):
     """The innermost user frame object, or None."""
     walked = 0

@@ -10,7 +10,9 @@ import inspect
 import linecache
 import re
 import sys
+import warnings
 
+from ._transparent import call_from, no_torch_function
 from . import _frames
 
 # The recorder that hooks report to, or None. Set by _recorder.
@@ -60,7 +62,7 @@ def _wrap_step_of(cls):
         try:
             if _step_depth[0] == 1:
                 _notify_step_begin(self)
-            result = orig(self, *args, **kwargs)
+            result = call_from(sys._getframe(1), orig, self, *args, **kwargs)
         finally:
             _step_depth[0] -= 1
             if rec is not None:
@@ -165,9 +167,9 @@ def patch_api_functions():
     def scaled_dot_product_attention(*args, **kwargs):
         rec = active
         if rec is None or not rec.recording:
-            return orig(*args, **kwargs)
+            return call_from(sys._getframe(1), orig, *args, **kwargs)
         t0 = rec.now()
-        result = orig(*args, **kwargs)
+        result = call_from(sys._getframe(1), orig, *args, **kwargs)
         t1 = rec.now()
         caller = sys._getframe(1)
         rec.record_sdpa(args, kwargs, result, t0, t1, caller, _frames.is_user_frame(caller))
@@ -199,7 +201,7 @@ def patch_autograd():
             rec = active
             links = rec.links if rec is not None else None
             if links is None:
-                return _orig(*args, **kwargs)
+                return call_from(sys._getframe(1), _orig, *args, **kwargs)
             if links.in_backward == 0 and rec.recording:
                 try:
                     links.backward_stack = _frames.user_stack_json(sys._getframe(1))
@@ -207,7 +209,7 @@ def patch_autograd():
                     links.backward_stack = None
             links.in_backward += 1
             try:
-                result = _orig(*args, **kwargs)
+                result = call_from(sys._getframe(1), _orig, *args, **kwargs)
             finally:
                 links.in_backward -= 1
             if _ends_step and links.in_backward == 0:
@@ -238,7 +240,9 @@ def _optimizer_step_counter(tensor, caller):
     the counter stays on the host when the parameters move to the NPU, so the read syncs
     nothing there."""
     try:
-        return tensor.device.type == "cpu" and tensor.dim() == 0 and _frames.is_torch_optimizer_code(caller.f_code)
+        with no_torch_function():
+            return tensor.device.type == "cpu" and tensor.dim() == 0 and \
+                _frames.is_torch_optimizer_code(caller.f_code)
     except Exception:
         return False
 
@@ -325,14 +329,17 @@ class TensorPatches:
 
             def factory(*args, _orig=orig, _event=event_name, **kwargs):
                 if kwargs.get("device") is None or not rec.recording or rec.in_sync or _step_depth[0]:
-                    return _orig(*args, **kwargs)
+                    return call_from(sys._getframe(1), _orig, *args, **kwargs)
                 t0 = rec.now()
-                result = _orig(*args, **kwargs)
+                result = call_from(sys._getframe(1), _orig, *args, **kwargs)
                 t1 = rec.now()
                 try:
                     caller = sys._getframe(1)
                     # (an empty tensor copies nothing: the KV cache's torch.tensor([], device=...))
-                    if result.device.type == "cpu" and result.numel() and _places_on_device((), kwargs, caller):
+                    with no_torch_function():
+                        placed = result.device.type == "cpu" and result.numel() and \
+                            _places_on_device((), kwargs, caller)
+                    if placed:
                         rec.record_python_event("placement", _event, "", None, t0, t1, caller, result)
                 except Exception:
                     pass
@@ -368,11 +375,13 @@ class TensorPatches:
                 mode = rec._mode
                 if not rec.recording or mode is None or kwargs.get("out") is not None \
                         or _get_current_dispatch_mode() is not mode:
-                    return _orig(*args, **kwargs)
+                    return call_from(sys._getframe(1), _orig, *args, **kwargs)
                 with _pop_mode_temporarily():
-                    result = _orig(*args, **kwargs)
+                    result = call_from(sys._getframe(1), _orig, *args, **kwargs)
                 try:
-                    _orig(*args, **kwargs)
+                    with warnings.catch_warnings():   # the program saw this call's warnings once
+                        warnings.simplefilter("ignore")
+                        _orig(*args, **kwargs)
                 except Exception:
                     pass
                 return result
@@ -396,7 +405,7 @@ class TensorPatches:
         @functools.wraps(orig)
         def as_subclass(self, *args, **kwargs):
             with no_dispatch():
-                return orig(self, *args, **kwargs)
+                return call_from(sys._getframe(1), orig, self, *args, **kwargs)
 
         self._saved.append((cls, "as_subclass", "as_subclass" in cls.__dict__, cls.__dict__.get("as_subclass")))
         cls.as_subclass = as_subclass
@@ -421,7 +430,7 @@ class TensorPatches:
             def call(*args, _orig=orig, **kwargs):
                 if any(type(a) is bool for a in args):
                     args = tuple(torch.tensor(a) if type(a) is bool else a for a in args)
-                return _orig(*args, **kwargs)
+                return call_from(sys._getframe(1), _orig, *args, **kwargs)
 
             functools.update_wrapper(call, orig)
             own = owner is torch or name in cls.__dict__
@@ -443,7 +452,7 @@ class TensorPatches:
 
             def naming(self, *args, _orig=orig, **kwargs):
                 rec.enable_named_bypass()
-                return _orig(self, *args, **kwargs)
+                return call_from(sys._getframe(1), _orig, self, *args, **kwargs)
 
             functools.update_wrapper(naming, orig)
             self._saved.append((cls, name, True, orig))
@@ -468,10 +477,10 @@ class TensorPatches:
 
             def factory(*args, _orig=orig, **kwargs):
                 if kwargs.get("names") is None or not rec.recording:
-                    return _orig(*args, **kwargs)
+                    return call_from(sys._getframe(1), _orig, *args, **kwargs)
                 rec.enable_named_bypass()
                 with no_dispatch():
-                    return _orig(*args, **kwargs)
+                    return call_from(sys._getframe(1), _orig, *args, **kwargs)
 
             functools.update_wrapper(factory, orig)
             self._saved.append((torch, name, True, orig))
@@ -498,18 +507,18 @@ class TensorPatches:
         @functools.wraps(orig)
         def wrapper(self, *args, **kwargs):
             if not rec.recording or rec.in_sync:
-                return orig(self, *args, **kwargs)
+                return call_from(sys._getframe(1), orig, self, *args, **kwargs)
             if is_item and _optimizer_step_counter(self, sys._getframe(1)):
                 muted, rec.mute_ops = rec.mute_ops, True   # nor its aten::_local_scalar_dense
                 try:
-                    return orig(self, *args, **kwargs)
+                    return call_from(sys._getframe(1), orig, self, *args, **kwargs)
                 finally:
                     rec.mute_ops = muted
             rec.in_sync = True   # syncs nested inside (e.g. __repr__ -> item) are one event
             rec.mute_ops = mutes_ops   # printing's own bookkeeping ops are not the program's
             t0 = rec.now()
             try:
-                result = orig(self, *args, **kwargs)
+                result = call_from(sys._getframe(1), orig, self, *args, **kwargs)
             finally:
                 rec.in_sync = False
                 rec.mute_ops = False
@@ -517,8 +526,10 @@ class TensorPatches:
             caller = sys._getframe(1)
             if is_to:
                 try:
-                    if result.device.type != "cpu" or self.device.type != "cpu":
-                        if result.device.type == "cpu":   # off a device: a host copy
+                    with no_torch_function():
+                        devices = result.device.type, self.device.type
+                    if devices != ("cpu", "cpu"):
+                        if devices[0] == "cpu":   # off a device: a host copy
                             rec.record_python_event("python_sync", event_name, reason, self, t0, t1, caller)
                     elif _step_depth[0] == 0 and _places_on_device(args, kwargs, caller):
                         # (an optimizer moving its state to its parameters' device: no data upload)
@@ -542,12 +553,12 @@ class TensorPatches:
         @functools.wraps(orig)
         def wrapper(*args, **kwargs):
             if not rec.recording:
-                return orig(*args, **kwargs)
+                return call_from(sys._getframe(1), orig, *args, **kwargs)
             caller = sys._getframe(1)
             if not _frames.is_user_frame(caller):   # torch's own calls are not the user's
-                return orig(*args, **kwargs)
+                return call_from(sys._getframe(1), orig, *args, **kwargs)
             t0 = rec.now()
-            result = orig(*args, **kwargs)
+            result = call_from(sys._getframe(1), orig, *args, **kwargs)
             t1 = rec.now()
             rec.record_python_event(cat, event_name, reason, None, t0, t1, caller)
             return result

@@ -27,6 +27,7 @@ import weakref
 
 from . import _events, _frames, _patches
 from ._autograd import AutogradLinks
+from ._transparent import no_torch_function
 from ._modules import ModuleTracker
 from ._writer import EventWriter
 
@@ -316,7 +317,7 @@ class Recorder:
         if "threads" in self._notes:
             return
         me = threading.current_thread()
-        others = [t.name for t in threading.enumerate() if t is not me and t.is_alive()]
+        others = [t.name for t in threading.enumerate() if t is not me and t.is_alive() and not _plumbing(t)]
         if others:
             self.note_once("threads", "npu-doctor: %d other Python thread%s (%s) ran during the recorded steps; "
                                       "torch ops run there are not recorded (the capture follows the thread "
@@ -649,29 +650,30 @@ class Recorder:
         the mask when one is passed (docs/formats/capture.md), output, the other arguments as
         text, and `caller=library` when torch itself made the call (nn.MultiheadAttention).
         The ops it ran are recorded as usual and nest inside it by time."""
-        try:
-            if not self.recording:
-                return
-            call = _sdpa_call(args, kwargs)
-            Tensor = self._torch.Tensor
-            seen_ids, seen_storages = {}, {}
-            tensors = [call.get(k) for k in ("query", "key", "value", "attn_mask")]
-            inputs = [self._tensor_json(x, i, seen_ids, seen_storages, False)
-                      for i, x in enumerate(tensors) if isinstance(x, Tensor)]
-            outputs = [self._tensor_json(result, 0, seen_ids, seen_storages, True)] if isinstance(result, Tensor) else []
-            attrs = " ".join("%s=%s" % (k, call[k]) for k in ("dropout_p", "is_causal", "scale", "enable_gqa")
-                             if k in call)
-            kind = self._mask_kind(call.get("attn_mask"))
-            if kind:
-                attrs = (attrs + " mask=" + kind).strip()
-            if not from_user:
-                attrs = (attrs + " caller=library").strip()
-            self._write(_events.python_event(
-                "python_api", "torch.nn.functional.scaled_dot_product_attention", self._pid,
-                threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0, self.step, self._modules.current_json,
-                _frames.user_stack_json(frame), attrs, inputs, outputs))
-        except Exception as e:
-            self.fail(e)
+        with no_torch_function():
+            try:
+                if not self.recording:
+                    return
+                call = _sdpa_call(args, kwargs)
+                Tensor = self._torch.Tensor
+                seen_ids, seen_storages = {}, {}
+                tensors = [call.get(k) for k in ("query", "key", "value", "attn_mask")]
+                inputs = [self._tensor_json(x, i, seen_ids, seen_storages, False)
+                          for i, x in enumerate(tensors) if isinstance(x, Tensor)]
+                outputs = [self._tensor_json(result, 0, seen_ids, seen_storages, True)] if isinstance(result, Tensor) else []
+                attrs = " ".join("%s=%s" % (k, call[k]) for k in ("dropout_p", "is_causal", "scale", "enable_gqa")
+                                 if k in call)
+                kind = self._mask_kind(call.get("attn_mask"))
+                if kind:
+                    attrs = (attrs + " mask=" + kind).strip()
+                if not from_user:
+                    attrs = (attrs + " caller=library").strip()
+                self._write(_events.python_event(
+                    "python_api", "torch.nn.functional.scaled_dot_product_attention", self._pid,
+                    threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0, self.step, self._modules.current_json,
+                    _frames.user_stack_json(frame), attrs, inputs, outputs))
+            except Exception as e:
+                self.fail(e)
 
     def _mask_kind(self, mask):
         """An SDPA mask's kind (FUSE008): "bool"; "zero_inf" for a float mask of 0 and minus
@@ -706,32 +708,43 @@ class Recorder:
     def record_optimizer(self, optimizer, frame):
         """A zero-length `optimizer_config` event at the start of each recorded optimizer.step():
         the class and its foreach/fused/differentiable settings (None = torch's default)."""
-        try:
-            defaults = getattr(optimizer, "defaults", {}) or {}
-            attrs = " ".join("%s=%s" % (k, defaults[k]) for k in ("foreach", "fused", "differentiable")
-                             if k in defaults)
-            self._write(_events.config_event(
-                "optimizer_config", type(optimizer).__module__ + "." + type(optimizer).__qualname__, self._pid,
-                threading.get_native_id(), self.ts(self.now()), self.step, _frames.user_stack_json(frame), attrs))
-        except Exception as e:
-            self.fail(e)
+        with no_torch_function():
+            try:
+                defaults = getattr(optimizer, "defaults", {}) or {}
+                attrs = " ".join("%s=%s" % (k, defaults[k]) for k in ("foreach", "fused", "differentiable")
+                                 if k in defaults)
+                self._write(_events.config_event(
+                    "optimizer_config", type(optimizer).__module__ + "." + type(optimizer).__qualname__, self._pid,
+                    threading.get_native_id(), self.ts(self.now()), self.step, _frames.user_stack_json(frame), attrs))
+            except Exception as e:
+                self.fail(e)
 
     def record_python_event(self, cat, name, reason, tensor, t0, t1, frame, result=None):
         """`tensor`: the call's input; `result`: its output when it made one (a placement's moved
         tensor)."""
-        try:
-            if not self.recording:
-                return
-            seen_ids, seen_storages = {}, {}
-            inputs = [self._tensor_json(tensor, 0, seen_ids, seen_storages, False)] if tensor is not None else []
-            outputs = None
-            if result is not None:
-                outputs = [self._tensor_json(result, 0, seen_ids, seen_storages, True)]
-            self._write(_events.python_event(
-                cat, name, self._pid, threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0, self.step,
-                self._modules.current_json, _frames.user_stack_json(frame), reason, inputs, outputs))
-        except Exception as e:
-            self.fail(e)
+        with no_torch_function():
+            try:
+                if not self.recording:
+                    return
+                seen_ids, seen_storages = {}, {}
+                inputs = [self._tensor_json(tensor, 0, seen_ids, seen_storages, False)] if tensor is not None else []
+                outputs = None
+                if result is not None:
+                    outputs = [self._tensor_json(result, 0, seen_ids, seen_storages, True)]
+                self._write(_events.python_event(
+                    cat, name, self._pid, threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0, self.step,
+                    self._modules.current_json, _frames.user_stack_json(frame), reason, inputs, outputs))
+            except Exception as e:
+                self.fail(e)
+
+
+def _plumbing(thread):
+    """A thread of the standard library's process plumbing (multiprocessing's queue feeders
+    behind a DataLoader's workers, its resource sharer): it moves pickled bytes and runs no
+    torch op, so it is not worth a note."""
+    target = getattr(thread, "_target", None)
+    module = getattr(target, "__module__", "") or ""
+    return module.startswith("multiprocessing")
 
 
 def _never():

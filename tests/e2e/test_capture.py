@@ -277,6 +277,67 @@ class CaptureEndToEnd(unittest.TestCase):
             names = {e["name"] for e in json.load(f) if e.get("cat") == "aten"}
         self.assertTrue({"aten::_linalg_svd", "aten::linalg_svd", "aten::svd"} & names, sorted(names))
 
+    def test_program_subclasses_see_only_the_programs_calls(self):
+        """#31 F-16/F-17: a __torch_function__ subclass never sees the capture's metadata reads,
+        a __torch_dispatch__ wrapper subclass never sees amp-check's metric ops (and amp-check
+        does not stop on it). Torch 1.x's AccumulateGrad alone detaches a subclass gradient
+        once more under any dispatch mode (isTensorSubclassLike): that count may differ there."""
+        for what in ("function", "dispatch"):
+            code, plain = plain_run("user_subclasses.py", what)
+            self.assertEqual(code, 0, plain)
+            run = Run("user_subclasses.py", program_args=(what,))
+            self.assertEqual(run.code, 0, run.stderr)
+            code, amp, err = self.amp_check_stdout("user_subclasses.py", what)
+            self.assertEqual(code, 0, err)
+            self.assertNotIn("capture stopped", err)
+            for got in (run.stdout, amp):
+                if what == "dispatch" and e2e_support.torch_version() < (2, 0):
+                    strip = lambda text: re.sub(r"calls \d+|\('aten\.detach\.default', \d+\), ", "", text)
+                    self.assertEqual(strip(got), strip(plain), what)
+                else:
+                    self.assertEqual(got, plain, what)
+
+    def test_warnings_point_at_the_programs_lines(self):
+        """#31 F-21: warnings raised inside calls the capture wraps (float(t), t.item(),
+        torch.tensor(t, device=...)) keep the program's file and line."""
+        code, plain = plain_run("warning_sites.py")
+        self.assertEqual(code, 0, plain)
+        self.assertIn("warning_sites.py:", plain)
+        run = Run("warning_sites.py")
+        self.assertEqual((run.code, run.stdout), (0, plain), run.stderr)
+        code, amp, err = self.amp_check_stdout("warning_sites.py")
+        self.assertEqual((code, amp), (0, plain), err)
+
+    def test_amp_check_copes_with_complex_and_sparse_gradients(self):
+        """#31 F-22/F-23: a complex parameter's gradient is measured by magnitude (no "discards
+        the imaginary part" warning in the program's stderr), sparse gradients are skipped, and
+        the capture records every requested step."""
+        code, plain = plain_run("amp_unusual_grads.py")
+        self.assertEqual(code, 0, plain)
+        with tempfile.TemporaryDirectory() as d:
+            report = os.path.join(d, "amp.json")
+            r = subprocess.run([BINARY, "amp-check", "-q", "--steps", "1:3", "--capture-dir", os.path.join(d, "out"),
+                                "--fail-on", "never", "--format", "json", "-o", report, "--",
+                                PYTHON, os.path.join(PROGRAMS, "amp_unusual_grads.py")],
+                               capture_output=True, text=True, timeout=300, cwd=PROGRAMS)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(report) as f:
+                doc = json.load(f)
+        self.assertEqual(r.stdout, plain)
+        self.assertNotIn("imaginary", r.stderr)
+        self.assertNotIn("capture stopped", r.stderr)
+        self.assertNotIn("CAPTURE001", json.dumps(doc.get("findings", [])))
+
+    def test_odd_class_names_keep_the_capture_valid(self):
+        """#31 F-8: an optimizer class named with a quote, a backslash, a newline."""
+        run = Run("odd_class_names.py")
+        self.assertEqual((run.code, run.stdout), (0, "ok\n"), run.stderr)
+        with open(run.capture) as f:
+            events = json.load(f)
+        names = [e["name"] for e in events if e.get("cat") == "optimizer_config"]
+        self.assertTrue(names and all(n.endswith('Ad"am\\\n<x>') for n in names), names)
+        self.assertNotIn('"trampoline"', json.dumps(events))   # the shim's warning trampolines are no frames
+
     def check_unchanged(self, *program_args):
         code, plain = plain_run("compiled.py", *program_args)
         self.assertEqual(code, 0, plain)

@@ -48,6 +48,8 @@ DEVICE = torch.device("npu:0")
 
 
 class NpuTensor(torch.Tensor):
+    npu_doctor_device_tensor = True   # the device's own tensors, not a program's subclass (npu_doctor._dispatch)
+
     @staticmethod
     def __new__(cls, data):
         return torch.Tensor._make_wrapper_subclass(cls, data.shape, strides=data.stride(), dtype=data.dtype,

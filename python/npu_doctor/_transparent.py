@@ -1,0 +1,44 @@
+"""How the shim stays out of the program's sight while it runs inside the program's calls.
+
+- Its reads of tensor metadata (shape, strides, data_ptr, device) never reach a program's
+  `__torch_function__` subclass: they run under `no_torch_function()`.
+- Warnings torch raises inside a call the shim wraps (`float(t)` on a tensor that requires
+  grad, `torch.tensor(t)` of a tensor) point at the program's line, as without the shim:
+  `call_from(frame, fn, ...)` runs `fn` from a one-line trampoline whose code carries the
+  program's file, line and module globals (warning filters and `__warningregistry__` match).
+"""
+
+import types
+
+import torch
+
+from . import _frames
+
+no_torch_function = getattr(torch._C, "DisableTorchFunctionSubclass", None) or torch._C.DisableTorchFunction
+
+
+def _trampoline_code():
+    scope = {}
+    exec(compile("def trampoline(fn, args, kwargs): return fn(*args, **kwargs)\n", "<npu-doctor>", "exec"), scope)
+    return scope["trampoline"].__code__
+
+
+_TRAMPOLINE = _trampoline_code()
+_trampolines = {}   # (file, line, id(globals)) -> function; a function holds its globals, so ids stay unique
+
+
+def call_from(frame, fn, *args, **kwargs):
+    """fn(*args, **kwargs), called as if from `frame`'s current line."""
+    if frame is None:
+        return fn(*args, **kwargs)
+    code = frame.f_code
+    key = (code.co_filename, frame.f_lineno, id(frame.f_globals))
+    t = _trampolines.get(key)
+    if t is None:
+        if len(_trampolines) > 4096:
+            _trampolines.clear()
+        t = _trampolines[key] = types.FunctionType(
+            _TRAMPOLINE.replace(co_filename=code.co_filename, co_firstlineno=frame.f_lineno or 1,
+                                co_name=code.co_name), frame.f_globals)
+        _frames.never_the_users(t.__code__)   # recorded stacks skip it: the program's frame follows
+    return t(fn, args, kwargs)
