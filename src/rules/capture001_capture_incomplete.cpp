@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "model/trace.hpp"
 #include "rules/builtin_rules.hpp"
 
 namespace npud {

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "model/trace.hpp"
 #include "rules/builtin_rules.hpp"
 #include "source/scanner.hpp"
 #include "source/source_rules.hpp"
