@@ -205,8 +205,11 @@ TSNode first_error(TSNode root) {
   }
 }
 
-void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
-          std::unordered_map<int, std::vector<std::string>>& ignores) {
+// Visits the piece's tree in source order (iteratively: a chain of 100,000 operators is as
+// deep). Returns the first node it did not descend into because it lies FileScan::kMaxNesting
+// levels down (a null node when none did).
+TSNode walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
+            std::unordered_map<int, std::vector<std::string>>& ignores) {
   const auto& f = py::fields();
   TSTreeCursor c = ts_tree_cursor_new(fs.root);
   struct Frame {
@@ -265,9 +268,13 @@ void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
     fs.ancestors.pop_back();
   };
 
+  TSNode too_deep{};
   enter(ts_tree_cursor_current_node(&c));
   while (true) {
-    if (ts_tree_cursor_goto_first_child(&c)) {
+    bool descend = stack.size() < FileScan::kMaxNesting;
+    if (!descend && ts_node_is_null(too_deep) && ts_node_child_count(ts_tree_cursor_current_node(&c)) > 0)
+      too_deep = ts_tree_cursor_current_node(&c);
+    if (descend && ts_tree_cursor_goto_first_child(&c)) {
       enter(ts_tree_cursor_current_node(&c));
       continue;
     }
@@ -286,6 +293,7 @@ void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
     if (done) break;
   }
   ts_tree_cursor_delete(&c);
+  return too_deep;
 }
 
 void keep_wanted(std::vector<ScanFinding>& findings, const RuleFilter& filter,
@@ -353,7 +361,17 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
       TSNode first = ts_node_named_child(fs.root, 0);
       fs.first_statement = NodeSpan::of(ts_node_is_null(first) ? fs.root : first);
     }
-    walk(fs, rules, ignores);
+    TSNode too_deep = walk(fs, rules, ignores);
+    if (!parse_error && !ts_node_is_null(too_deep)) {
+      size_t mark = fs.findings.size();
+      fs.report("PARSE001", Severity::Error, too_deep,
+                "nested more than " + std::to_string(FileScan::kMaxNesting) +
+                    " levels deep: the code inside this expression is not checked (CPython's compiler also "
+                    "refuses most code this deep)",
+                "split the expression (intermediate names, a loop, or a list); other findings in this file are "
+                "reported without fixes");
+      parse_error = std::move(fs.take_since(mark).front());
+    }
     if (!parse_error && ts_node_has_error(fs.root)) {
       TSNode err = first_error(fs.root);
       size_t mark = fs.findings.size();

@@ -470,7 +470,53 @@ TEST(Scan, DeepChainsDoNotExhaustTheStack) {
                     "g = " + repeat("a_cuda if c else (", 2000) + "b" + repeat(")", 2000) + "\n";
   FileResult r = scan_source("deep.py", src, {});
   EXPECT_EQ(r.status, FileStatus::Scanned);
-  EXPECT_FALSE(r.syntax_error);
+  // Deeper than FileScan's nesting bound: one PARSE001 for the file (the walk stops there).
+  EXPECT_TRUE(r.syntax_error);
+}
+
+// Any expression nested past the walk's bound (operator chains, brackets, calls, subscripts,
+// unary chains, chained assignments) gives one PARSE001 at that expression; the statements
+// after it are still checked. The chains are 3x the bound, so a walk that recursed per level
+// or climbed per node would show up here as a crash or a hang.
+TEST(Scan, TooDeepExpressionIsOneFindingAndTheRestIsScanned) {
+  REQUIRE_SCAN();
+  auto repeat = [](std::string_view s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  const int n = 3000;
+  std::string names;
+  for (int i = 0; i < n; ++i) names += fmt::format("t{} = ", i);
+  const std::map<std::string, std::string> deep = {
+      {"product", "w" + repeat(" * w", n)},
+      {"or chain", "w" + repeat(" or w", n)},
+      {"parentheses", repeat("(", n) + "w" + repeat(")", n)},
+      {"calls", repeat("g(", n) + "w" + repeat(")", n)},
+      {"subscripts", repeat("w[", n) + "0" + repeat("]", n)},
+      {"lists", repeat("[", n) + repeat("]", n)},
+      {"unary minus", repeat("- ", n) + "w"},
+      {"not chain", repeat("not ", n) + "w"},
+      {"attribute chain", "torch" + repeat(".cuda", n)},
+      {"string concatenation", "torch.device(" + std::string("'npu'") + repeat(" + 'cuda'", n) + ")"},
+  };
+  for (const auto& [what, expr] : deep) {
+    for (bool chained : {false, true}) {
+      std::string src = "import torch\n" + (chained ? names : std::string("v = ")) + expr +
+                        "\ndevice = torch.device('cuda')\n";
+      FileResult r = scan_source("deep.py", src, {});
+      ASSERT_EQ(r.status, FileStatus::Scanned) << what;
+      std::map<std::string, int> by_rule;
+      for (const auto& f : r.findings) ++by_rule[f.rule + (f.rule == "CUDA001" ? ":" + std::to_string(f.line) : "")];
+      EXPECT_EQ(by_rule["PARSE001"], 1) << what << (chained ? " (chained assignment)" : "");
+      EXPECT_EQ(by_rule["CUDA001:3"], 1) << what << ": the line after the deep one is scanned";
+      for (const auto& f : r.findings)
+        if (f.rule == "PARSE001") {
+          EXPECT_EQ(f.line, 2) << what;
+          EXPECT_NE(f.message.find("nested more than 1000 levels deep"), std::string::npos) << f.message;
+        }
+    }
+  }
 }
 
 TEST(Scan, EveryRuleHasADoc) {
