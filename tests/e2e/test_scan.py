@@ -202,6 +202,33 @@ class ScanEndToEnd(unittest.TestCase):
         self.assertEqual([f for f in report["findings"] if f["fixable"]], [])
         self.assertEqual([f for f in report["findings"] if f["rule"] == "PARSE001"], [])
 
+    def test_diff_of_absolute_paths_applies_with_patch(self):
+        """An absolute path under the cwd gets cwd-relative headers (`patch -p1` there); one outside
+        it gets headers relative to / (`patch -d / -p1`), never `a//abs/...`."""
+        work = os.path.join(self.tmp, "work")
+        os.makedirs(os.path.join(work, "pkg"))
+        src = "import torch\nimport torch_npu\nbatch = torch.ones(2).cuda()\n"
+        target = os.path.join(work, "pkg", "train_step.py")
+        with open(target, "w") as f:
+            f.write(src)
+        inside = scan("--diff", target, cwd=work)
+        self.assertIn(inside.returncode, (0, 1), inside.stderr)
+        self.assertIn("--- a/pkg/train_step.py\n+++ b/pkg/train_step.py\n", inside.stdout)
+        outside_cwd = os.path.join(self.tmp, "elsewhere")
+        os.makedirs(outside_cwd)
+        outside = scan("--diff", target, cwd=outside_cwd)
+        self.assertIn("+++ b/" + target.lstrip("/") + "\n", outside.stdout)
+        self.assertNotIn("a//", outside.stdout)
+        if shutil.which("patch"):
+            p = subprocess.run(["patch", "-p1", "--dry-run"], input=inside.stdout, cwd=work,
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            p = subprocess.run(["patch", "-d", "/", "-p1", "--dry-run"], input=outside.stdout, cwd=outside_cwd,
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("patch -d / -p1", subprocess.run([BINARY, "scan", "--help"], capture_output=True,
+                                                        text=True).stdout)
+
     def test_machine_made_deep_and_long_files_scan_promptly(self):
         """Hang guard for shapes that once took quadratic time or crashed: a 40,000-target chained
         assignment (valid Python), a 20,000-term string concatenation, a 40,000-term product. The

@@ -362,6 +362,17 @@ TEST(Scan, UnifiedDiffHunks) {
             "--- a/x.py\n+++ b/x.py\n@@ -1,1 +1,2 @@\n-a\n\\ No newline at end of file\n+a\n+b\n");
 }
 
+// `patch -p1` strips one name and refuses absolute names and '..': headers are relative to
+// the cwd under it, and relative to / outside it (`patch -d / -p1`).
+TEST(Scan, DiffHeaderPathsApplyWithPatchP1) {
+  EXPECT_EQ(diff_header_path("/home/u/proj/src/m.py", "/home/u/proj"), "src/m.py");
+  EXPECT_EQ(diff_header_path("/home/u/proj/./src/../m.py", "/home/u/proj/"), "m.py");
+  EXPECT_EQ(diff_header_path("src/m.py", "/home/u/proj"), "src/m.py");
+  EXPECT_EQ(diff_header_path("/srv/other/m.py", "/home/u/proj"), "srv/other/m.py");
+  EXPECT_EQ(diff_header_path("../other/m.py", "/home/u/proj"), "home/u/other/m.py");
+  EXPECT_EQ(diff_header_path("//srv/m.py", "/"), "srv/m.py");
+}
+
 TEST(Scan, ApiMapMatchesKnowledgeNames) {
   const ApiMap& m = ApiMap::builtin();
   EXPECT_GT(m.size(), 30u);
