@@ -119,6 +119,8 @@ void render_text(std::ostream& os, const Dump& ref, const Dump& target, const Co
                         f.function.empty() ? "" : " in " + terminal_safe(f.function));
     }
     os << "  " << terminal_safe(p.reason) << "\n\n";
+  } else if (nothing_compared(res)) {
+    os << "Nothing was compared: no matched pair holds tensor data or statistics on both sides.\n\n";
   } else {
     os << "No divergence.\n\n";
   }
@@ -172,8 +174,7 @@ void render_text(std::ostream& os, const Dump& ref, const Dump& target, const Co
   if (res.tensor_bytes >= 1000000) os << fmt::format("; {:.1f} MB of tensor data read.\n", double(res.tensor_bytes) / 1e6);
   else os << fmt::format("; {} bytes of tensor data read.\n", res.tensor_bytes);
   if (!o.all && res.pairs.size() > res.diverging) os << "(--all shows every matched tensor)\n";
-  if (nothing_compared(res))
-    os << "Nothing was compared: no matched pair holds tensor data or statistics on both sides (exit code 2).\n";
+  if (nothing_compared(res)) os << "Nothing was compared: exit code 2 (a broken or unrelated target is not a pass).\n";
 }
 
 // --- json ------------------------------------------------------------------------------------
