@@ -1,6 +1,12 @@
 #include "source/python_tree.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -128,6 +134,24 @@ TreePtr parse(std::string_view text, const TSRange* range) {
   TSTree* t = ts_parser_parse_string(parser.get(), nullptr, text.data(), uint32_t(text.size()));
   if (!t) throw std::runtime_error("tree-sitter failed to parse");
   return TreePtr(t);
+}
+
+bool parse_survives(std::string_view text, const TSRange* range) {
+  pid_t child = fork();
+  if (child < 0) return true;  // no process to spare: parse in this one, as before
+  if (child == 0) {
+    // Only this thread exists here; glibc's malloc is usable after fork. A crash here must
+    // neither print glibc's message on the user's terminal nor leave a core file.
+    rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    if (int null = open("/dev/null", O_WRONLY); null >= 0) dup2(null, STDERR_FILENO);
+    parse(text, range);
+    _exit(0);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 }  // namespace npud::py

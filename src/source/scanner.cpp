@@ -208,6 +208,10 @@ TSNode first_error(TSNode root) {
 // Visits the piece's tree in source order (iteratively: a chain of 100,000 operators is as
 // deep). Returns the first node it did not descend into because it lies FileScan::kMaxNesting
 // levels down (a null node when none did).
+// Logical lines at least this long get a trial parse in a child process first: the runtime's
+// crash needs about 65,536 nested parser states, at least a byte each.
+constexpr uint32_t kLongLogicalLine = 32 * 1024;
+
 TSNode walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
             std::unordered_map<int, std::vector<std::string>>& ignores) {
   const auto& f = py::fields();
@@ -354,7 +358,23 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
   std::optional<ScanFinding> parse_error;
   for (const StatementChunk& piece : statement_chunks(parsed, opts.piece_bytes)) {
     TSRange range{{piece.start_row, 0}, {UINT32_MAX, UINT32_MAX}, piece.start_byte, piece.end_byte};
-    py::TreePtr tree = py::parse(parsed, piece.start_byte == 0 && piece.end_byte == parsed.size() ? nullptr : &range);
+    const TSRange* part = piece.start_byte == 0 && piece.end_byte == parsed.size() ? nullptr : &range;
+    // A logical line this long may nest past what the tree-sitter runtime survives (see
+    // py::parse_survives); ordinary code never has one, so the extra parse is rare.
+    if (piece.longest_logical_line >= kLongLogicalLine && !py::parse_survives(parsed, part)) {
+      if (!parse_error) {
+        NodeSpan at{{piece.start_row, 0}, {piece.start_row, 0}, piece.start_byte, piece.start_byte};
+        size_t mark = fs.findings.size();
+        fs.report("PARSE001", Severity::Error, at,
+                  "the parser crashed on the code from here (a statement of " +
+                      std::to_string(piece.longest_logical_line) +
+                      " bytes nests too deep for tree-sitter to recover from a syntax error in it): not checked",
+                  "split the statement; other findings in this file are reported without fixes");
+        parse_error = std::move(fs.take_since(mark).front());
+      }
+      continue;
+    }
+    py::TreePtr tree = py::parse(parsed, part);
     fs.root = ts_tree_root_node(tree.get());
     fs.forget_assignment();
     if (piece.start_byte == 0) {

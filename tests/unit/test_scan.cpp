@@ -362,6 +362,47 @@ TEST(Scan, UnifiedDiffHunks) {
             "--- a/x.py\n+++ b/x.py\n@@ -1,1 +1,2 @@\n-a\n\\ No newline at end of file\n+a\n+b\n");
 }
 
+// The tree-sitter runtime corrupts its heap recovering from a syntax error ~65,536 parser
+// states deep (found by fuzz_scan_depth; the likely F-10 SIGSEGV): such a piece is parsed in a
+// child process first and reported as PARSE001 when the child dies. Variants: a chained
+// assignment ending in a syntax error, unclosed brackets, deep f-strings under an assignment
+// chain. The file after it (another piece) is still scanned when the file is cut in pieces.
+TEST(Scan, ParserCrashIsAFindingNotACrash) {
+  REQUIRE_SCAN();
+  auto repeat = [](std::string_view s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  std::string chain;
+  for (int i = 0; i < 70000; ++i) chain += fmt::format("w{} = ", i);
+  const std::map<std::string, std::string> crashing = {
+      {"chained assignment, then an error", chain + "a + + \n"},
+      {"unclosed brackets, then an error", "y = " + repeat("[(", 40000) + "b + + c\n"},
+      {"deep f-strings under a chain", chain.substr(0, chain.size() / 2) + repeat("f'{", 300) + "z" + repeat("}'", 300) + "\n"},
+  };
+  for (const auto& [what, statement] : crashing) {
+    std::string src = "import torch\n" + statement + "\ndef f():\n    return torch.device('cuda')\n";
+    ScanOptions small_pieces;
+    small_pieces.piece_bytes = 4096;  // the def after the statement is a piece of its own
+    FileResult r = scan_source("crash.py", src, small_pieces);
+    ASSERT_EQ(r.status, FileStatus::Scanned) << what;
+    EXPECT_TRUE(r.syntax_error) << what;
+    std::set<std::string> rules;
+    for (const auto& f : r.findings) {
+      rules.insert(f.rule);
+      if (f.rule == "PARSE001") {
+        EXPECT_NE(f.message.find("the parser crashed on the code from here"), std::string::npos) << what;
+      }
+    }
+    EXPECT_TRUE(rules.contains("PARSE001")) << what;
+    // Unclosed brackets join the rest of the file into the same statement (and piece).
+    if (!what.starts_with("unclosed")) {
+      EXPECT_TRUE(rules.contains("CUDA001")) << what << ": the next piece is scanned";
+    }
+  }
+}
+
 // `patch -p1` strips one name and refuses absolute names and '..': headers are relative to
 // the cwd under it, and relative to / outside it (`patch -d / -p1`).
 TEST(Scan, DiffHeaderPathsApplyWithPatchP1) {
