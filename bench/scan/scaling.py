@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """Scan scaling benchmark (#18.12): time and peak memory of `npu-doctor scan` on one file as
 it grows, for a file of realistic code (the scan's test inputs and examples, repeated) and
-for one deep `.cuda()` call chain. Linear means each doubling about doubles the time, and
+for one deep `.cuda()` call chain, and for the machine-made shapes of issue 31 F-11 (a chained
+assignment `a0 = a1 = ... = 1`, a string concatenation `"cuda" + "cuda" + ...`, an attribute
+chain `torch.cuda.cuda...`). Linear means each doubling about doubles the time, and
 peak memory stays near the source size plus the findings (the syntax tree is held one
 piece of top-level statements at a time). Prints a markdown table.
 
-usage: /usr/bin/python3 bench/scan/scaling.py BUILD/npu-doctor [--mb 5 10 20 40] [--chain 25000 50000 100000]"""
+usage: /usr/bin/python3 bench/scan/scaling.py BUILD/npu-doctor [--mb 5 10 20 40] [--chain 25000 50000 100000]
+       [--machine 10000 20000 40000]"""
 import argparse
 import glob
 import os
@@ -32,6 +35,7 @@ def main():
     ap.add_argument("binary")
     ap.add_argument("--mb", type=int, nargs="+", default=[5, 10, 20, 40])
     ap.add_argument("--chain", type=int, nargs="+", default=[25000, 50000, 100000])
+    ap.add_argument("--machine", type=int, nargs="*", default=[10000, 20000, 40000])
     a = ap.parse_args()
     corpus = ""
     for p in sorted(glob.glob(os.path.join(ROOT, "tests/data/scan/**/*.py"), recursive=True) +
@@ -54,6 +58,19 @@ def main():
             wall, rss = measure(a.binary, path)
             rows.append((f"`.cuda()` chain x {n}", wall, rss, wall / prev if prev else None, None))
             prev = wall
+        shapes = {
+            "chained assignment": lambda n: "import torch\n" + " = ".join("a%d" % i for i in range(n)) + " = 1\n",
+            "'cuda' concatenation": lambda n: "import torch\ns = " + " + ".join(['"cuda"'] * n) + "\n",
+            "attribute chain": lambda n: "import torch\nx = torch" + ".cuda" * n + "\n",
+        }
+        for name, make in shapes.items():
+            prev = None
+            for n in a.machine:
+                with open(path, "w") as f:
+                    f.write(make(n))
+                wall, rss = measure(a.binary, path)
+                rows.append((f"{name} x {n}", wall, rss, wall / prev if prev else None, None))
+                prev = wall
     print("| input | wall s | peak RSS MB | time / previous row | RSS MB per source MB |")
     print("|---|---:|---:|---:|---:|")
     for name, wall, rss, ratio, per in rows:

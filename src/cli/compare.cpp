@@ -15,6 +15,7 @@
 #include "cli/progress.hpp"
 #include "ingest/input_error.hpp"
 #include "numeric/compare.hpp"
+#include "report/escape.hpp"
 #include "report/json_writer.hpp"
 #include "report/report.hpp"
 
@@ -42,7 +43,7 @@ std::string describe_dump(const Dump& d) {
   std::string what = std::string(layout_name(d.layout)) + " dump";
   if (!d.framework.empty()) what += ", " + d.framework;
   if (d.layout == DumpLayout::Msprobe) what += ", task " + d.task;
-  return fmt::format("{} ({}, {} tensors)", d.path, what, d.entries.size());
+  return fmt::format("{} ({}, {} tensors)", terminal_safe(d.path), terminal_safe(what), d.entries.size());
 }
 
 std::string where(const DumpEntry& e) {
@@ -51,28 +52,42 @@ std::string where(const DumpEntry& e) {
   else if (e.kind == "op") s = "op " + e.name;
   else s = e.name;
   if (!e.io.empty()) s += fmt::format(", {} {}", e.io, e.arg);
-  return s;
+  return terminal_safe(s);
 }
 
-// --- text ------------------------------------------------------------------------------------
+// Pairs whose numbers were compared (tensors or statistics): none means the comparison said
+// nothing, whatever the key matching found.
+size_t compared_pairs(const CompareResult& res) {
+  size_t n = 0;
+  for (const PairResult& p : res.pairs)
+    n += p.status == PairResult::Status::Compared || p.status == PairResult::Status::StatsCompared ||
+         p.status == PairResult::Status::ShapeMismatch;
+  return n;
+}
+bool nothing_compared(const CompareResult& res) { return compared_pairs(res) == 0; }
 
-void metrics_row(std::ostream& os, const std::string& key, const DumpEntry& r, const DumpEntry& t,
+// --- text ------------------------------------------------------------------------------------
+// Keys, names and paths come from the dumps (msprobe keys are module and op names): they pass
+// through terminal_safe like every text report's names.
+
+void metrics_row(std::ostream& os, const std::string& key_raw, const DumpEntry& r, const DumpEntry& t,
                  const PairResult& p) {
-  std::string dtypes = r.dtype == t.dtype ? r.dtype : r.dtype + "/" + t.dtype;
+  std::string dtypes = terminal_safe(r.dtype == t.dtype ? r.dtype : r.dtype + "/" + t.dtype);
+  std::string key = terminal_safe(key_raw);
   std::string mark = p.diverges ? "!" : " ";
   if (p.status == PairResult::Status::Compared) {
     const TensorMetrics& m = p.metrics;
-    os << fmt::format("{} {:<40} {:<17} {:<14} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>5} {:>5} {:>5}\n", mark, key,
-                      dtypes, shape_text(r.shape), m.has_cos() ? fmt::format("{:.6f}", m.cos) : "null", num(m.max_abs),
-                      num(m.max_rel), num(m.rmse), fmt::format("{:.2f}%", 100 * m.gt_5e3), m.nan, m.inf, m.overflow,
-                      m.underflow);
+    os << fmt::format("{} {:<40} {:<17} {:<14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>5} {:>5} {:>5}\n", mark,
+                      key, dtypes, shape_text(r.shape), m.has_cos() ? fmt::format("{:.6f}", m.cos) : "null",
+                      m.has_norm_ratio() ? num(m.norm_ratio) : "null", num(m.max_abs), num(m.max_rel), num(m.rmse),
+                      fmt::format("{:.2f}%", 100 * m.gt_5e3), m.nan, m.inf, m.overflow, m.underflow);
   } else if (p.status == PairResult::Status::StatsCompared) {
     std::string cells;
     for (const StatDiff& d : p.stats)
       cells += fmt::format("  {} {} vs {} (rel {})", d.name, num(d.ref), num(d.target), num(d.rel));
     os << fmt::format("{} {:<40} {:<17} {:<14}{}\n", mark, key, dtypes, shape_text(r.shape), cells);
   } else {
-    os << fmt::format("{} {:<40} {:<17} {:<14}  {}\n", mark, key, dtypes, shape_text(r.shape), p.reason);
+    os << fmt::format("{} {:<40} {:<17} {:<14}  {}\n", mark, key, dtypes, shape_text(r.shape), terminal_safe(p.reason));
   }
 }
 
@@ -82,7 +97,7 @@ void render_text(std::ostream& os, const Dump& ref, const Dump& target, const Co
   os << "  reference: " << describe_dump(ref) << "\n";
   os << "  target:    " << describe_dump(target) << "\n";
   for (const auto* d : {&ref, &target})
-    for (const std::string& n : d->notes) os << "  note: " << n << "\n";
+    for (const std::string& n : d->notes) os << "  note: " << terminal_safe(n) << "\n";
   bool stats_only = ref.statistics_only() || target.statistics_only();
   if (stats_only)
     os << "  Tensors were not dumped (msprobe statistics task): comparing Max/Min/Mean/Norm only.\n";
@@ -94,15 +109,18 @@ void render_text(std::ostream& os, const Dump& ref, const Dump& target, const Co
   if (res.first_divergence) {
     const PairResult& p = res.pairs[*res.first_divergence];
     const DumpEntry &r = ref.entries[p.ref], &t = target.entries[p.target];
-    os << "First divergence: " << r.key << (res.by_order && t.key != r.key ? "  (target: " + t.key + ")" : "")
-       << "\n";
+    os << "First divergence: " << terminal_safe(r.key)
+       << (res.by_order && t.key != r.key ? "  (target: " + terminal_safe(t.key) + ")" : "") << "\n";
     os << "  " << where(r) << "\n";
     const DumpEntry& located = !t.stack.empty() ? t : r;  // the run under test: its code diverged
     if (!located.stack.empty()) {
       const DumpFrame& f = located.stack.front();
-      os << fmt::format("  at {}:{}{}\n", f.file, f.line, f.function.empty() ? "" : " in " + f.function);
+      os << fmt::format("  at {}:{}{}\n", terminal_safe(f.file), f.line,
+                        f.function.empty() ? "" : " in " + terminal_safe(f.function));
     }
-    os << "  " << p.reason << "\n\n";
+    os << "  " << terminal_safe(p.reason) << "\n\n";
+  } else if (nothing_compared(res)) {
+    os << "Nothing was compared: no matched pair holds tensor data or statistics on both sides.\n\n";
   } else {
     os << "No divergence.\n\n";
   }
@@ -113,8 +131,9 @@ void render_text(std::ostream& os, const Dump& ref, const Dump& target, const Co
     if (!any_row) {
       os << (o.all ? "All matched tensors" : "Diverging tensors") << " (! = diverges):\n";
       if (!stats_only)
-        os << fmt::format("  {:<40} {:<17} {:<14} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>5} {:>5} {:>5}\n", "key",
-                          "dtype", "shape", "cos", "max_abs", "max_rel", "rmse", ">5e-3", "nan", "inf", "ovf", "unf");
+        os << fmt::format("  {:<40} {:<17} {:<14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>5} {:>5} {:>5}\n",
+                          "key", "dtype", "shape", "cos", "norm", "max_abs", "max_rel", "rmse", ">5e-3", "nan", "inf",
+                          "ovf", "unf");
       any_row = true;
     }
     metrics_row(os, ref.entries[p.ref].key, ref.entries[p.ref], target.entries[p.target], p);
@@ -130,7 +149,7 @@ void render_text(std::ostream& os, const Dump& ref, const Dump& target, const Co
         os << fmt::format("  ... {} more (--all lists them)\n", idx.size() - shown);
         break;
       }
-      os << "  " << d.entries[i].key << " " << shape_text(d.entries[i].shape) << "\n";
+      os << "  " << terminal_safe(d.entries[i].key) << " " << shape_text(d.entries[i].shape) << "\n";
       ++shown;
     }
     os << "\n";
@@ -150,10 +169,12 @@ void render_text(std::ostream& os, const Dump& ref, const Dump& target, const Co
     os << fmt::format(" (a statistic off by > {} relative, or non-finite in the target only)",
                       o.thresholds.max_stat_rel);
   else
-    os << fmt::format(" (cos < {}, or new NaN/Inf)", o.thresholds.min_cos);
+    os << fmt::format(" (cos < {}, norm ratio off 1 by > {}, or NaN/Inf gained or moved)", o.thresholds.min_cos,
+                      o.thresholds.max_norm_ratio_err);
   if (res.tensor_bytes >= 1000000) os << fmt::format("; {:.1f} MB of tensor data read.\n", double(res.tensor_bytes) / 1e6);
   else os << fmt::format("; {} bytes of tensor data read.\n", res.tensor_bytes);
   if (!o.all && res.pairs.size() > res.diverging) os << "(--all shows every matched tensor)\n";
+  if (nothing_compared(res)) os << "Nothing was compared: exit code 2 (a broken or unrelated target is not a pass).\n";
 }
 
 // --- json ------------------------------------------------------------------------------------
@@ -199,7 +220,7 @@ void write_pair_json(JsonWriter& w, const Dump& ref, const Dump& target, const P
   else w.field("reason", p.reason);
   w.key("metrics");
   if (p.status == PairResult::Status::Compared) {
-    write_metrics_json(w, p.metrics);
+    write_metrics_json(w, p.metrics, /*compare_fields=*/true);
   } else {
     w.null();
   }
@@ -246,6 +267,7 @@ void render_json(std::ostream& os, const Dump& ref, const Dump& target, const Co
   w.field("statistics_only", ref.statistics_only() || target.statistics_only());
   w.key("thresholds").begin_object();
   w.field("min_cos", o.thresholds.min_cos);
+  w.field("max_norm_ratio_err", o.thresholds.max_norm_ratio_err);
   w.field("max_stat_rel", o.thresholds.max_stat_rel);
   w.end_object();
   w.key("summary").begin_object();
@@ -254,6 +276,7 @@ void render_json(std::ostream& os, const Dump& ref, const Dump& target, const Co
   w.field("only_ref", uint64_t(res.only_ref.size()));
   w.field("only_target", uint64_t(res.only_target.size()));
   w.field("tensor_bytes", res.tensor_bytes);
+  w.field("compared", uint64_t(compared_pairs(res)));
   w.end_object();
   w.key("first_divergence");
   if (res.first_divergence) write_pair_json(w, ref, target, res.pairs[*res.first_divergence]);
@@ -297,7 +320,10 @@ int compare_command(const CompareCliOptions& o) {
     else render_text(os, ref, target, res, o);
   });
   if (!written) return kExitBadInput;
-  return res.diverging ? kExitFindings : kExitClean;
+  if (res.diverging) return kExitFindings;
+  // A target none of whose entries could be compared is a broken input, not a pass (as an
+  // empty .npy target directory is).
+  return nothing_compared(res) ? kExitBadInput : kExitClean;
 }
 
 }  // namespace
@@ -320,12 +346,17 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--min-cos", o->thresholds.min_cos, "a tensor diverges when its cosine similarity is below this")
       ->check(finite_in(-1, 1))
       ->capture_default_str();
+  cmd->add_option("--max-norm-ratio-err", o->thresholds.max_norm_ratio_err,
+                  "a tensor diverges when ||target|| / ||reference|| is off 1 by more than this (catches rescaling)")
+      ->check(finite_in(0, 1e300))
+      ->capture_default_str();
   cmd->add_option("--max-stat-rel", o->thresholds.max_stat_rel,
                   "statistics-only dumps: a tensor diverges when Max, Min or Norm differ by more than this, relatively")
       ->check(finite_in(0, 1e300))
       ->capture_default_str();
-  cmd->footer("Metrics: docs/metrics.md. Layouts and matching: docs/formats/dump.md. Exit codes: 0 no divergence, "
-              "1 divergence found, 2 bad input (the message names the file and byte offset) or usage.");
+  cmd->footer("Metrics and thresholds: docs/metrics.md. Layouts and matching: docs/formats/dump.md. Exit codes: 0 no "
+              "divergence, 1 divergence found, 2 bad input (the message names the file and byte offset), nothing "
+              "compared (no pair with tensor data or statistics on both sides), or usage.");
   cmd->callback([o, &exit_code] { exit_code = compare_command(*o); });
 }
 

@@ -226,7 +226,9 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
         continue;
       }
     } else {
-      std::cout << unified_diff(r.path, r.text, text);
+      std::error_code ec;
+      std::string cwd = std::filesystem::current_path(ec).string();
+      std::cout << unified_diff(ec ? r.path : diff_header_path(r.path, cwd), r.text, text);
     }
     fixed += fixed_here;  // counted once written (or shown, with --diff)
     cur.text.clear();
@@ -317,7 +319,7 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--torch-npu", args->torch_npu, "torch_npu wheel whose op lists to check against: 2.1.0.post8, a bare line 2.1.0, 2.15.0-dev (default: the newest release)");
   cmd->add_option("--format", args->format, "text, json or sarif (SARIF 2.1.0, for code scanning)");
   cmd->add_flag("--fix", args->fix, "apply the exact fixes in place");
-  cmd->add_flag("--diff", args->diff, "print the fixes as a unified diff (patch -p1) and write nothing");
+  cmd->add_flag("--diff", args->diff, "print the fixes as a unified diff and write nothing: apply it with `patch -p1` in this directory (files outside it are named from /: `patch -d / -p1`)");
   cmd->add_option("--select", args->select, "only these rule ids or prefixes, any case, comma-separated (e.g. CUDA,SYNC101)");
   cmd->add_option("--ignore", args->ignore, "skip these rule ids or prefixes, comma-separated");
   cmd->add_option("-o,--output", args->output, "write the report to FILE instead of stdout");

@@ -10,6 +10,7 @@
 #include "ingest/chrome_json.hpp"
 #include "ingest/input_error.hpp"
 #include "util/directory.hpp"
+#include "util/text.hpp"
 
 namespace npud {
 
@@ -58,8 +59,7 @@ InputFormat detect_format(const std::string& path) {
   if (!fs::is_regular_file(p, ec)) return InputFormat::Unknown;
   if (p.extension() == ".csv") return InputFormat::AscendCsv;
   std::string head = head_of(path, 64 * 1024);
-  size_t i = 0;
-  if (std::string_view(head).starts_with("\xEF\xBB\xBF")) i = 3;
+  size_t i = utf8_bom_size(head);
   while (i < head.size() && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) ++i;
   if (i >= head.size() || (head[i] != '{' && head[i] != '[')) return InputFormat::Unknown;
   // A capture names itself in its first event (docs/formats/capture.md).

@@ -101,10 +101,17 @@ void compare_stats(const TensorStats& r, const TensorStats& t, const Thresholds&
   }
 }
 
+// Why a diverging pair diverges, the criteria in diverges()'s order of importance.
 std::string metrics_reason(const TensorMetrics& m, const Thresholds& th) {
-  if (m.nan + m.inf > m.nan_ref + m.inf_ref)
+  if (m.gained_nonfinite())
     return fmt::format("gained NaN/Inf ({} NaN, {} Inf; reference {} NaN, {} Inf)", m.nan, m.inf, m.nan_ref, m.inf_ref);
-  return fmt::format("cosine similarity {:.6f} < {}", m.cos, th.min_cos);
+  if (m.nonfinite_mismatch > 0)
+    return fmt::format("NaN/+Inf/-Inf differ at {} position{} ({} NaN, {} Inf; reference {} NaN, {} Inf)",
+                       m.nonfinite_mismatch, m.nonfinite_mismatch == 1 ? "" : "s", m.nan, m.inf, m.nan_ref, m.inf_ref);
+  if (m.has_cos() && m.cos < th.min_cos) return fmt::format("cosine similarity {:.6f} < {}", m.cos, th.min_cos);
+  return fmt::format("norm ratio {:.6g} (target / reference) is off 1 by more than {} (a rescaled tensor: cos is "
+                     "{:.6f}, max abs error {:.4g})",
+                     m.norm_ratio, th.max_norm_ratio_err, m.cos, m.max_abs);
 }
 
 uint64_t file_bytes(const std::string& f) {

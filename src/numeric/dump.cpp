@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <unordered_set>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "ingest/input_error.hpp"
 #include "ingest/json_error_at.hpp"
 #include "numeric/npy.hpp"
+#include "util/text.hpp"
 
 namespace npud {
 
@@ -251,8 +253,10 @@ void parse_msprobe_json(std::string_view text, const std::string& name, Dump& ou
   out.layout = DumpLayout::Msprobe;
   dom::parser parser;
   dom::element doc;
-  if (auto err = parser.parse(text.data(), text.size()).get(doc))
-    throw InputError(name, json_error_offset(simdjson::padded_string(text)),
+  const size_t bom = utf8_bom_size(text);  // offsets below stay offsets in the file
+  std::string_view body = text.substr(bom);
+  if (auto err = parser.parse(body.data(), body.size()).get(doc))
+    throw InputError(name, bom + json_error_offset(simdjson::padded_string(body)),
                      fmt::format("invalid JSON ({})", simdjson::error_message(err)));
   dom::object top;
   if (doc.get_object().get(top)) throw InputError(name, 0, "not an msprobe dump.json (top level is not an object)");
@@ -267,12 +271,24 @@ void parse_msprobe_json(std::string_view text, const std::string& name, Dump& ou
     throw InputError(name, 0, "not an msprobe dump.json (no \"data\" object)", false);
   // Entries come in file order: each key is searched for after the previous one.
   size_t search_from = text.find("\"data\"");
+  std::unordered_set<std::string> seen;
+  size_t not_objects = 0;
+  std::string first_not_object;
   for (auto [entry_key, value] : data) {
     std::string entry(entry_key);
-    dom::object groups;
-    if (value.get_object().get(groups)) continue;
     size_t at = search_from == std::string::npos ? std::string::npos : text.find("\"" + entry + "\"", search_from);
     if (at != std::string::npos) search_from = at + entry.size() + 2;
+    std::string where = at == std::string::npos ? "" : fmt::format(" (byte {})", at);
+    // JSON allows a key twice; msprobe never writes one twice, so the file was edited or merged.
+    if (!seen.insert(entry).second)
+      out.notes.push_back(fmt::format("{}: entry \"{}\" appears more than once{}; each occurrence is paired in "
+                                      "order with the other dump's",
+                                      name, entry, where));
+    dom::object groups;
+    if (value.get_object().get(groups)) {
+      if (not_objects++ == 0) first_not_object = fmt::format("\"{}\"{}", entry, where);
+      continue;
+    }
     MsprobeReader r{name, out, entry, out.task == "tensor", at};
     for (auto [group_key, items] : groups) {
       std::string io;
@@ -290,6 +306,9 @@ void parse_msprobe_json(std::string_view text, const std::string& name, Dump& ou
       }
     }
   }
+  if (not_objects)
+    out.notes.push_back(fmt::format("{}: {} entr{} not an object of input/output lists and skipped (first: {})", name,
+                                    not_objects, not_objects == 1 ? "y is" : "ies are", first_not_object));
 }
 
 namespace {

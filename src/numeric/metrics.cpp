@@ -97,15 +97,19 @@ template <bool Swap>
 struct Partial {
   double rt = 0, rr = 0, tt = 0, dd = 0;
   double max_abs = 0, max_rel = 0;
+  double max_r = 0, max_t = 0;  // largest finite |value| of each side, unscaled
   uint64_t finite = 0, gt1 = 0, gt5 = 0;
-  uint64_t nan_r = 0, nan_t = 0, inf_r = 0, inf_t = 0, ovf = 0, unf = 0;
+  uint64_t nan_r = 0, nan_t = 0, inf_r = 0, inf_t = 0, ovf = 0, unf = 0, mis = 0;
 
   void add(const Partial& o) {
     rt += o.rt; rr += o.rr; tt += o.tt; dd += o.dd;
     max_abs = std::max(max_abs, o.max_abs);
     max_rel = std::max(max_rel, o.max_rel);
+    max_r = std::max(max_r, o.max_r);
+    max_t = std::max(max_t, o.max_t);
     finite += o.finite; gt1 += o.gt1; gt5 += o.gt5;
     nan_r += o.nan_r; nan_t += o.nan_t; inf_r += o.inf_r; inf_t += o.inf_t; ovf += o.ovf; unf += o.unf;
+    mis += o.mis;
   }
 };
 
@@ -132,8 +136,8 @@ template <int W>
 struct Lanes {
   using vd = typename Vec<W>::d;
   using vi = typename Vec<W>::i;
-  vd rt{}, rr{}, tt{}, dd{}, max_abs{}, max_rel{};
-  vi finite{}, gt1{}, gt5{}, nan_r{}, nan_t{}, inf_r{}, inf_t{}, ovf{}, unf{};
+  vd rt{}, rr{}, tt{}, dd{}, max_abs{}, max_rel{}, max_r{}, max_t{};
+  vi finite{}, gt1{}, gt5{}, nan_r{}, nan_t{}, inf_r{}, inf_t{}, ovf{}, unf{}, mis{};
 
   // Copies sub-lane k of `from` into this one (the ragged tail keeps the lanes it did not touch).
   void keep_lane(const Lanes& from, int k) {
@@ -141,6 +145,7 @@ struct Lanes {
     max_abs[k] = from.max_abs[k]; max_rel[k] = from.max_rel[k]; finite[k] = from.finite[k];
     gt1[k] = from.gt1[k]; gt5[k] = from.gt5[k]; nan_r[k] = from.nan_r[k]; nan_t[k] = from.nan_t[k];
     inf_r[k] = from.inf_r[k]; inf_t[k] = from.inf_t[k]; ovf[k] = from.ovf[k]; unf[k] = from.unf[k];
+    max_r[k] = from.max_r[k]; max_t[k] = from.max_t[k]; mis[k] = from.mis[k];
   }
   Partial lane(int k) const {
     Partial p;
@@ -150,20 +155,25 @@ struct Lanes {
     p.nan_r = uint64_t(nan_r[k]); p.nan_t = uint64_t(nan_t[k]);
     p.inf_r = uint64_t(inf_r[k]); p.inf_t = uint64_t(inf_t[k]);
     p.ovf = uint64_t(ovf[k]); p.unf = uint64_t(unf[k]);
+    p.max_r = max_r[k]; p.max_t = max_t[k]; p.mis = uint64_t(mis[k]);
     return p;
   }
 };
 
-// Adds W elements (one per lane); comparisons give -1 where true, so counts subtract.
+// Adds W elements (one per lane); comparisons give -1 where true, so counts subtract. The
+// sums, differences and relative errors use the values times `scale` (a power of two, 1 unless
+// float64 extremes would overflow or underflow their squares: compute_metrics); the counts
+// use the values as they are.
 template <int W>
-[[gnu::always_inline]] inline void measure(Lanes<W>& L, typename Vec<W>::d r, typename Vec<W>::d t) {
+[[gnu::always_inline]] inline void measure(Lanes<W>& L, typename Vec<W>::d r, typename Vec<W>::d t, double scale) {
   using vd = typename Vec<W>::d;
   using vi = typename Vec<W>::i;
   const vi abs_mask = vi{} + INT64_MAX;
   const vd inf = vd{} + INFINITY;
   const vd zero{};
   const vd fp16_max = vd{} + kFp16Max;
-  const vd floor = vd{} + kRelFloor;
+  const vd floor = vd{} + kRelFloor * scale;
+  const vd sc = vd{} + scale;
   const vd e3 = vd{} + 1e-3, e53 = vd{} + 5e-3;
   vd ar = (vd)((vi)r & abs_mask), at = (vd)((vi)t & abs_mask);
   vi fr = ar < inf, ft = at < inf;  // false for NaN too
@@ -173,8 +183,14 @@ template <int W>
   L.inf_t -= at == inf;
   L.ovf -= fr & (at > fp16_max);     // |t| > 65504 includes +-Inf, excludes NaN
   L.unf -= (r != zero) & (t == zero);
+  // Not the same kind among NaN, +Inf, -Inf: the classes exclude each other, so one differing
+  // test is a differing kind (finite vs finite never counts).
+  L.mis -= ((r != r) ^ (t != t)) | ((r == inf) ^ (t == inf)) | ((r == -inf) ^ (t == -inf));
   vi both = fr & ft;
-  vd r0 = (vd)((vi)r & both), t0 = (vd)((vi)t & both);
+  vd fin_r = (vd)((vi)ar & fr), fin_t = (vd)((vi)at & ft);
+  L.max_r = fin_r > L.max_r ? fin_r : L.max_r;
+  L.max_t = fin_t > L.max_t ? fin_t : L.max_t;
+  vd r0 = (vd)((vi)r & both) * sc, t0 = (vd)((vi)t & both) * sc;
   vd d = t0 - r0;
   vd ad = (vd)((vi)d & abs_mask);
   vd ar0 = (vd)((vi)r0 & abs_mask);
@@ -192,7 +208,8 @@ template <int W>
 
 // L[j] holds lanes j*W .. j*W+W-1.
 template <int W>
-[[gnu::always_inline]] inline void measure_block(const double* r, const double* t, size_t m, Lanes<W>* L) {
+[[gnu::always_inline]] inline void measure_block(const double* r, const double* t, size_t m, Lanes<W>* L,
+                                                 double scale) {
   using vd = typename Vec<W>::d;
   size_t full = m / kLanes * kLanes;
   for (size_t i = 0; i < full; i += kLanes) {
@@ -200,7 +217,7 @@ template <int W>
       vd rv, tv;
       std::memcpy(&rv, r + i + j * W, sizeof rv);
       std::memcpy(&tv, t + i + j * W, sizeof tv);
-      measure<W>(L[j], rv, tv);
+      measure<W>(L[j], rv, tv, scale);
     }
   }
   // Ragged end of the tensor: each remaining element goes to its own lane, the others stay.
@@ -210,7 +227,7 @@ template <int W>
     vd rv{}, tv{};
     rv[k % W] = r[full + k];
     tv[k % W] = t[full + k];
-    measure<W>(lanes, rv, tv);
+    measure<W>(lanes, rv, tv, scale);
     for (int other = 0; other < W; ++other)
       if (other != int(k % W)) lanes.keep_lane(before, other);
   }
@@ -218,38 +235,40 @@ template <int W>
 
 template <int W>
 [[gnu::always_inline]] inline Partial measure_chunk_w(const TensorView& ref, const TensorView& target, uint64_t begin,
-                                                      uint64_t end) {
+                                                      uint64_t end, double scale) {
   Lanes<W> lanes[kLanes / W];
   alignas(32) double rbuf[kBlock], tbuf[kBlock];
   for (uint64_t at = begin; at < end; at += kBlock) {
     size_t m = size_t(std::min<uint64_t>(kBlock, end - at));
     convert_any(ref, at, m, rbuf);
     convert_any(target, at, m, tbuf);
-    measure_block<W>(rbuf, tbuf, m, lanes);  // kBlock is a multiple of 4: lane = index in chunk % 4
+    measure_block<W>(rbuf, tbuf, m, lanes, scale);  // kBlock is a multiple of 4: lane = index in chunk % 4
   }
   Partial out = lanes[0].lane(0);
   for (int lane = 1; lane < kLanes; ++lane) out.add(lanes[lane / W].lane(lane % W));
   return out;
 }
 
-Partial measure_chunk_sse2(const TensorView& ref, const TensorView& target, uint64_t begin, uint64_t end) {
-  return measure_chunk_w<2>(ref, target, begin, end);
+Partial measure_chunk_sse2(const TensorView& ref, const TensorView& target, uint64_t begin, uint64_t end,
+                           double scale) {
+  return measure_chunk_w<2>(ref, target, begin, end, scale);
 }
 
 [[gnu::target("avx2")]] Partial measure_chunk_avx2(const TensorView& ref, const TensorView& target, uint64_t begin,
-                                                   uint64_t end) {
-  return measure_chunk_w<4>(ref, target, begin, end);
+                                                   uint64_t end, double scale) {
+  return measure_chunk_w<4>(ref, target, begin, end, scale);
 }
 #pragma GCC diagnostic pop
 
-using ChunkFn = Partial (*)(const TensorView&, const TensorView&, uint64_t, uint64_t);
+using ChunkFn = Partial (*)(const TensorView&, const TensorView&, uint64_t, uint64_t, double);
 
 ChunkFn chunk_function(bool allow_avx2) {
   static const bool has_avx2 = __builtin_cpu_supports("avx2");
   return allow_avx2 && has_avx2 ? measure_chunk_avx2 : measure_chunk_sse2;
 }
 
-TensorMetrics finish(const Partial& p, uint64_t n) {
+// p's sums are of the values times `scale`.
+TensorMetrics finish(const Partial& p, uint64_t n, double scale) {
   TensorMetrics m;
   m.n = n;
   m.finite = p.finite;
@@ -259,6 +278,7 @@ TensorMetrics finish(const Partial& p, uint64_t n) {
   m.inf = p.inf_t;
   m.overflow = p.ovf;
   m.underflow = p.unf;
+  m.nonfinite_mismatch = int64_t(p.mis);
   if (n == 0) {
     m.cos = 1.0;
     return m;
@@ -268,9 +288,11 @@ TensorMetrics finish(const Partial& p, uint64_t n) {
   if (nr == 0 && nt == 0) m.cos = 1.0;
   else if (nr == 0 || nt == 0) m.cos = 0.0;
   else m.cos = p.rt / (nr * nt);
-  m.max_abs = p.max_abs;
+  if (nr == 0) m.norm_ratio = nt == 0 ? 1.0 : INFINITY;
+  else m.norm_ratio = nt / nr;
+  m.max_abs = p.max_abs / scale;
   m.max_rel = p.max_rel;
-  m.rmse = std::sqrt(p.dd / double(p.finite));
+  m.rmse = std::sqrt(p.dd / double(p.finite)) / scale;
   m.gt_1e3 = double(p.gt1) / double(p.finite);
   m.gt_5e3 = double(p.gt5) / double(p.finite);
   return m;
@@ -278,8 +300,9 @@ TensorMetrics finish(const Partial& p, uint64_t n) {
 
 }  // namespace
 
-TensorMetrics compute_metrics(const TensorView& ref, const TensorView& target, const MetricsOptions& opts) {
-  if (ref.count != target.count) throw std::invalid_argument("compute_metrics: element counts differ");
+namespace {
+
+Partial measure_all(const TensorView& ref, const TensorView& target, const MetricsOptions& opts, double scale) {
   const uint64_t n = ref.count;
   const uint64_t chunks = (n + kChunk - 1) / kChunk;
   unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -289,13 +312,13 @@ TensorMetrics compute_metrics(const TensorView& ref, const TensorView& target, c
   std::atomic<uint64_t> next{0}, done{0};
   auto work = [&] {
     for (uint64_t c; (c = next.fetch_add(1)) < chunks;) {
-      partials[c] = measure_chunk(ref, target, c * kChunk, std::min(n, (c + 1) * kChunk));
+      partials[c] = measure_chunk(ref, target, c * kChunk, std::min(n, (c + 1) * kChunk), scale);
       done.fetch_add(1, std::memory_order_relaxed);
     }
   };
   if (threads <= 1) {
     for (uint64_t c = 0; c < chunks; ++c) {
-      partials[c] = measure_chunk(ref, target, c * kChunk, std::min(n, (c + 1) * kChunk));
+      partials[c] = measure_chunk(ref, target, c * kChunk, std::min(n, (c + 1) * kChunk), scale);
       if (opts.on_progress && c % 64 == 63) opts.on_progress((c + 1) * kChunk);
     }
   } else {
@@ -307,8 +330,31 @@ TensorMetrics compute_metrics(const TensorView& ref, const TensorView& target, c
   }
   Partial total;
   for (const Partial& p : partials) total.add(p);
-  if (opts.on_progress) opts.on_progress(n);
-  return finish(total, n);
+  return total;
+}
+
+// Squares of values beyond 2^±400 overflow or underflow a float64 sum (only float64 inputs
+// get there): then every value is measured times 2^-e, e the exponent of the largest, so the
+// largest is near 1. A power of two keeps the scaled values exact.
+double scale_for(double largest) {
+  if (largest == 0 || (largest < 0x1p400 && largest > 0x1p-400)) return 1.0;
+  return std::ldexp(1.0, -std::max(std::ilogb(largest), -1000));
+}
+
+}  // namespace
+
+TensorMetrics compute_metrics(const TensorView& ref, const TensorView& target, const MetricsOptions& opts) {
+  if (ref.count != target.count) throw std::invalid_argument("compute_metrics: element counts differ");
+  Partial total = measure_all(ref, target, opts, 1.0);
+  // Rare (float64 extremes): a second pass, scaled; its progress is not reported again.
+  double scale = scale_for(std::max(total.max_r, total.max_t));
+  if (scale != 1.0) {
+    MetricsOptions quiet = opts;
+    quiet.on_progress = nullptr;
+    total = measure_all(ref, target, quiet, scale);
+  }
+  if (opts.on_progress) opts.on_progress(ref.count);
+  return finish(total, ref.count, scale);
 }
 
 }  // namespace npud

@@ -97,7 +97,7 @@ void render_amp_text(std::ostream& os, const AmpSummary& a, bool color) {
   os << '\n';
 }
 
-void write_metrics_json(JsonWriter& w, const TensorMetrics& m) {
+void write_metrics_json(JsonWriter& w, const TensorMetrics& m, bool compare_fields) {
   w.begin_object();
   w.field("n", m.n);
   w.field("finite", m.finite);
@@ -113,6 +113,10 @@ void write_metrics_json(JsonWriter& w, const TensorMetrics& m) {
   w.field("inf", m.inf);
   w.field("overflow", m.overflow);
   w.field("underflow", m.underflow);
+  if (compare_fields) {
+    w.field("norm_ratio", m.norm_ratio);
+    w.field("nonfinite_mismatch", m.nonfinite_mismatch);
+  }
   w.end_object();
 }
 

@@ -56,7 +56,8 @@ void render_amp_text(std::ostream& os, const AmpSummary& amp, bool color);
 class JsonWriter;
 void write_amp_json(JsonWriter& w, const AmpSummary& amp);
 // The metrics of docs/metrics.md as one JSON object (cos null when there is no finite pair).
-void write_metrics_json(JsonWriter& w, const TensorMetrics& m);
+// compare_fields: also norm_ratio and nonfinite_mismatch (compare computes them; amp-check does not).
+void write_metrics_json(JsonWriter& w, const TensorMetrics& m, bool compare_fields = false);
 
 // "N findings (E errors, W warnings, I info) in <source>"
 std::string summary_line(const Report& report);

@@ -132,10 +132,27 @@ bool evaluated_for_cuda(TSNode boolean, int polarity, const FileScan& fs) {
   return (op == "and" && polarity > 0) || (op == "or" && polarity < 0);
 }
 
-// Following statements of n in its block.
-void statements_after(TSNode n, std::vector<TSNode>& out) {
-  for (TSNode s = ts_node_next_named_sibling(n); !ts_node_is_null(s); s = ts_node_next_named_sibling(s))
-    if (py::kind(s) != Kind::Comment) out.push_back(s);
+// What one gate looks at: the statements its branch selects are usually a few lines; a bound
+// keeps a function of thousands of `if not x.is_cuda: return` gates linear (each would
+// otherwise walk every statement after it).
+constexpr size_t kGateStatements = 64;
+constexpr int kGateNodes = 1 << 14;
+
+// Following statements of n in its block (n's parent is `parent`), at most kGateStatements.
+// A cursor over the block, entered at n's byte (the block's statements sit in a balanced tree
+// of hidden nodes, so that is a descent, not a count from the first statement);
+// ts_node_next_named_sibling climbs from the root on every step.
+void statements_after(TSNode n, TSNode parent, std::vector<TSNode>& out) {
+  if (ts_node_is_null(parent)) return;
+  TSTreeCursor c = ts_tree_cursor_new(parent);
+  bool after = false;
+  for (bool more = ts_tree_cursor_goto_first_child_for_byte(&c, ts_node_start_byte(n)) >= 0;
+       more && out.size() < kGateStatements; more = ts_tree_cursor_goto_next_sibling(&c)) {
+    TSNode s = ts_tree_cursor_current_node(&c);
+    if (after && ts_node_is_named(s) && py::kind(s) != Kind::Comment) out.push_back(s);
+    after = after || ts_node_eq(s, n);
+  }
+  ts_tree_cursor_delete(&c);
 }
 
 // What NPU code can stand in for a CUDA-only kernel, by what its name says.
@@ -323,9 +340,12 @@ void CudaGates::gate(const Site& s, const std::vector<FindingKey>& findings, Fil
         if (TSNode c = ts_node_named_child(n, i); py::kind(c) == Kind::ElifClause || py::kind(c) == Kind::ElseClause)
           others.push_back(c);
     } else {
-      statements_after(n, others);
+      statements_after(n, fs.parent(n), others);
     }
-    if (exits(body)) statements_after(k == Kind::IfStatement ? n : fs.parent(n), after);
+    if (exits(body)) {
+      TSNode stmt = k == Kind::IfStatement ? n : fs.parent(n);
+      statements_after(stmt, fs.parent(stmt), after);
+    }
     if (s.polarity > 0) {
       region = {body};
       fallback = line_of(!others.empty() ? others[0] : !after.empty() ? after[0] : TSNode{});
@@ -346,10 +366,12 @@ void CudaGates::gate(const Site& s, const std::vector<FindingKey>& findings, Fil
   // The branch's own assignments bind before its calls are judged (the walk reaches them later).
   std::vector<TSNode> calls;
   std::vector<Callee> callees;
+  int budget = kGateNodes;
   for (TSNode r : region)
     py::any_node(
         r,
         [&](TSNode c) {
+          if (--budget < 0) return true;  // stops this walk; the next ones stop at once
           Kind ck = py::kind(c);
           if (ck == Kind::Call) calls.push_back(c);
           else if (ck == Kind::Assignment) bind(c, fs);

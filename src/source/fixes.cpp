@@ -1,6 +1,7 @@
 #include "source/fixes.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace npud {
 
@@ -62,6 +63,16 @@ void emit(std::string& out, char tag, std::string_view line) {
 }
 
 }  // namespace
+
+std::string diff_header_path(const std::string& path, const std::string& cwd) {
+  namespace fs = std::filesystem;
+  fs::path abs = fs::path(path).is_absolute() ? fs::path(path) : fs::path(cwd) / path;
+  abs = abs.lexically_normal();
+  fs::path rel = abs.lexically_relative(fs::path(cwd).lexically_normal());
+  if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
+  std::string out = abs.generic_string();
+  return out.substr(out.find_first_not_of('/'));
+}
 
 std::string unified_diff(std::string_view path, std::string_view old_text, std::string_view new_text) {
   if (old_text == new_text) return {};

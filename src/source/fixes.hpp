@@ -20,4 +20,9 @@ std::vector<TextEdit> collect_edits(const std::vector<ScanFinding>& findings);
 // "--- a/<path>" and "+++ b/<path>" (apply with `patch -p1`). "" if nothing changes.
 std::string unified_diff(std::string_view path, std::string_view old_text, std::string_view new_text);
 
+// The path a diff header names for `path`, so that `patch -p1` run in `cwd` applies the diff:
+// relative to cwd when the file is under it; otherwise the absolute path without its leading
+// '/' (patch refuses absolute names and '..'), which `patch -d / -p1` applies.
+std::string diff_header_path(const std::string& path, const std::string& cwd);
+
 }  // namespace npud

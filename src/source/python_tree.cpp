@@ -1,12 +1,24 @@
 #include "source/python_tree.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" const TSLanguage* tree_sitter_python(void);
+// Present in sanitizer builds (the fuzzers set one that saves the input as a crash).
+extern "C" void __sanitizer_set_death_callback(void (*)(void)) __attribute__((weak));
 
 namespace npud::py {
 namespace {
@@ -128,6 +140,41 @@ TreePtr parse(std::string_view text, const TSRange* range) {
   TSTree* t = ts_parser_parse_string(parser.get(), nullptr, text.data(), uint32_t(text.size()));
   if (!t) throw std::runtime_error("tree-sitter failed to parse");
   return TreePtr(t);
+}
+
+bool parse_survives(std::string_view text, const TSRange* range) {
+  pid_t child = fork();
+  if (child < 0) return true;  // no process to spare: parse in this one, as before
+  if (child == 0) {
+    // Only this thread exists here; glibc's malloc is usable after fork. A crash here must
+    // neither print glibc's message on the user's terminal nor leave a core file.
+    // Handlers inherited from a fuzzer or sanitizer would report the parent's input as a crash.
+    rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    if (int null = open("/dev/null", O_WRONLY); null >= 0) dup2(null, STDERR_FILENO);
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE}) signal(sig, SIG_DFL);
+    if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(nullptr);
+    parse(text, range);
+    _exit(0);
+  }
+  // A child that hangs is a failure too, not a hung scan: 60 s plus 1 s per MB of text
+  // (tree-sitter parses ~10 MB/s).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60 + text.size() / 1000000);
+  auto pause = std::chrono::microseconds(200);
+  int status = 0;
+  while (true) {
+    pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (done < 0 && errno != EINTR) return false;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(child, SIGKILL);
+      while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      return false;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(20000));
+  }
 }
 
 }  // namespace npud::py

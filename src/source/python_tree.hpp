@@ -79,6 +79,13 @@ using TreePtr = std::unique_ptr<TSTree, TreeDeleter>;
 // their offsets and points in the whole text).
 TreePtr parse(std::string_view text, const TSRange* range = nullptr);
 
+// Parses in a child process and says whether the child finished. The tree-sitter runtime
+// (Debian's 0.20.7) corrupts its heap recovering from a syntax error 65,536 parser-stack
+// levels down (a 60,000-target chained assignment or 70,000 open parentheses, then an error;
+// issue 31 F-10): the scan calls this first for a piece holding a logical line long enough to
+// nest that deep, and reports the piece instead of dying with it. True when fork() fails.
+bool parse_survives(std::string_view text, const TSRange* range = nullptr);
+
 inline std::string_view text_of(std::string_view src, TSNode n) {
   uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
   return src.substr(s, e - s);

@@ -10,6 +10,7 @@ std::string FileScan::dotted(TSNode n) const {
   std::vector<std::string_view> parts;
   const auto& f = py::fields();
   while (true) {
+    if (parts.size() >= size_t(py::kMaxChainLinks)) return {};  // no API name is this long
     py::Kind k = py::kind(n);
     if (k == py::Kind::Identifier) {
       parts.push_back(text_of(n));
@@ -78,10 +79,16 @@ std::string_view FileScan::class_name() const {
 }
 
 TSNode FileScan::parent(TSNode n) const {
-  // Rules ask for the parent of the visited node or of one a few levels up.
+  // Rules ask for the parent of the visited node, of one a few levels up, or of the last
+  // answer (a climb). ts_node_parent descends from the root: O(depth) per call.
+  auto answer = [&](size_t i) {
+    parent_hint_ = i ? i - 1 : 0;
+    return i ? ancestors[i - 1] : TSNode{};
+  };
+  if (parent_hint_ < ancestors.size() && ts_node_eq(ancestors[parent_hint_], n)) return answer(parent_hint_);
   size_t stop = ancestors.size() > 32 ? ancestors.size() - 32 : 0;
   for (size_t i = ancestors.size(); i-- > stop;)
-    if (ts_node_eq(ancestors[i], n)) return i ? ancestors[i - 1] : TSNode{};
+    if (ts_node_eq(ancestors[i], n)) return answer(i);
   return ts_node_parent(n);
 }
 
@@ -212,7 +219,8 @@ std::string_view binary_op(std::string_view src, TSNode n) {
 }
 
 TSNode strip_parens(TSNode e) {
-  while (kind(e) == Kind::Parenthesized && ts_node_named_child_count(e) == 1) e = ts_node_named_child(e, 0);
+  for (int i = 0; i < kMaxChainLinks && kind(e) == Kind::Parenthesized && ts_node_named_child_count(e) == 1; ++i)
+    e = ts_node_named_child(e, 0);
   return e;
 }
 

@@ -60,6 +60,10 @@ struct FileScan {
   // The parent of n. ts_node_parent climbs down from the root (O(depth)), which made a scan of
   // deep call chains quadratic; near the walk's current node this is a lookup.
   TSNode parent(TSNode n) const;
+  // How deep the walk goes: below this many levels it reports PARSE001 once and skips the
+  // subtree. CPython's own compiler gives up near this nesting (RecursionError; 200 levels of
+  // brackets); here the bound keeps every per-node climb and descent a constant.
+  static constexpr size_t kMaxNesting = 1000;
   // "torch.cuda.synchronize" for an identifier/attribute chain, with the first name resolved
   // through import aliases; "" for anything else (calls, subscripts inside the chain).
   std::string dotted(TSNode n) const;
@@ -100,6 +104,9 @@ struct FileScan {
   };
   mutable ColumnMemo column_memo_[2];
   mutable TSNode last_assignment_{};
+  // ancestors[parent_hint_] was the last parent() answer: a climb up a chain asks for the
+  // parent of that one next, which makes every step of the climb a lookup.
+  mutable size_t parent_hint_ = 0;
   mutable std::vector<std::pair<TSNode, TSNode>> last_assigned_;
 };
 
@@ -183,6 +190,10 @@ namespace py {
 std::vector<TSNode> positional_args(TSNode call);
 // The value of keyword argument `name`, or a null node.
 TSNode keyword_arg(std::string_view src, TSNode call, std::string_view name);
+// Bounds for descents that do not go through the walk (dotted names, parentheses): real
+// names and patterns are a few levels deep; a machine-made chain must not cost its length per
+// node visited.
+inline constexpr int kMaxChainLinks = 64;
 // A string literal's content when it is a plain (non-f, non-bytes) string without escapes
 // or interpolation; sets ok=false otherwise.
 std::string_view plain_string(std::string_view src, TSNode str, bool& ok);

@@ -111,13 +111,19 @@ TSNode value_expression(TSNode n, const FileScan& fs) {
 // -> dist_backend), or the function a call calls (pick_backend() -> pick_backend).
 std::string_view flow_name(TSNode e, const FileScan& fs) {
   const auto& f = py::fields();
-  switch (py::kind(e)) {
-    case Kind::Identifier: return fs.text_of(e);
-    case Kind::Attribute: return fs.text_of(py::field(e, f.attribute));
-    case Kind::Call: return flow_name(py::field(e, f.function), fs);
-    case Kind::Parenthesized: return ts_node_named_child_count(e) ? flow_name(ts_node_named_child(e, 0), fs) : "";
-    default: return {};
+  for (int link = 0; link < py::kMaxChainLinks; ++link) {  // f()()...() and ((x)) chains: bounded
+    switch (py::kind(e)) {
+      case Kind::Identifier: return fs.text_of(e);
+      case Kind::Attribute: return fs.text_of(py::field(e, f.attribute));
+      case Kind::Call: e = py::field(e, f.function); break;
+      case Kind::Parenthesized:
+        if (!ts_node_named_child_count(e)) return {};
+        e = ts_node_named_child(e, 0);
+        break;
+      default: return {};
+    }
   }
+  return {};
 }
 
 // argparse's dest for `add_argument('--dist-backend', ...)`: "dist_backend".

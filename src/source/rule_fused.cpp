@@ -20,8 +20,15 @@ using py::Kind;
 
 bool has(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
 
-// The text without whitespace, so "x ** 2" and "x**2" read the same.
+// Hand-written patterns are short expressions: a longer text is never one of them, and
+// squeezing the text of every enclosing expression of a long chain would cost its length per
+// node (`a0 = a1 = ... = 1`: each assignment's value holds the rest of the chain).
+constexpr size_t kPatternTextMax = 4096;
+
+// The text without whitespace, so "x ** 2" and "x**2" read the same; "" for a text longer
+// than kPatternTextMax (callers treat "" as no pattern).
 std::string squeeze(std::string_view s) {
+  if (s.size() > kPatternTextMax) return {};
   std::string o;
   o.reserve(s.size());
   for (char c : s)
@@ -150,7 +157,10 @@ class RmsFlow {
         const RmsValue* v = names_.find(fs, fs.text_of(e));
         return v ? *v : RmsValue{Rms::Plain, std::string(fs.text_of(e))};
       }
-      case Kind::Attribute: return {Rms::Plain, squeeze(fs.text_of(e))};
+      case Kind::Attribute: {
+        std::string base = squeeze(fs.text_of(e));
+        return base.empty() ? RmsValue{} : RmsValue{Rms::Plain, std::move(base)};
+      }
       case Kind::BinaryOperator: return classify_binary(e, fs, depth);
       case Kind::Call: return classify_call(e, fs, depth);
       default: return {};
@@ -433,7 +443,7 @@ class AttentionFlow {
   void on_assignment(TSNode n, FileScan& fs) {
     for (auto [name, value] : fs.names_bound(n)) {
       std::string t = ts_node_is_null(value) ? std::string() : squeeze(fs.text_of(value));
-      bool scores = !t.empty() && (is_scores(value, t, fs) || mentions(value, scores_, fs));
+      bool scores = !ts_node_is_null(value) && ((!t.empty() && is_scores(value, t, fs)) || mentions(value, scores_, fs));
       set(scores_, name, scores, fs);
       set(transposed_, name, transposes(t), fs);
     }
@@ -441,7 +451,8 @@ class AttentionFlow {
 
   // softmax(s): s holds q @ k^T (directly or through names)?
   bool softmax_of_scores(TSNode s, FileScan& fs) {
-    return is_scores(s, squeeze(fs.text_of(s)), fs) || mentions(s, scores_, fs);
+    std::string t = squeeze(fs.text_of(s));
+    return (!t.empty() && is_scores(s, t, fs)) || mentions(s, scores_, fs);
   }
 
  private:

@@ -116,6 +116,8 @@ class SyncInLoop final : public SourceRule {
 
   bool tensorish(TSNode e, FileScan& fs) const {
     const auto& f = py::fields();
+    DepthGuard guard(depth_);  // x[0][0]... and f-strings inside f-strings
+    if (guard.too_deep()) return false;
     switch (py::kind(e)) {
       case Kind::Call: {
         TSNode fn = py::field(e, f.function);

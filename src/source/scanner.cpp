@@ -205,8 +205,15 @@ TSNode first_error(TSNode root) {
   }
 }
 
-void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
-          std::unordered_map<int, std::vector<std::string>>& ignores) {
+// Visits the piece's tree in source order (iteratively: a chain of 100,000 operators is as
+// deep). Returns the first node it did not descend into because it lies FileScan::kMaxNesting
+// levels down (a null node when none did).
+// Logical lines at least this long get a trial parse in a child process first: the runtime's
+// crash needs about 65,536 nested parser states, at least a byte each.
+constexpr uint32_t kLongLogicalLine = 32 * 1024;
+
+TSNode walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
+            std::unordered_map<int, std::vector<std::string>>& ignores) {
   const auto& f = py::fields();
   TSTreeCursor c = ts_tree_cursor_new(fs.root);
   struct Frame {
@@ -265,9 +272,13 @@ void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
     fs.ancestors.pop_back();
   };
 
+  TSNode too_deep{};
   enter(ts_tree_cursor_current_node(&c));
   while (true) {
-    if (ts_tree_cursor_goto_first_child(&c)) {
+    bool descend = stack.size() < FileScan::kMaxNesting;
+    if (!descend && ts_node_is_null(too_deep) && ts_node_child_count(ts_tree_cursor_current_node(&c)) > 0)
+      too_deep = ts_tree_cursor_current_node(&c);
+    if (descend && ts_tree_cursor_goto_first_child(&c)) {
       enter(ts_tree_cursor_current_node(&c));
       continue;
     }
@@ -286,6 +297,7 @@ void walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
     if (done) break;
   }
   ts_tree_cursor_delete(&c);
+  return too_deep;
 }
 
 void keep_wanted(std::vector<ScanFinding>& findings, const RuleFilter& filter,
@@ -346,14 +358,40 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
   std::optional<ScanFinding> parse_error;
   for (const StatementChunk& piece : statement_chunks(parsed, opts.piece_bytes)) {
     TSRange range{{piece.start_row, 0}, {UINT32_MAX, UINT32_MAX}, piece.start_byte, piece.end_byte};
-    py::TreePtr tree = py::parse(parsed, piece.start_byte == 0 && piece.end_byte == parsed.size() ? nullptr : &range);
+    const TSRange* part = piece.start_byte == 0 && piece.end_byte == parsed.size() ? nullptr : &range;
+    // A logical line this long may nest past what the tree-sitter runtime survives (see
+    // py::parse_survives); ordinary code never has one, so the extra parse is rare.
+    if (piece.longest_logical_line >= kLongLogicalLine && !py::parse_survives(parsed, part)) {
+      if (!parse_error) {
+        NodeSpan at{{piece.start_row, 0}, {piece.start_row, 0}, piece.start_byte, piece.start_byte};
+        size_t mark = fs.findings.size();
+        fs.report("PARSE001", Severity::Error, at,
+                  "the parser crashed on the code from here (a statement of " +
+                      std::to_string(piece.longest_logical_line) +
+                      " bytes nests too deep for tree-sitter to recover from a syntax error in it): not checked",
+                  "split the statement; other findings in this file are reported without fixes");
+        parse_error = std::move(fs.take_since(mark).front());
+      }
+      continue;
+    }
+    py::TreePtr tree = py::parse(parsed, part);
     fs.root = ts_tree_root_node(tree.get());
     fs.forget_assignment();
     if (piece.start_byte == 0) {
       TSNode first = ts_node_named_child(fs.root, 0);
       fs.first_statement = NodeSpan::of(ts_node_is_null(first) ? fs.root : first);
     }
-    walk(fs, rules, ignores);
+    TSNode too_deep = walk(fs, rules, ignores);
+    if (!parse_error && !ts_node_is_null(too_deep)) {
+      size_t mark = fs.findings.size();
+      fs.report("PARSE001", Severity::Error, too_deep,
+                "nested more than " + std::to_string(FileScan::kMaxNesting) +
+                    " levels deep: the code inside this expression is not checked (CPython's compiler also "
+                    "refuses most code this deep)",
+                "split the expression (intermediate names, a loop, or a list); other findings in this file are "
+                "reported without fixes");
+      parse_error = std::move(fs.take_since(mark).front());
+    }
     if (!parse_error && ts_node_has_error(fs.root)) {
       TSNode err = first_error(fs.root);
       size_t mark = fs.findings.size();

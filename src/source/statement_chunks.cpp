@@ -1,5 +1,7 @@
 #include "source/statement_chunks.hpp"
 
+#include <algorithm>
+
 namespace npud {
 
 namespace {
@@ -26,8 +28,8 @@ bool opens_statement(std::string_view rest) {
 
 std::vector<StatementChunk> statement_chunks(std::string_view text, size_t target) {
   std::vector<StatementChunk> out{{0, uint32_t(text.size()), 0}};
-  if (text.size() <= target) return out;
   size_t n = text.size(), i = 0;
+  size_t logical_start = 0;      // where the logical line being read began
   uint32_t row = 0;
   int depth = 0;                 // open brackets
   bool continued = false;        // the line ended with a backslash
@@ -74,7 +76,11 @@ std::vector<StatementChunk> statement_chunks(std::string_view text, size_t targe
     ++i;
     bool joined = continued || depth > 0;
     continued = false;
-    if (joined || i >= n) continue;
+    if (!joined) {
+      out.back().longest_logical_line = std::max(out.back().longest_logical_line, uint32_t(i - logical_start));
+      logical_start = i;
+    }
+    if (joined || i >= n || text.size() <= target) continue;
     std::string_view rest = text.substr(i);
     if (!opens_statement(rest)) continue;
     bool after_decorator = decorator;
@@ -83,6 +89,7 @@ std::vector<StatementChunk> statement_chunks(std::string_view text, size_t targe
     out.back().end_byte = uint32_t(i);
     out.push_back({uint32_t(i), uint32_t(n), row});
   }
+  out.back().longest_logical_line = std::max(out.back().longest_logical_line, uint32_t(n - logical_start));
   return out;
 }
 

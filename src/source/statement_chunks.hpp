@@ -14,6 +14,9 @@ namespace npud {
 struct StatementChunk {
   uint32_t start_byte = 0, end_byte = 0;
   uint32_t start_row = 0;  // 0-based line of start_byte (which is at column 0)
+  // Bytes of the longest logical line in the piece (lines joined by brackets or a backslash
+  // count as one): only a logical line this long can nest deep enough to break the parser.
+  uint32_t longest_logical_line = 0;
 };
 
 // Pieces of at least `target` bytes (the last may be shorter) covering all of `text`; one

@@ -11,6 +11,10 @@
 
 namespace npud {
 
+// Bytes of the UTF-8 byte order mark at the start of `s` (3), or 0. Editors on Windows
+// write one; JSON readers skip it and add this to the byte offsets they report.
+inline size_t utf8_bom_size(std::string_view s) { return s.starts_with("\xEF\xBB\xBF") ? 3 : 0; }
+
 // `s` without leading and trailing blanks (space, tab, CR, LF, VT, FF).
 inline std::string_view trim(std::string_view s) {
   auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; };

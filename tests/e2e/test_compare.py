@@ -148,6 +148,95 @@ np.save(os.path.join(d, "ref", "only_ref.npy"), np.arange(3))
         self.assertEqual(code, 2)
         self.assertIn("logits.npy: byte", err)
 
+    @unittest.skipUnless(HAVE_NUMPY, "numpy is not importable by %s" % PYTHON)
+    def test_what_cosine_cannot_see_diverges(self):
+        """Issue 31 F-14, variants: a rescaled scalar and tensor (cos 1), float64 extremes whose
+        squares overflow or underflow, an Inf whose sign flipped, a NaN that moved. Each diverges
+        and says why; an fp16-rounded copy does not."""
+        numpy_script("""
+import numpy as np, os
+d = %r
+for side in ("ref", "tgt"):
+    os.makedirs(os.path.join(d, side), exist_ok=True)
+def pair(name, r, t):
+    np.save(os.path.join(d, "ref", name + ".npy"), r)
+    np.save(os.path.join(d, "tgt", name + ".npy"), t)
+x = np.random.default_rng(3).standard_normal(4096).astype(np.float32)
+pair("loss", np.float32(0.75), np.float32(1.5))
+pair("hidden_x1p01", x, x * np.float32(1.01))
+pair("f64_huge", np.array([3e307, -2e307, 1e307]), np.array([-3e307, 2e307, -1e307]))
+pair("f64_tiny", np.array([0.0, 0.0, 7e-230]), np.array([7e-230, 0.0, 0.0]))
+pair("neg_inf", np.array([-np.inf, 1.0, 2.0], np.float32), np.array([np.inf, 1.0, 2.0], np.float32))
+pair("nan_moved", np.array([np.nan, 5.0, 6.0]), np.array([5.0, np.nan, 6.0]))
+pair("fp16_noise", x, x.astype(np.float16).astype(np.float32))
+""" % self.dir)
+        code, doc, err = compare_json(self.path("ref"), self.path("tgt"), "--all")
+        self.assertEqual(code, 1, err)
+        pairs = {p["key"]: p for p in doc["pairs"]}
+        self.assertFalse(pairs["fp16_noise"]["diverges"], pairs["fp16_noise"])
+        for key in ("loss", "hidden_x1p01", "f64_huge", "f64_tiny", "neg_inf", "nan_moved"):
+            self.assertTrue(pairs[key]["diverges"], (key, pairs[key]))
+        self.assertIn("norm ratio", pairs["hidden_x1p01"]["reason"])
+        self.assertAlmostEqual(pairs["hidden_x1p01"]["metrics"]["norm_ratio"], 1.01, places=5)
+        self.assertEqual(pairs["loss"]["metrics"]["norm_ratio"], 2.0)
+        self.assertAlmostEqual(pairs["f64_huge"]["metrics"]["cos"], -1.0, places=9)
+        self.assertEqual(pairs["f64_tiny"]["metrics"]["cos"], 0.0)
+        self.assertEqual(pairs["neg_inf"]["metrics"]["nonfinite_mismatch"], 1)
+        self.assertIn("NaN/+Inf/-Inf differ at 2 positions", pairs["nan_moved"]["reason"])
+        self.assertEqual(doc["thresholds"]["max_norm_ratio_err"], 0.005)
+        code, doc, err = compare_json(self.path("ref"), self.path("tgt"), "--max-norm-ratio-err", "0.05", "--all")
+        pairs = {p["key"]: p for p in doc["pairs"]}
+        self.assertFalse(pairs["hidden_x1p01"]["diverges"])
+
+    def write_msprobe_stats(self, name, data, prefix=b""):
+        root = self.path(name)
+        os.makedirs(root, exist_ok=True)
+        with open(os.path.join(root, "dump.json"), "wb") as f:
+            f.write(prefix + json.dumps({"task": "statistics", "framework": "pytorch", "data": data}).encode())
+        return root
+
+    def stats_entry(self, mx):
+        return {"output": [{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [3], "Max": mx, "Min": -1,
+                            "Mean": 0.5, "Norm": 2.0}]}
+
+    def test_msprobe_target_with_nothing_comparable_is_exit_2(self):
+        """Issue 31 F-18 (variant): every target entry is a list, not an object: no pair was
+        compared, which is a broken input (exit 2, as an empty .npy target is), not a pass."""
+        ref = self.write_msprobe_stats("ref", {"Module.decoder.norm.forward.0": self.stats_entry(4.0),
+                                               "Functional.gelu.2.forward": self.stats_entry(1.0)})
+        tgt = self.write_msprobe_stats("tgt", {"Module.decoder.norm.forward.0": [4.0, -1],
+                                               "Functional.gelu.2.forward": [1.0]})
+        code, out, err = compare(ref, tgt)
+        self.assertEqual(code, 2, out + err)
+        self.assertIn("Nothing was compared", out)
+        self.assertIn("2 entries are not an object", out)
+        code, doc, err = compare_json(ref, tgt)
+        self.assertEqual(code, 2)
+        self.assertEqual(doc["summary"]["compared"], 0)
+        code, out, err = compare(ref, ref)
+        self.assertEqual(code, 0, out + err)
+
+    def test_msprobe_keys_are_escaped_and_a_bom_is_read(self):
+        """Issue 31 F-20 (compare) and the BOM/duplicate-key notes: a key carrying terminal
+        escapes is printed escaped (as the single-trace text report does); a dump.json written
+        with a UTF-8 BOM reads; a key given twice is named."""
+        evil = "Module.\x1b]0;pwned\x07layer\x1b[2J.forward.0"
+        ref = self.write_msprobe_stats("ref", {evil: self.stats_entry(1.0)})
+        tgt = self.write_msprobe_stats("tgt", {evil: self.stats_entry(9.0)}, prefix=b"\xef\xbb\xbf")
+        code, out, err = compare(ref, tgt)
+        self.assertEqual(code, 1, out + err)
+        self.assertNotIn("\x1b", out)
+        self.assertNotIn("\x07", out)
+        self.assertIn("\\x1b[2J", out)
+        with open(os.path.join(tgt, "dump.json"), "rb") as f:
+            text = f.read()
+        dup = text[:-2] + b', "Module.x.forward.0": {}, "Module.x.forward.0": {}}}'
+        with open(os.path.join(tgt, "dump.json"), "wb") as f:
+            f.write(dup)
+        code, out, err = compare(ref, tgt)
+        self.assertIn('entry "Module.x.forward.0" appears more than once (byte %d)' % dup.rfind(b'"Module.x.forward.0"'),
+                      out)
+
     # --- hand-made msprobe dumps ---------------------------------------------------------------
     def msprobe_dir(self, name, data_names, values):
         root = self.path(name, "step0", "rank0")

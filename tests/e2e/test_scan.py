@@ -202,6 +202,55 @@ class ScanEndToEnd(unittest.TestCase):
         self.assertEqual([f for f in report["findings"] if f["fixable"]], [])
         self.assertEqual([f for f in report["findings"] if f["rule"] == "PARSE001"], [])
 
+    def test_diff_of_absolute_paths_applies_with_patch(self):
+        """An absolute path under the cwd gets cwd-relative headers (`patch -p1` there); one outside
+        it gets headers relative to / (`patch -d / -p1`), never `a//abs/...`."""
+        work = os.path.join(self.tmp, "work")
+        os.makedirs(os.path.join(work, "pkg"))
+        src = "import torch\nimport torch_npu\nbatch = torch.ones(2).cuda()\n"
+        target = os.path.join(work, "pkg", "train_step.py")
+        with open(target, "w") as f:
+            f.write(src)
+        inside = scan("--diff", target, cwd=work)
+        self.assertIn(inside.returncode, (0, 1), inside.stderr)
+        self.assertIn("--- a/pkg/train_step.py\n+++ b/pkg/train_step.py\n", inside.stdout)
+        outside_cwd = os.path.join(self.tmp, "elsewhere")
+        os.makedirs(outside_cwd)
+        outside = scan("--diff", target, cwd=outside_cwd)
+        self.assertIn("+++ b/" + target.lstrip("/") + "\n", outside.stdout)
+        self.assertNotIn("a//", outside.stdout)
+        if shutil.which("patch"):
+            p = subprocess.run(["patch", "-p1", "--dry-run"], input=inside.stdout, cwd=work,
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            p = subprocess.run(["patch", "-d", "/", "-p1", "--dry-run"], input=outside.stdout, cwd=outside_cwd,
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("patch -d / -p1", subprocess.run([BINARY, "scan", "--help"], capture_output=True,
+                                                        text=True).stdout)
+
+    def test_machine_made_deep_and_long_files_scan_promptly(self):
+        """Hang guard for shapes that once took quadratic time or crashed: a 40,000-target chained
+        assignment (valid Python), a 20,000-term string concatenation, a 40,000-term product. The
+        timeout is a guard, not a measurement (bench/README.md has the numbers)."""
+        files = {
+            "chained.py": "import torch\n" + " = ".join("w%d" % i for i in range(40000)) + " = 0\n",
+            "concat.py": "import torch\nd = torch.device(" + " + ".join(["'cuda'"] * 20000) + ")\n",
+            "product.py": "import torch\np = " + " * ".join(["x"] * 40000) + "\n",
+        }
+        for name, text in files.items():
+            with open(os.path.join(self.tmp, name), "w") as f:
+                f.write(text + "dev = torch.device('cuda')\n")
+        r = subprocess.run([BINARY, "scan", "--format", "json", "--threads", "1", *sorted(files)], cwd=self.tmp,
+                           capture_output=True, text=True, timeout=60)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        by_file = {}
+        for f in json.loads(r.stdout)["findings"]:
+            by_file.setdefault(f["location"]["file"], set()).add(f["id"])
+        for name in files:
+            self.assertIn("PARSE001", by_file.get(name, set()), (name, by_file))
+            self.assertIn("CUDA001", by_file.get(name, set()), (name, by_file))
+
     def test_bad_inputs_are_skipped_and_the_scan_goes_on(self):
         d = os.path.join(self.tmp, "mixed")
         os.makedirs(os.path.join(d, ".venv"))

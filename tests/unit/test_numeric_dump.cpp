@@ -272,6 +272,36 @@ TEST(NumericDump, MsprobeStatisticsAndOrderPairing) {
   EXPECT_EQ(res.first_divergence, 1u);
 }
 
+// A byte order mark (Windows editors) is skipped, and error offsets still count it; a key
+// twice in "data" is named with its offset; an entry that is not an object is named.
+TEST(NumericDump, MsprobeBomDuplicateKeysAndEntriesThatAreNotObjects) {
+  TempDir d;
+  const std::string bom = "\xEF\xBB\xBF";
+  std::string body = R"({"task":"statistics","framework":"pytorch","data":{
+ "Module.encoder.layer.3.forward":{"output":[{"type":"torch.Tensor","dtype":"torch.bfloat16","shape":[8],"Max":2}]},
+ "Tensor.softmax.7.forward":[0, 1],
+ "Module.encoder.layer.3.forward":{"output":[{"type":"torch.Tensor","dtype":"torch.bfloat16","shape":[8],"Max":3}]}}})";
+  write(d.path / "dump.json", bom + body);
+  Dump dump = read_dump(d.path.string());
+  EXPECT_EQ(dump.entries.size(), 2u);
+  std::string notes;
+  for (const auto& n : dump.notes) notes += n + "\n";
+  size_t second = (bom + body).rfind("\"Module.encoder.layer.3.forward\"");
+  EXPECT_NE(notes.find("entry \"Module.encoder.layer.3.forward\" appears more than once (byte " +
+                       std::to_string(second) + ")"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("1 entry is not an object"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("\"Tensor.softmax.7.forward\" (byte " + std::to_string((bom + body).find("\"Tensor.softmax")) + ")"),
+            std::string::npos)
+      << notes;
+
+  std::string broken = bom + R"({"task":"statistics","data":{"x":{"output":[}}})";
+  write(d.path / "dump.json", broken);
+  std::string e = error_of_read(d.path);
+  EXPECT_NE(e.find("byte " + std::to_string(broken.find("[}") + 1)), std::string::npos) << e;
+}
+
 TEST(NumericDump, NpyTreeKeysAndBadFiles) {
   TempDir d;
   write_npy(d.path / "b/x.npy", {1, 2, 3, 4}, "(4,)");

@@ -92,10 +92,86 @@ TEST(NumericMetrics, NanInfOverflowCounts) {
   EXPECT_EQ(m.finite, 1u);     // only (5, 70000)
   EXPECT_DOUBLE_EQ(m.max_abs, 69995.0);
   EXPECT_DOUBLE_EQ(m.gt_5e3, 1.0);
-  // Same NaN/Inf totals on both sides and one finite pair pointing the same way (cos 1):
-  // not a divergence by docs/metrics.md; the overflow count is what shows the damage.
+  // Same NaN/Inf totals on both sides and one finite pair pointing the same way (cos 1), but
+  // the NaN and the Infs moved (positions 0-3) and the finite pair is 14000x larger: diverges.
   EXPECT_DOUBLE_EQ(m.cos, 1.0);
-  EXPECT_FALSE(diverges(m, Thresholds{}));
+  EXPECT_EQ(m.nonfinite_mismatch, 4);
+  EXPECT_DOUBLE_EQ(m.norm_ratio, 14000.0);
+  EXPECT_TRUE(diverges(m, Thresholds{}));
+}
+
+// Issue 31 F-14 and its class: what cosine similarity cannot see. Variants of the repro's
+// cases with other values, dtypes and sizes.
+TEST(NumericMetrics, RescalingIsADivergenceThroughTheNormRatio) {
+  std::vector<float> loss_ref = {0.25f}, loss_tgt = {0.5f};  // a scalar that doubled
+  TensorMetrics scalar = compute_metrics(view(loss_ref, DType::F32), view(loss_tgt, DType::F32));
+  EXPECT_DOUBLE_EQ(scalar.cos, 1.0);
+  EXPECT_DOUBLE_EQ(scalar.norm_ratio, 2.0);
+  EXPECT_TRUE(diverges(scalar, Thresholds{}));
+
+  std::vector<double> r(1000), up(1000), noise(1000);
+  std::mt19937 gen(7);
+  std::normal_distribution<double> nd;
+  for (size_t i = 0; i < r.size(); ++i) {
+    r[i] = nd(gen);
+    up[i] = r[i] * 1.01;                              // a uniform 1% rescaling
+    int e = std::ilogb(r[i]);
+    noise[i] = std::ldexp(std::nearbyint(std::ldexp(r[i], 10 - e)), e - 10);  // fp16's 11 bits
+  }
+  TensorMetrics scaled = compute_metrics(view(r, DType::F64), view(up, DType::F64));
+  EXPECT_GT(scaled.cos, 0.999999);
+  EXPECT_NEAR(scaled.norm_ratio, 1.01, 1e-12);
+  EXPECT_TRUE(diverges(scaled, Thresholds{}));
+  TensorMetrics rounded = compute_metrics(view(r, DType::F64), view(noise, DType::F64));
+  EXPECT_NEAR(rounded.norm_ratio, 1.0, 1e-3);
+  EXPECT_FALSE(diverges(rounded, Thresholds{}));
+  Thresholds loose;
+  loose.max_norm_ratio_err = 0.02;
+  EXPECT_FALSE(diverges(scaled, loose));
+}
+
+TEST(NumericMetrics, Float64ExtremesNeitherOverflowNorUnderflow) {
+  // Squares of 7e305 overflow and squares of 3e-250 underflow: scaled sums give the real cos.
+  std::vector<double> huge = {7e305, -3e305, 1e305}, flipped = {-7e305, 3e305, -1e305};
+  TensorMetrics h = compute_metrics(view(huge, DType::F64), view(flipped, DType::F64));
+  ASSERT_TRUE(h.has_cos());
+  EXPECT_NEAR(h.cos, -1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(h.max_abs, 1.4e306);
+  EXPECT_NEAR(h.norm_ratio, 1.0, 1e-12);
+  EXPECT_TRUE(std::isfinite(h.rmse));
+  EXPECT_TRUE(diverges(h, Thresholds{}));
+
+  std::vector<double> tiny = {0, 3e-250, 0, 0}, moved = {0, 0, 0, 3e-250};
+  TensorMetrics t = compute_metrics(view(tiny, DType::F64), view(moved, DType::F64));
+  EXPECT_DOUBLE_EQ(t.cos, 0.0);   // orthogonal, not "both norms 0"
+  EXPECT_DOUBLE_EQ(t.norm_ratio, 1.0);
+  EXPECT_DOUBLE_EQ(t.max_abs, 3e-250);
+  EXPECT_TRUE(diverges(t, Thresholds{}));
+
+  std::vector<double> sub = {5e-324, 1e-320}, same = sub;  // subnormals, equal
+  TensorMetrics s = compute_metrics(view(sub, DType::F64), view(same, DType::F64));
+  EXPECT_NEAR(s.cos, 1.0, 1e-12);
+  EXPECT_FALSE(diverges(s, Thresholds{}));
+}
+
+TEST(NumericMetrics, NonFiniteValuesComparedBySignAndPosition) {
+  std::vector<float> neg = {-INFINITY, 3}, pos = {INFINITY, 3};
+  TensorMetrics sign = compute_metrics(view(neg, DType::F32), view(pos, DType::F32));
+  EXPECT_EQ(sign.nonfinite_mismatch, 1);
+  EXPECT_FALSE(sign.gained_nonfinite());
+  EXPECT_TRUE(diverges(sign, Thresholds{}));
+
+  // The NaN moved: same counts on both sides.
+  std::vector<double> r = {kNan, 1, 2, 4}, t = {1, kNan, 2, 4};
+  TensorMetrics moved = compute_metrics(view(r, DType::F64), view(t, DType::F64));
+  EXPECT_EQ(moved.nonfinite_mismatch, 2);
+  EXPECT_TRUE(diverges(moved, Thresholds{}));
+
+  // The same NaN, -Inf and +Inf where they were: nothing differs.
+  std::vector<double> a = {kNan, -kInf, kInf, 2}, b = {kNan, -kInf, kInf, 2};
+  TensorMetrics same = compute_metrics(view(a, DType::F64), view(b, DType::F64));
+  EXPECT_EQ(same.nonfinite_mismatch, 0);
+  EXPECT_FALSE(diverges(same, Thresholds{}));
 }
 
 TEST(NumericMetrics, GainedNanDiverges) {

@@ -362,6 +362,58 @@ TEST(Scan, UnifiedDiffHunks) {
             "--- a/x.py\n+++ b/x.py\n@@ -1,1 +1,2 @@\n-a\n\\ No newline at end of file\n+a\n+b\n");
 }
 
+// The tree-sitter runtime corrupts its heap recovering from a syntax error ~65,536 parser
+// states deep (found by fuzz_scan_depth; the likely F-10 SIGSEGV): such a piece is parsed in a
+// child process first and reported as PARSE001 when the child dies. Variants: a chained
+// assignment ending in a syntax error, unclosed brackets, deep f-strings under an assignment
+// chain. The file after it (another piece) is still scanned when the file is cut in pieces.
+TEST(Scan, ParserCrashIsAFindingNotACrash) {
+  REQUIRE_SCAN();
+  auto repeat = [](std::string_view s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  std::string chain;
+  for (int i = 0; i < 70000; ++i) chain += fmt::format("w{} = ", i);
+  const std::map<std::string, std::string> crashing = {
+      {"chained assignment, then an error", chain + "a + + \n"},
+      {"unclosed brackets, then an error", "y = " + repeat("[(", 40000) + "b + + c\n"},
+      {"deep f-strings under a chain", chain.substr(0, chain.size() / 2) + repeat("f'{", 300) + "z" + repeat("}'", 300) + "\n"},
+  };
+  for (const auto& [what, statement] : crashing) {
+    std::string src = "import torch\n" + statement + "\ndef f():\n    return torch.device('cuda')\n";
+    ScanOptions small_pieces;
+    small_pieces.piece_bytes = 4096;  // the def after the statement is a piece of its own
+    FileResult r = scan_source("crash.py", src, small_pieces);
+    ASSERT_EQ(r.status, FileStatus::Scanned) << what;
+    EXPECT_TRUE(r.syntax_error) << what;
+    std::set<std::string> rules;
+    for (const auto& f : r.findings) {
+      rules.insert(f.rule);
+      if (f.rule == "PARSE001") {
+        EXPECT_NE(f.message.find("the parser crashed on the code from here"), std::string::npos) << what;
+      }
+    }
+    EXPECT_TRUE(rules.contains("PARSE001")) << what;
+    // Unclosed brackets join the rest of the file into the same statement (and piece).
+    if (!what.starts_with("unclosed")) {
+      EXPECT_TRUE(rules.contains("CUDA001")) << what << ": the next piece is scanned";
+    }
+  }
+}
+
+// `patch -p1` strips one name and refuses absolute names and '..': headers are relative to
+// the cwd under it, and relative to / outside it (`patch -d / -p1`).
+TEST(Scan, DiffHeaderPathsApplyWithPatchP1) {
+  EXPECT_EQ(diff_header_path("/home/u/proj/src/m.py", "/home/u/proj"), "src/m.py");
+  EXPECT_EQ(diff_header_path("/home/u/proj/./src/../m.py", "/home/u/proj/"), "m.py");
+  EXPECT_EQ(diff_header_path("src/m.py", "/home/u/proj"), "src/m.py");
+  EXPECT_EQ(diff_header_path("/srv/other/m.py", "/home/u/proj"), "srv/other/m.py");
+  EXPECT_EQ(diff_header_path("../other/m.py", "/home/u/proj"), "home/u/other/m.py");
+  EXPECT_EQ(diff_header_path("//srv/m.py", "/"), "srv/m.py");
+}
+
 TEST(Scan, ApiMapMatchesKnowledgeNames) {
   const ApiMap& m = ApiMap::builtin();
   EXPECT_GT(m.size(), 30u);
@@ -470,7 +522,53 @@ TEST(Scan, DeepChainsDoNotExhaustTheStack) {
                     "g = " + repeat("a_cuda if c else (", 2000) + "b" + repeat(")", 2000) + "\n";
   FileResult r = scan_source("deep.py", src, {});
   EXPECT_EQ(r.status, FileStatus::Scanned);
-  EXPECT_FALSE(r.syntax_error);
+  // Deeper than FileScan's nesting bound: one PARSE001 for the file (the walk stops there).
+  EXPECT_TRUE(r.syntax_error);
+}
+
+// Any expression nested past the walk's bound (operator chains, brackets, calls, subscripts,
+// unary chains, chained assignments) gives one PARSE001 at that expression; the statements
+// after it are still checked. The chains are 3x the bound, so a walk that recursed per level
+// or climbed per node would show up here as a crash or a hang.
+TEST(Scan, TooDeepExpressionIsOneFindingAndTheRestIsScanned) {
+  REQUIRE_SCAN();
+  auto repeat = [](std::string_view s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  const int n = 3000;
+  std::string names;
+  for (int i = 0; i < n; ++i) names += fmt::format("t{} = ", i);
+  const std::map<std::string, std::string> deep = {
+      {"product", "w" + repeat(" * w", n)},
+      {"or chain", "w" + repeat(" or w", n)},
+      {"parentheses", repeat("(", n) + "w" + repeat(")", n)},
+      {"calls", repeat("g(", n) + "w" + repeat(")", n)},
+      {"subscripts", repeat("w[", n) + "0" + repeat("]", n)},
+      {"lists", repeat("[", n) + repeat("]", n)},
+      {"unary minus", repeat("- ", n) + "w"},
+      {"not chain", repeat("not ", n) + "w"},
+      {"attribute chain", "torch" + repeat(".cuda", n)},
+      {"string concatenation", "torch.device(" + std::string("'npu'") + repeat(" + 'cuda'", n) + ")"},
+  };
+  for (const auto& [what, expr] : deep) {
+    for (bool chained : {false, true}) {
+      std::string src = "import torch\n" + (chained ? names : std::string("v = ")) + expr +
+                        "\ndevice = torch.device('cuda')\n";
+      FileResult r = scan_source("deep.py", src, {});
+      ASSERT_EQ(r.status, FileStatus::Scanned) << what;
+      std::map<std::string, int> by_rule;
+      for (const auto& f : r.findings) ++by_rule[f.rule + (f.rule == "CUDA001" ? ":" + std::to_string(f.line) : "")];
+      EXPECT_EQ(by_rule["PARSE001"], 1) << what << (chained ? " (chained assignment)" : "");
+      EXPECT_EQ(by_rule["CUDA001:3"], 1) << what << ": the line after the deep one is scanned";
+      for (const auto& f : r.findings)
+        if (f.rule == "PARSE001") {
+          EXPECT_EQ(f.line, 2) << what;
+          EXPECT_NE(f.message.find("nested more than 1000 levels deep"), std::string::npos) << f.message;
+        }
+    }
+  }
 }
 
 TEST(Scan, EveryRuleHasADoc) {
