@@ -7,7 +7,7 @@
 #      venv like a user installs it. ctest then runs every GoogleTest unit and every Python e2e
 #      suite twice: torch1.* with Debian's torch 1.13 and this build's binary, torch2.* with
 #      torch 2.13 and the npu-doctor the wheel installed. Extra arguments go to this ctest.
-#   2. ./build-check (clang, -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON: -O1, line tables,
+#   2. ./build-check (clang, -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON, not unity: -O1, line tables,
 #      ASan+UBSan and libFuzzer coverage): ONE instrumented build whose objects make both
 #      npud_tests and the libFuzzer harnesses. npud_tests runs there in two shards, with
 #      leak checks and UBSan fatal, so any sanitizer report fails the run; then fuzz/run.sh
@@ -16,7 +16,7 @@
 # Tests that need ../shared (real fixtures) skip with a message when it is absent.
 # Env:  NPUD_CHECK=0            skip step 2 (a quick local run; CI keeps the default, 1)
 #       NPUD_FUZZ_SECONDS=N     fuzz smoke length per harness (default 15)
-#       NPUD_UNITY=ON|OFF       unity build of the library; default: ON in a fresh build folder
+#       NPUD_UNITY=ON|OFF       unity build of the library in ./build; default: ON in a fresh build folder
 #                               (CI's clean clone: ~30 % less compile time), else what the
 #                               folder was configured with (a developer's incremental builds)
 # Each phase prints its wall time ("npu-doctor test: <phase> <s> s").
@@ -61,8 +61,10 @@ fi
 
 CHECK=$NPUD_ROOT/build-check
 # The grammar archives step 1 fetched from PyPI serve here from the download cache.
+# Never a unity build: the README's plain `cmake -B build` is not one (NPUD_UNITY defaults to
+# OFF), and only a build of every file on its own catches a missing #include.
 CC=clang CXX=clang++ cmake -S "$NPUD_ROOT" -B "$CHECK" -G Ninja -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON \
-  -DNPUD_UNITY="$(unity_for "$CHECK")" >/dev/null
+  -DNPUD_UNITY=OFF >/dev/null
 cmake --build "$CHECK" -j"$JOBS" --target npud_tests fuzz
 phase_done "check build"
 

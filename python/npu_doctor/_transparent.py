@@ -17,13 +17,10 @@ from . import _frames
 no_torch_function = getattr(torch._C, "DisableTorchFunctionSubclass", None) or torch._C.DisableTorchFunction
 
 
-def _trampoline_code():
-    scope = {}
-    exec(compile("def trampoline(fn, args, kwargs): return fn(*args, **kwargs)\n", "<npu-doctor>", "exec"), scope)
-    return scope["trampoline"].__code__
+def _trampoline(fn, args, kwargs): return fn(*args, **kwargs)  # noqa: E704 (one line: one line number)
 
 
-_TRAMPOLINE = _trampoline_code()
+_TRAMPOLINE = _trampoline.__code__
 _trampolines = {}   # (file, line, id(globals)) -> function; a function holds its globals, so ids stay unique
 
 
