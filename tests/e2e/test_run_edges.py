@@ -1,0 +1,138 @@
+"""End to end: how `npu-doctor run` / `amp-check` cope with programs that do not end the way a
+training script usually does (killed, cut off, several processes) and with report paths that
+cannot be written (issue 31). Programs are written into a temporary folder by each test.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+from e2e_support import PYTHON, python_has
+
+BINARY = os.environ.get("NPUD_BINARY", "")
+HAVE_TORCH = python_has("torch")
+
+
+def write_program(folder, name, text):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(text))
+    return path
+
+
+def npud(*args, env=None, cwd=None, timeout=300):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout, env=full_env, cwd=cwd)
+
+
+def capture_events(path):
+    """The events of a capture, also one cut off by a kill (no closing bracket, maybe a cut line)."""
+    with open(path) as f:
+        text = f.read()
+    events = []
+    for line in text.splitlines():
+        line = line.strip().lstrip(",")
+        if line.startswith("{"):
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                pass   # the line a kill cut off
+    return events
+
+
+# A training loop of STEPS optimizer steps whose float(loss) after optimizer.step() syncs once per
+# iteration; it lands in the next step, and the last one after the last step end.
+SYNC_AFTER_STEP = """
+    import torch
+    torch.manual_seed(3)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 1))
+    opt = torch.optim.Adam(net.parameters(), lr=0.01)
+    losses = []
+    for it in range(STEPS):
+        loss = net(torch.randn(7, 6)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    print(len(losses))
+"""
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+@unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s" % PYTHON)
+class RunEdges(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="npud-edges-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def run_json(self, name, program, *args, steps="1:3", env=None):
+        """`run --format json` into DIR/name/; returns (completed process, report or None, capture path)."""
+        out = os.path.join(self.dir, name)
+        report = os.path.join(self.dir, name + ".json")
+        r = npud("run", "-q", "--steps", steps, "--capture-dir", out, "--format", "json", "-o", report, *args,
+                 "--", PYTHON, program, env=env)
+        data = None
+        if os.path.exists(report):
+            with open(report) as f:
+                data = json.load(f)
+        return r, data, os.path.join(out, "capture.npud.json")
+
+    def test_steps_all_counts_only_ended_steps(self):
+        # issue 31 F-9: the tail after the last optimizer.step() was a 6th "step"; 5 syncs read
+        # 0.833/step, a warning, where --steps 1:3 said 1/step, an error.
+        program = write_program(self.dir, "sync_after_step.py", SYNC_AFTER_STEP.replace("STEPS", "6"))
+        severities = {}
+        for steps in ("all", "2:4"):
+            r, report, capture = self.run_json("steps-" + steps.replace(":", "-"), program, "--fail-on", "never",
+                                             steps=steps)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            marked = [e for e in capture_events(capture) if e.get("name", "").startswith("ProfilerStep#")]
+            self.assertEqual(report["summary"]["steps"], len(marked), steps)
+            syncs = [f for f in report["findings"] if f["id"] == "SYNC001"]
+            self.assertEqual(len(syncs), 1, json.dumps(syncs, indent=1))
+            self.assertEqual(syncs[0]["metrics"]["per_step"], 1, (steps, syncs[0]["message"]))
+            severities[steps] = syncs[0]["severity"]
+        self.assertEqual(report["summary"]["steps"], 3)
+        self.assertEqual(severities["all"], severities["2:4"], severities)
+
+    def killed_program(self, how):
+        # Dies in the middle of step 3 of the 1:7 asked for, the way `how` says.
+        return write_program(self.dir, "dies_%s.py" % how, """
+            import os, signal, torch
+            net = torch.nn.Linear(9, 4)
+            opt = torch.optim.SGD(net.parameters(), lr=0.1)
+            for it in range(20):
+                loss = net(torch.randn(5, 9)).sum()
+                if it == 3:
+                    HOW
+                opt.zero_grad(); loss.backward(); opt.step()
+            """.replace("HOW", {"sigterm": "os.kill(os.getpid(), signal.SIGTERM)",
+                                 "sigkill": "os.kill(os.getpid(), signal.SIGKILL)",
+                                 "os_exit": "os._exit(5)"}[how]))
+
+    def test_killed_capture_says_first_it_is_incomplete_with_steps_recorded_of_requested(self):
+        # issue 31 F-19: SIGTERM, SIGKILL and os._exit alike; `analyze` of the file later too.
+        for how, code in (("sigterm", 128 + 15), ("sigkill", 128 + 9), ("os_exit", 5)):
+            r, report, capture = self.run_json(how, self.killed_program(how), "--fail-on", "never", steps="1:7")
+            self.assertEqual(r.returncode, code, (how, r.stderr))
+            for source, rep in (("run", report), ("analyze", None)):
+                if rep is None:
+                    a = npud("analyze", capture, "--format", "json", "--fail-on", "never")
+                    self.assertEqual(a.returncode, 0, a.stderr)
+                    rep = json.loads(a.stdout)
+                first = rep["findings"][0]
+                self.assertEqual((first["id"], first["severity"]), ("CAPTURE001", "error"), (how, source))
+                self.assertIn("no end record", first["message"])
+                self.assertIn("2 of the 7 requested steps (--steps 1:7) complete", first["message"], (how, source))
+            text = npud("analyze", capture, "--fail-on", "never")
+            self.assertEqual(re.search(r"\b([A-Z]+\d{3})\b", text.stdout).group(1), "CAPTURE001", text.stdout[:300])
+
+
+if __name__ == "__main__":
+    unittest.main()
