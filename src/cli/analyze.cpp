@@ -168,7 +168,11 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
     else render_text(os, report, TextOptions{color, o.verbose, rule_filter(o).selected("HOT001")});
   });
   if (!written) return kExitBadInput;
-  if (!o.require_steps.empty() && trace.steps.empty()) {
+  // A capture that stopped early (shim error, exception, kill) already says so first (CAPTURE001),
+  // with the steps it holds: "the program never ended a step" would blame the program.
+  const bool stopped_early = trace.format == InputFormat::Capture &&
+                             (!trace.capture.error.empty() || !trace.capture.ended || trace.capture.reason == "exception");
+  if (!o.require_steps.empty() && trace.steps.empty() && !stopped_early) {
     std::string first = o.require_steps.substr(0, o.require_steps.find(':'));
     std::cerr << fmt::format(
         "npu-doctor: error: no step was recorded (--steps {}): the program {}. A step ends at each "

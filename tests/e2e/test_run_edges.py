@@ -133,6 +133,22 @@ class RunEdges(unittest.TestCase):
             text = npud("analyze", capture, "--fail-on", "never")
             self.assertEqual(re.search(r"\b([A-Z]+\d{3})\b", text.stdout).group(1), "CAPTURE001", text.stdout[:300])
 
+    def test_amp_check_text_says_first_that_the_capture_stopped_on_an_internal_error(self):
+        # issue 31 F-23: the amp section ("no drift ... 1 optimizer steps recorded") came first,
+        # with no word that the shim stopped after an internal error.
+        program = write_program(self.dir, "amp_small.py", SYNC_AFTER_STEP.replace("STEPS", "5"))
+        report = os.path.join(self.dir, "amp.txt")
+        r = npud("amp-check", "-q", "--steps", "1:4", "--capture-dir", os.path.join(self.dir, "amp"), "-o", report,
+                 "--fail-on", "never", "--", PYTHON, program, env={"NPUD_TEST_FAULT": "60"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(report) as f:
+            text = f.read()
+        first = text.lstrip().splitlines()[0]
+        self.assertIn("capture incomplete (CAPTURE001)", first, text[:600])
+        self.assertIn("internal error", first)
+        self.assertRegex(first, r"\d of the 4 requested steps \(--steps 1:4\) complete")
+        self.assertLess(text.index("capture incomplete"), text.index("AMP check"))
+
 
 if __name__ == "__main__":
     unittest.main()
