@@ -139,6 +139,8 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   std::vector<const Rule*> rules;
   if (!rules_or_report(o, rules)) return kExitBadInput;
 
+  if (!output_writable_or_report(o.output)) return kExitBadInput;   // before a long read
+
   Trace trace;
   ReadOptions ro;
   ro.allow_truncated = o.allow_truncated;

@@ -327,6 +327,7 @@ int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao) {
   if (!ao.output.empty()) {
     try {
       AtomicFile probe(ao.output);   // no side effect until commit()
+      probe.check_writable();        // the directory too: a temporary file made and removed
     } catch (const std::exception& e) {
       std::cerr << fmt::format("npu-doctor: error: -o: {} (-o names the report file; the capture goes to "
                                "--capture-dir)\n", e.what());

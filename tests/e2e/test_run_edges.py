@@ -149,6 +149,32 @@ class RunEdges(unittest.TestCase):
         self.assertRegex(first, r"\d of the 4 requested steps \(--steps 1:4\) complete")
         self.assertLess(text.index("capture incomplete"), text.index("AMP check"))
 
+    @unittest.skipIf(os.geteuid() == 0, "root writes into any directory")
+    def test_report_into_an_unwritable_directory_is_refused_before_the_program_runs(self):
+        # issue 31 F-26: the program ran to its end, then "cannot create a temporary file in .".
+        marker = os.path.join(self.dir, "the_program_ran")
+        program = write_program(self.dir, "touches.py", "open(%r, 'w').close()\n" % marker)
+        locked = os.path.join(self.dir, "locked")
+        os.mkdir(locked, 0o555)
+        self.addCleanup(os.chmod, locked, 0o755)
+        for command in ("run", "amp-check"):
+            r = npud(command, "-q", "--capture-dir", os.path.join(self.dir, "cap-" + command),
+                     "-o", os.path.join(locked, "report.txt"), "--", PYTHON, program)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("cannot create a file in %s" % locked, r.stderr)
+            self.assertFalse(os.path.exists(marker), command)
+        self.assertEqual(os.listdir(locked), [])
+
+    def test_report_to_proc_self_fd_of_a_pipe_is_written(self):
+        # /dev/stdout leads to /proc/self/fd/1: a pipe there was refused as "a symbolic link
+        # that leads nowhere".
+        program = write_program(self.dir, "quiet_steps.py", SYNC_AFTER_STEP.replace("STEPS", "4"))
+        r = npud("run", "-q", "--capture-dir", os.path.join(self.dir, "fd1"), "-o", "/proc/self/fd/1",
+                 "--format", "json", "--fail-on", "never", "--", PYTHON, program)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = json.loads(r.stdout[r.stdout.index("{"):])   # after the program's own line
+        self.assertEqual(report["summary"]["steps"], 3)
+
 
 if __name__ == "__main__":
     unittest.main()
