@@ -161,6 +161,8 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   report.findings = run_rules(ctx, rules);
   if (trace.has_amp()) report.amp = summarize_amp(trace, *version, o.rule_options.top_n);
   report.warnings = trace.warnings;
+  report.notes = o.report_notes;
+  for (const std::string& note : o.report_notes) report.warnings.push_back({note, 0});
 
   bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {
     if (o.format == "json") render_json(os, report);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/inputs.hpp"
@@ -213,6 +215,30 @@ static std::string python_flag_hiding_the_shim(const std::vector<std::string>& p
   return {};
 }
 
+// capture.<pid>.npud.json: the capture of another process of the run (the shim's
+// _autostart._claim_capture_path), when several inherited NPUD_CAPTURE.
+static bool is_other_process_capture(const std::string& name) {
+  constexpr std::string_view kPrefix = "capture.", kSuffix = ".npud.json";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) || !name.ends_with(kSuffix))
+    return false;
+  std::string_view pid(name.data() + kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  return pid.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// The other processes' non-empty captures in dir, sorted by name.
+static std::vector<std::string> other_process_captures(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code size_ec;
+    if (is_other_process_capture(it->path().filename().string()) && it->is_regular_file(size_ec) &&
+        it->file_size(size_ec) > 0 && !size_ec)
+      out.push_back(fs::absolute(it->path()).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 static bool lock_capture_dir(const std::string& dir) {
   std::string path = (fs::path(dir) / ".npu-doctor.lock").string();
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -265,6 +291,7 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
   if (!lock_capture_dir(ro.out_dir)) return kExitBadInput;
   fs::path capture = fs::absolute(fs::path(ro.out_dir) / kCaptureName);
   fs::remove(capture, ec);   // a stale capture must not pass for this run's
+  for (const std::string& stale : other_process_captures(ro.out_dir)) fs::remove(stale, ec);
 
   // Only the bootstrap folder goes on PYTHONPATH: it loads npu_doctor from python_dir by
   // location, so a wheel's whole site-packages never lands in front of the program's path.
@@ -284,7 +311,15 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
       std::cerr << fmt::format("npu-doctor: the program exited with status {}\n", child.exit_code);
   }
 
+  std::vector<std::string> others = other_process_captures(ro.out_dir);
   auto size = fs::file_size(capture, ec);
+  if ((ec || size == 0) && !others.empty()) {
+    // The process that claimed the name wrote nothing (its capture never started): report on
+    // the first other one.
+    capture = others.front();
+    others.erase(others.begin());
+    size = fs::file_size(capture, ec);
+  }
   if (ec || size == 0) {
     std::cerr << fmt::format(
         "npu-doctor: error: no capture at {}: the program {} before the capture began (it starts when the program "
@@ -293,8 +328,14 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
     return child.exit_code ? child.exit_code : kExitBadInput;
   }
   if (!ro.quiet) std::cerr << fmt::format("npu-doctor: capture written to {}\n", capture.string());
+  if (!ro.quiet && !others.empty())
+    std::cerr << fmt::format("npu-doctor: {} other process{} of the program wrote {} own capture: {} (the report is "
+                             "of the first; `npu-doctor analyze FILE` reports on another)\n",
+                             others.size(), others.size() == 1 ? "" : "es", others.size() == 1 ? "its" : "their",
+                             fmt::join(others, ", "));
 
   out.capture = capture.string();
+  out.other_captures = std::move(others);
   out.exit_code = child.exit_code;
   return -1;
 }
@@ -345,6 +386,13 @@ int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
   ao.allow_truncated = true;
   ao.command = req.command_name;
   ao.require_steps = req.steps;
+  if (!launched.other_captures.empty())
+    ao.report_notes.push_back(fmt::format(
+        "{} other process{} of the program wrote {} own capture beside this one: {}; this report is of {} only "
+        "(`npu-doctor analyze FILE` reports on another)",
+        launched.other_captures.size(), launched.other_captures.size() == 1 ? "" : "es",
+        launched.other_captures.size() == 1 ? "its" : "their", fmt::join(launched.other_captures, ", "),
+        launched.capture));
   int report_code = analyze_trace_file(launched.capture, ao);
   return launched.exit_code ? launched.exit_code : report_code;
 }

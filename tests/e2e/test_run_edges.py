@@ -175,6 +175,61 @@ class RunEdges(unittest.TestCase):
         report = json.loads(r.stdout[r.stdout.index("{"):])   # after the program's own line
         self.assertEqual(report["summary"]["steps"], 3)
 
+    def worker(self):
+        # A training worker whose process number decides its step count: whose capture is whose
+        # shows in the ProfilerStep events.
+        return write_program(self.dir, "worker.py", """
+            import sys, torch
+            n = int(sys.argv[1])
+            net = torch.nn.Linear(3 + n, 2)
+            opt = torch.optim.SGD(net.parameters(), lr=0.05)
+            for it in range(4 + n):
+                loss = net(torch.randn(4, 3 + n)).sum()
+                opt.zero_grad(); loss.backward(); opt.step()
+            print("worker", n, "done")
+            """)
+
+    def assert_one_capture_per_process(self, name, *program):
+        out = os.path.join(self.dir, name)
+        report = os.path.join(self.dir, name + ".json")
+        r = npud("run", "--steps", "all", "--capture-dir", out, "--format", "json", "-o", report,
+                 "--fail-on", "never", "--", *program)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        captures = sorted(f for f in os.listdir(out) if f.endswith(".npud.json"))
+        self.assertEqual(len(captures), 2, captures)
+        self.assertIn("capture.npud.json", captures)
+        other = os.path.join(out, [c for c in captures if c != "capture.npud.json"][0])
+        self.assertRegex(os.path.basename(other), r"^capture\.\d+\.npud\.json$")
+        steps = set()
+        for c in captures:
+            with open(os.path.join(out, c)) as f:
+                events = json.load(f)   # each one whole, closed JSON
+            steps.add(sum(1 for e in events if e.get("name", "").startswith("ProfilerStep#")))
+        self.assertEqual(steps, {4, 5})   # worker 0's and worker 1's
+        with open(report) as f:
+            data = json.load(f)
+        notes = [w["message"] for w in data["warnings"] if "other process" in w["message"]]
+        self.assertEqual(len(notes), 1, data["warnings"])
+        self.assertIn(other, notes[0])
+        self.assertIn(other, r.stderr)
+        text = npud("analyze", os.path.join(out, "capture.npud.json"), "--fail-on", "never")
+        self.assertEqual(text.returncode, 0, text.stderr)
+
+    def test_two_workers_of_a_shell_line_each_keep_their_capture(self):
+        # issue 31 F-7: both inherited NPUD_CAPTURE and wrote one file at once: neither survived.
+        worker = self.worker()
+        self.assert_one_capture_per_process(
+            "shell", "sh", "-c", "'%s' '%s' 0 & '%s' '%s' 1; wait" % (PYTHON, worker, PYTHON, worker))
+
+    def test_two_workers_of_a_python_launcher_each_keep_their_capture(self):
+        worker = self.worker()
+        launcher = write_program(self.dir, "launcher.py", """
+            import subprocess, sys
+            procs = [subprocess.Popen([sys.executable, %r, str(n)]) for n in (1, 0)]
+            sys.exit(max(p.wait() for p in procs))
+            """ % worker)
+        self.assert_one_capture_per_process("launcher", PYTHON, launcher)
+
 
 if __name__ == "__main__":
     unittest.main()
