@@ -239,6 +239,43 @@ static std::vector<std::string> other_process_captures(const std::string& dir) {
   return out;
 }
 
+// PYTHONPATH splits at ':', so a shim under a folder whose path holds one (a legal name) would
+// never load and the run would blame the program (issue 31 F-25). Such a shim is reached
+// through a link: a fresh folder without ':' (under $TMPDIR, else /tmp) holding
+// `npu_doctor` -> the package. The bootstrap finds the package as its own parent folder
+// without resolving links, so it loads through the link. Removed (the link only) when the
+// run ends.
+class ShimLink {
+ public:
+  ShimLink() = default;
+  ShimLink(const ShimLink&) = delete;
+  ShimLink& operator=(const ShimLink&) = delete;
+  ~ShimLink() {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);   // removes the link, never what it leads to
+  }
+  // The folder to use in place of python_dir, or "" after printing why not.
+  std::string make(const std::string& python_dir) {
+    for (std::string base : {std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : ""), std::string("/tmp")}) {
+      if (base.empty() || base.find(':') != std::string::npos) continue;
+      std::string tmpl = (fs::path(base) / "npu-doctor-shim-XXXXXX").string();
+      if (!::mkdtemp(tmpl.data())) continue;
+      dir_ = tmpl;
+      std::error_code ec;
+      fs::create_directory_symlink(fs::path(python_dir) / "npu_doctor", fs::path(dir_) / "npu_doctor", ec);
+      if (!ec) return dir_;
+    }
+    std::cerr << fmt::format("npu-doctor: error: the capture shim's folder {} holds ':', which splits PYTHONPATH, "
+                             "and no link to it could be made in $TMPDIR or /tmp: install npu-doctor under a path "
+                             "without ':' or set NPUD_PYTHON_DIR to a copy of the npu_doctor package's parent folder "
+                             "there\n", python_dir);
+    return {};
+  }
+
+ private:
+  std::string dir_;
+};
+
 static bool lock_capture_dir(const std::string& dir) {
   std::string path = (fs::path(dir) / ".npu-doctor.lock").string();
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -280,6 +317,12 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
     std::cerr << fmt::format("npu-doctor: error: cannot find the capture shim ({}) in: {} (set NPUD_PYTHON_DIR to "
                              "the directory that holds the npu_doctor package)\n", kBootstrap, tried);
     return kExitBadInput;
+  }
+
+  ShimLink shim_link;
+  if (python_dir.find(':') != std::string::npos) {
+    python_dir = shim_link.make(python_dir);
+    if (python_dir.empty()) return kExitBadInput;
   }
 
   std::error_code ec;

@@ -230,6 +230,19 @@ class RunEdges(unittest.TestCase):
             """ % worker)
         self.assert_one_capture_per_process("launcher", PYTHON, launcher)
 
+    def test_shim_under_a_path_with_a_colon_still_loads(self):
+        # issue 31 F-25: PYTHONPATH split the shim's path at ':'; the shim never loaded and run
+        # blamed the program ("finished before the capture began").
+        shim_parent = os.path.join(self.dir, "opt:npu doctor", "py")
+        python_dir = os.environ.get("NPUD_PYTHON_DIR") or os.path.join(os.path.dirname(BINARY), "..", "python")
+        shutil.copytree(os.path.join(python_dir, "npu_doctor"), os.path.join(shim_parent, "npu_doctor"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        program = write_program(self.dir, "colon_steps.py", SYNC_AFTER_STEP.replace("STEPS", "4"))
+        r, report, capture = self.run_json("colon", program, "--fail-on", "never", env={"NPUD_PYTHON_DIR": shim_parent})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(report["summary"]["steps"], 3)
+        self.assertTrue(os.path.isdir(os.path.join(shim_parent, "npu_doctor")))   # the link's removal left it
+
 
 if __name__ == "__main__":
     unittest.main()
