@@ -1,8 +1,11 @@
 """Starts a capture from the environment (set by `npu-doctor run`), without importing torch
 early: the recorder starts right after the program's own `import torch` finished.
 
-    NPUD_CAPTURE=path     capture file to create (only the first process that imports
-                          torch captures: the variable is removed for its children)
+    NPUD_CAPTURE=path     capture file to create (the variable is removed for the children
+                          of the process that captures; processes that inherited it before,
+                          e.g. two workers of one shell line, each write their own file:
+                          the first to start gets `path`, the others <name>.<pid>.npud.json
+                          beside it, see _claim_capture_path)
     NPUD_STEPS=A:B        steps to record, inclusive (default 1:3)
     NPUD_TEST_FAULT=N     test hook: an internal error at the Nth recorded event
     NPUD_DUMP=SELECT      also dump the selected tensors of the recorded steps to
@@ -17,11 +20,28 @@ import sys
 DEFAULT_STEPS = "1:3"
 
 
+def _claim_capture_path(path):
+    """(path to write, whether to create it exclusively). Several processes of one `npu-doctor
+    run` may inherit NPUD_CAPTURE (a shell line or a launcher that starts workers before any of
+    them imports torch): each writes its own file, never one file at once (issue 31 F-7). The
+    first claims `path` by creating it exclusively; the others take `<name>.<pid>.npud.json`
+    beside it, which `run` lists in its report."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        return path, False          # ours, empty: the writer truncates it
+    except FileExistsError:
+        pass
+    folder, name = os.path.split(path)
+    stem = name[:-len(".npud.json")] if name.endswith(".npud.json") else name
+    return os.path.join(folder, "%s.%d.npud.json" % (stem, os.getpid())), True
+
+
 def _start_capture():
     path = os.environ.pop("NPUD_CAPTURE", None)
     if not path:
         return
     try:
+        path, exclusive = _claim_capture_path(path)
         import npu_doctor
         from ._recorder import Recorder, parse_steps
         try:
@@ -30,7 +50,7 @@ def _start_capture():
             sys.stderr.write("npu-doctor: %s; recording steps %s\n" % (e, DEFAULT_STEPS))
             steps = parse_steps(DEFAULT_STEPS)
         fault = int(os.environ.get("NPUD_TEST_FAULT", "0") or 0)
-        rec = Recorder(path, steps, exclusive=False, fault_at=fault)
+        rec = Recorder(path, steps, exclusive=exclusive, fault_at=fault)
         if os.environ.get("NPUD_AMP"):
             from ._amp import session_from_env
             rec.amp = session_from_env()

@@ -141,8 +141,13 @@ const std::vector<Interval>& TraceIndex::device_busy(int32_t device) const {
   return kEmpty;
 }
 
-double TraceIndex::per_step(size_t in_steps, size_t total) const {
+bool TraceIndex::startup_step_left_out() const {
+  return t_.format == InputFormat::Capture && t_.steps.size() >= 2 && t_.steps.front().number == 0;
+}
+
+double TraceIndex::per_step(size_t in_steps, size_t in_first, size_t total) const {
   if (t_.steps.empty()) return double(total);
+  if (startup_step_left_out()) return double(in_steps - std::min(in_first, in_steps)) / double(t_.steps.size() - 1);
   return double(in_steps) / double(t_.steps.size());
 }
 

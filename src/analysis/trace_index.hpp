@@ -66,8 +66,15 @@ class TraceIndex {
   size_t step_count() const { return t_.steps.size(); }
   // Sum of step durations, or the trace span when there are no steps.
   int64_t wall_ns() const { return wall_ns_; }
-  // Events per step: in-step events / steps when steps exist, else the total.
-  double per_step(size_t in_steps, size_t total) const;
+  // Events per step: in-step events / steps when steps exist, else the total. A capture's step 0
+  // is left out when later steps exist: it runs from the program's start to the first step end,
+  // so it holds the start-up and lacks what the loop does after optimizer.step() (a sync there
+  // lands in the next step); with it, rates and severities would depend on whether the
+  // recording began at 0 (`--steps all`, issue 31 F-9). `in_first`: of in_steps, those in the
+  // first step (Op::step == 0).
+  double per_step(size_t in_steps, size_t in_first, size_t total) const;
+  // The steps per_step() divides by.
+  size_t rate_steps() const { return t_.steps.size() - (startup_step_left_out() ? 1 : 0); }
 
  private:
   const Trace& t_;
@@ -82,6 +89,7 @@ class TraceIndex {
   std::vector<Interval> all_busy_;
   int64_t device_busy_sum_ = 0;
   int64_t wall_ns_ = 0;
+  bool startup_step_left_out() const;
 };
 
 // Device work that occupies the device (not sync records).

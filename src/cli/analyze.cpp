@@ -139,6 +139,8 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   std::vector<const Rule*> rules;
   if (!rules_or_report(o, rules)) return kExitBadInput;
 
+  if (!output_writable_or_report(o.output)) return kExitBadInput;   // before a long read
+
   Trace trace;
   ReadOptions ro;
   ro.allow_truncated = o.allow_truncated;
@@ -159,6 +161,8 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   report.findings = run_rules(ctx, rules);
   if (trace.has_amp()) report.amp = summarize_amp(trace, *version, o.rule_options.top_n);
   report.warnings = trace.warnings;
+  report.notes = o.report_notes;
+  for (const std::string& note : o.report_notes) report.warnings.push_back({note, 0});
 
   bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {
     if (o.format == "json") render_json(os, report);
@@ -168,7 +172,11 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
     else render_text(os, report, TextOptions{color, o.verbose, rule_filter(o).selected("HOT001")});
   });
   if (!written) return kExitBadInput;
-  if (!o.require_steps.empty() && trace.steps.empty()) {
+  // A capture that stopped early (shim error, exception, kill) already says so first (CAPTURE001),
+  // with the steps it holds: "the program never ended a step" would blame the program.
+  const bool stopped_early = trace.format == InputFormat::Capture &&
+                             (!trace.capture.error.empty() || !trace.capture.ended || trace.capture.reason == "exception");
+  if (!o.require_steps.empty() && trace.steps.empty() && !stopped_early) {
     std::string first = o.require_steps.substr(0, o.require_steps.find(':'));
     std::cerr << fmt::format(
         "npu-doctor: error: no step was recorded (--steps {}): the program {}. A step ends at each "

@@ -31,6 +31,7 @@ struct AnalyzeOptions {
   // all-clear about nothing): print the report, say so, exit 2.
   std::string require_steps;        // the --steps that were asked for; empty = not required
   std::string command = "analyze";  // recorded in the report
+  std::vector<std::string> report_notes;   // said at the top of the report (text) and in its warnings (JSON, HTML)
   unsigned jobs = 0;                // cluster view: ranks read at once (0: one per CPU)
 };
 

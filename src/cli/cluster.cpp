@@ -187,6 +187,7 @@ bool is_cluster_input(const std::string& path) {
 int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
   std::vector<const Rule*> rules;
   if (!cluster_format_or_report(o.format) || !rules_or_report(o, rules)) return kExitBadInput;
+  if (!output_writable_or_report(o.output)) return kExitBadInput;   // before reading every rank
   std::vector<RankSummary> summaries;
   size_t failed = 0;
   std::vector<std::string> listing_notes;  // folders skipped while finding and sizing the ranks
@@ -234,6 +235,7 @@ struct MergeOptions {
 };
 
 int merge_command(const MergeOptions& o) {
+  if (!output_writable_or_report(o.output)) return kExitBadInput;   // before reading the summaries
   std::vector<RankSummary> summaries;
   size_t bad = 0;
   auto read_one = [&](const std::string& path) {

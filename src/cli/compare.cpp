@@ -296,6 +296,7 @@ void render_json(std::ostream& os, const Dump& ref, const Dump& target, const Co
 }
 
 int compare_command(const CompareCliOptions& o) {
+  if (!output_writable_or_report(o.output)) return kExitBadInput;   // before reading the dumps
   Dump ref, target;
   CompareResult res;
   try {

@@ -48,6 +48,7 @@ std::string regression(const TraceDiff& d, double max_slowdown_pct) {
 int diff_command(const DiffOptions& o) {
   const KnowledgeVersion* version = torch_npu_version_or_report(o.torch_npu);
   if (!version) return kExitBadInput;
+  if (!output_writable_or_report(o.output)) return kExitBadInput;   // before two reads
   Trace before, after;
   ReadOptions ro;
   ro.allow_truncated = o.allow_truncated;

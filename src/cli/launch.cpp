@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/inputs.hpp"
@@ -213,6 +215,67 @@ static std::string python_flag_hiding_the_shim(const std::vector<std::string>& p
   return {};
 }
 
+// capture.<pid>.npud.json: the capture of another process of the run (the shim's
+// _autostart._claim_capture_path), when several inherited NPUD_CAPTURE.
+static bool is_other_process_capture(const std::string& name) {
+  constexpr std::string_view kPrefix = "capture.", kSuffix = ".npud.json";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) || !name.ends_with(kSuffix))
+    return false;
+  std::string_view pid(name.data() + kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  return pid.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// The other processes' non-empty captures in dir, sorted by name.
+static std::vector<std::string> other_process_captures(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code size_ec;
+    if (is_other_process_capture(it->path().filename().string()) && it->is_regular_file(size_ec) &&
+        it->file_size(size_ec) > 0 && !size_ec)
+      out.push_back(fs::absolute(it->path()).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// PYTHONPATH splits at ':', so a shim under a folder whose path holds one (a legal name) would
+// never load and the run would blame the program (issue 31 F-25). Such a shim is reached
+// through a link: a fresh folder without ':' (under $TMPDIR, else /tmp) holding
+// `npu_doctor` -> the package. The bootstrap finds the package as its own parent folder
+// without resolving links, so it loads through the link. Removed (the link only) when the
+// run ends.
+class ShimLink {
+ public:
+  ShimLink() = default;
+  ShimLink(const ShimLink&) = delete;
+  ShimLink& operator=(const ShimLink&) = delete;
+  ~ShimLink() {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);   // removes the link, never what it leads to
+  }
+  // The folder to use in place of python_dir, or "" after printing why not.
+  std::string make(const std::string& python_dir) {
+    for (std::string base : {std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : ""), std::string("/tmp")}) {
+      if (base.empty() || base.find(':') != std::string::npos) continue;
+      std::string tmpl = (fs::path(base) / "npu-doctor-shim-XXXXXX").string();
+      if (!::mkdtemp(tmpl.data())) continue;
+      dir_ = tmpl;
+      std::error_code ec;
+      fs::create_directory_symlink(fs::path(python_dir) / "npu_doctor", fs::path(dir_) / "npu_doctor", ec);
+      if (!ec) return dir_;
+    }
+    std::cerr << fmt::format("npu-doctor: error: the capture shim's folder {} holds ':', which splits PYTHONPATH, "
+                             "and no link to it could be made in $TMPDIR or /tmp: install npu-doctor under a path "
+                             "without ':' or set NPUD_PYTHON_DIR to a copy of the npu_doctor package's parent folder "
+                             "there\n", python_dir);
+    return {};
+  }
+
+ private:
+  std::string dir_;
+};
+
 static bool lock_capture_dir(const std::string& dir) {
   std::string path = (fs::path(dir) / ".npu-doctor.lock").string();
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -256,6 +319,12 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
     return kExitBadInput;
   }
 
+  ShimLink shim_link;
+  if (python_dir.find(':') != std::string::npos) {
+    python_dir = shim_link.make(python_dir);
+    if (python_dir.empty()) return kExitBadInput;
+  }
+
   std::error_code ec;
   fs::create_directories(ro.out_dir, ec);
   if (ec) {
@@ -265,6 +334,7 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
   if (!lock_capture_dir(ro.out_dir)) return kExitBadInput;
   fs::path capture = fs::absolute(fs::path(ro.out_dir) / kCaptureName);
   fs::remove(capture, ec);   // a stale capture must not pass for this run's
+  for (const std::string& stale : other_process_captures(ro.out_dir)) fs::remove(stale, ec);
 
   // Only the bootstrap folder goes on PYTHONPATH: it loads npu_doctor from python_dir by
   // location, so a wheel's whole site-packages never lands in front of the program's path.
@@ -284,7 +354,15 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
       std::cerr << fmt::format("npu-doctor: the program exited with status {}\n", child.exit_code);
   }
 
+  std::vector<std::string> others = other_process_captures(ro.out_dir);
   auto size = fs::file_size(capture, ec);
+  if ((ec || size == 0) && !others.empty()) {
+    // The process that claimed the name wrote nothing (its capture never started): report on
+    // the first other one.
+    capture = others.front();
+    others.erase(others.begin());
+    size = fs::file_size(capture, ec);
+  }
   if (ec || size == 0) {
     std::cerr << fmt::format(
         "npu-doctor: error: no capture at {}: the program {} before the capture began (it starts when the program "
@@ -293,8 +371,14 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
     return child.exit_code ? child.exit_code : kExitBadInput;
   }
   if (!ro.quiet) std::cerr << fmt::format("npu-doctor: capture written to {}\n", capture.string());
+  if (!ro.quiet && !others.empty())
+    std::cerr << fmt::format("npu-doctor: {} other process{} of the program wrote {} own capture: {} (the report is "
+                             "of the first; `npu-doctor analyze FILE` reports on another)\n",
+                             others.size(), others.size() == 1 ? "" : "es", others.size() == 1 ? "its" : "their",
+                             fmt::join(others, ", "));
 
   out.capture = capture.string();
+  out.other_captures = std::move(others);
   out.exit_code = child.exit_code;
   return -1;
 }
@@ -327,6 +411,7 @@ int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao) {
   if (!ao.output.empty()) {
     try {
       AtomicFile probe(ao.output);   // no side effect until commit()
+      probe.check_writable();        // the directory too: a temporary file made and removed
     } catch (const std::exception& e) {
       std::cerr << fmt::format("npu-doctor: error: -o: {} (-o names the report file; the capture goes to "
                                "--capture-dir)\n", e.what());
@@ -344,6 +429,13 @@ int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
   ao.allow_truncated = true;
   ao.command = req.command_name;
   ao.require_steps = req.steps;
+  if (!launched.other_captures.empty())
+    ao.report_notes.push_back(fmt::format(
+        "{} other process{} of the program wrote {} own capture beside this one: {}; this report is of {} only "
+        "(`npu-doctor analyze FILE` reports on another)",
+        launched.other_captures.size(), launched.other_captures.size() == 1 ? "" : "es",
+        launched.other_captures.size() == 1 ? "its" : "their", fmt::join(launched.other_captures, ", "),
+        launched.capture));
   int report_code = analyze_trace_file(launched.capture, ao);
   return launched.exit_code ? launched.exit_code : report_code;
 }

@@ -29,6 +29,9 @@ struct LaunchRequest {
 
 struct Launched {
   std::string capture;                    // absolute path of the capture file
+  // Captures other processes of the run wrote beside it (capture.<pid>.npud.json: processes
+  // that inherited NPUD_CAPTURE, e.g. two workers of one shell line), by name.
+  std::vector<std::string> other_captures;
   int exit_code = 0;                      // the program's status (128 + N when killed by signal N)
 };
 

@@ -9,6 +9,17 @@
 
 namespace npud {
 
+bool output_writable_or_report(const std::string& path) {
+  if (path.empty()) return true;
+  try {
+    AtomicFile(path).check_writable();
+    return true;
+  } catch (const std::exception& e) {
+    std::cerr << "npu-doctor: error: -o: " << e.what() << "\n";
+    return false;
+  }
+}
+
 bool emit_report(const std::string& path, bool want_color,
                  const std::function<void(std::ostream&, bool color)>& render) {
   try {

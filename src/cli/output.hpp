@@ -13,4 +13,9 @@ namespace npud {
 bool emit_report(const std::string& path, bool want_color,
                  const std::function<void(std::ostream&, bool color)>& render);
 
+// Before the work that makes a report (a long read, a program run): checks that `path` ("" =
+// stdout: nothing to check) can be written, its directory included (AtomicFile::check_writable).
+// Returns false after printing "npu-doctor: error: -o: ..." on stderr.
+bool output_writable_or_report(const std::string& path);
+
 }  // namespace npud

@@ -42,6 +42,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->footer(
       "The program runs unchanged; its stdin/stdout/stderr pass through and SIGINT/SIGTERM are forwarded to it. "
       "The shim starts when the program imports torch and stops after the last recorded step. "
+      "Processes that inherit the capture before any of them imports torch (workers of a shell line or of a "
+      "launcher without torch) each write their own: the first capture.npud.json, the others "
+      "capture.<pid>.npud.json beside it; the report is of the first and names the others. "
+      "-o is checked, its directory included, before the program starts. "
       "Exit codes: the program's own status when it failed (128+N when killed by signal N; the report is still "
       "printed), otherwise 0 no finding at or above --fail-on, 1 findings at or above --fail-on, 2 bad input, "
       "usage, or no capture.");

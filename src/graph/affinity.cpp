@@ -132,7 +132,7 @@ namespace {
 struct Site {
   Location location;
   std::vector<std::string> modules;
-  size_t count = 0, in_steps = 0;
+  size_t count = 0, in_steps = 0, in_first_step = 0;
   int64_t ops = 0, bytes = 0;       // totals over matches
   int64_t ops_each = 0;
 };
@@ -165,6 +165,7 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
     Site& s = sites[it->second];
     ++s.count;
     if (t.ops[op].step >= 0) ++s.in_steps;
+    if (t.ops[op].step == 0) ++s.in_first_step;
     s.ops += std::max<int64_t>(0, m.ops - spec.replacement_ops);
     s.bytes += m.bytes;
     if (!loc.module.empty() && std::find(s.modules.begin(), s.modules.end(), loc.module) == s.modules.end())
@@ -179,7 +180,7 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
     f.rule = std::string(spec.rule);
     f.severity = Severity::Info;
     f.location = s.location;
-    double ps = ctx.index().per_step(s.in_steps, s.count);
+    double ps = ctx.index().per_step(s.in_steps, s.in_first_step, s.count);
     double scale = s.count ? ps / double(s.count) : 0;
     double ops_ps = double(s.ops) * scale, bytes_ps = double(s.bytes) * scale;
     std::string where = s.location.file.empty() ? s.location.module : npud::where(s.location);
@@ -265,7 +266,7 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
     f.rule = "FUSE007";
     f.severity = Severity::Info;
     f.location = locate(ctx.index(), op);
-    double ps = ctx.index().per_step(lg.chains_in_steps, lg.chains);
+    double ps = ctx.index().per_step(lg.chains_in_steps, lg.chains_in_first_step, lg.chains);
     double steps = t.steps.empty() ? 1.0 : double(t.steps.size());
     // foreach runs each op kind once for all parameters: (chains - 1) x ops removed.
     double chains_per_scope = double(lg.chains) / double(std::max<size_t>(lg.scopes, 1));

@@ -136,7 +136,7 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
   }
   // Count chains per (line group, signature) and keep repeated ones; then merge across scopes
   // by (line, signature).
-  struct Count { size_t chains = 0, in_steps = 0; uint32_t first = 0; size_t ops = 0; };
+  struct Count { size_t chains = 0, in_steps = 0, in_first_step = 0; uint32_t first = 0; size_t ops = 0; };
   std::unordered_map<std::string, Count> per_group;
   std::vector<std::string> order;
   for (uint32_t i = 0; i < n; ++i) {
@@ -151,6 +151,7 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
     }
     ++it->second.chains;
     if (t.ops[g.node(i).op].step >= 0) ++it->second.in_steps;
+    if (t.ops[g.node(i).op].step == 0) ++it->second.in_first_step;
   }
   std::vector<LoopGroup> out;
   std::unordered_map<std::string, size_t> merged;
@@ -175,6 +176,7 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
       lg.other_signatures.push_back(sig);
     lg.chains += c.chains;
     lg.chains_in_steps += c.in_steps;
+    lg.chains_in_first_step += c.in_first_step;
     ++lg.scopes;
   }
   return out;

@@ -23,6 +23,7 @@ struct LoopGroup {
   size_t chain_ops = 0;         // ops per chain
   size_t chains = 0;            // chains over the whole trace
   size_t chains_in_steps = 0;
+  size_t chains_in_first_step = 0;   // of chains_in_steps, in the first step (TraceIndex::per_step)
   size_t scopes = 0;            // (step, thread) scopes it was seen in
 };
 

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ingest/amp_fields.hpp"
 #include "ingest/byte_source.hpp"
@@ -989,19 +990,18 @@ void ChromeBuilder::finish() {
                                        dropped_shapes_, limits::kMaxRank),
                            first_dropped_shape_offset_});
 
-  // Capture: steps cut off by a kill have no ProfilerStep event; make one from their ops.
+  // Capture: a step whose end was never recorded (the program was killed in it, or the tail
+  // after the last step end of `--steps all`) has no ProfilerStep event. It is no step: counting
+  // it would turn per-step rates into rates over N+1 windows (issue 31 F-9). Its ops stay, outside
+  // any step; CAPTURE001 names it.
   if (have_step_numbers_) {
-    std::unordered_map<int64_t, std::pair<int64_t, int64_t>> extent;
+    std::unordered_set<int64_t> ended;
+    for (const Step& s : t_.steps) ended.insert(s.number);
     for (const Op& op : t_.ops) {
-      if (op.step < 0) continue;
-      auto [it, fresh] = extent.try_emplace(op.step, op.start_ns, op.start_ns + op.dur_ns);
-      if (!fresh) {
-        it->second.first = std::min(it->second.first, op.start_ns);
-        it->second.second = std::max(it->second.second, op.start_ns + op.dur_ns);
-      }
+      if (op.step < 0 || ended.count(op.step)) continue;
+      ++t_.capture.unended_step_ops;
+      t_.capture.unended_step = std::max(t_.capture.unended_step, int64_t(op.step));
     }
-    for (const Step& s : t_.steps) extent.erase(s.number);
-    for (auto& [num, ext] : extent) t_.steps.push_back({num, ext.first, ext.second - ext.first});
   }
 
   // Times relative to the earliest event.

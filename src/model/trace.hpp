@@ -244,6 +244,10 @@ struct CaptureStatus {
   std::string error_thread;     // the thread it failed on
   std::string error_where;      // the shim's own file:line that raised
   std::string exception;        // the program's uncaught exception (reason "exception"), if any
+  // Ops recorded in a step whose end never came (no ProfilerStep: killed in it, or the tail
+  // after the last step end): they belong to no Step. unended_step: the last such step number.
+  size_t unended_step_ops = 0;
+  int64_t unended_step = -1;
 };
 
 // A non-fatal problem an importer met (skipped event, unknown unit...).

@@ -36,6 +36,7 @@ struct Report {
   std::vector<Warning> warnings; // from importers
   std::vector<std::string> rules_run;  // ids of the rules that ran (empty = not recorded)
   std::optional<AmpSummary> amp; // amp-check captures: drift, keep-in-fp32, loss scale (docs/amp-check.md)
+  std::vector<std::string> notes; // about the run itself (other processes' captures): text says them first
 };
 
 ReportSummary summarize(const Trace& trace);

@@ -17,9 +17,12 @@ ReportSummary summarize(const Trace& trace) {
   s.steps = trace.steps.size();
   s.span_ns = trace.span_ns();
   if (!trace.steps.empty()) {
+    // The mean leaves out a capture's step 0 when later steps exist, as per-step rates do
+    // (TraceIndex::per_step): it holds the program's start-up, not one iteration.
+    size_t first = trace.format == InputFormat::Capture && trace.steps.size() >= 2 && trace.steps[0].number == 0;
     int64_t total = 0;
-    for (const Step& st : trace.steps) add_saturating(total, st.dur_ns);
-    s.step_time_ns = total / int64_t(trace.steps.size());
+    for (size_t i = first; i < trace.steps.size(); ++i) add_saturating(total, trace.steps[i].dur_ns);
+    s.step_time_ns = total / int64_t(trace.steps.size() - first);
   }
   std::vector<Interval> busy;
   for (const Kernel& k : trace.kernels)

@@ -121,6 +121,15 @@ static void render_top(std::ostream& os, const Report& report, const Style& st) 
 
 void render_text(std::ostream& os, const Report& report, const TextOptions& opts) {
   Style st{opts.color};
+  // amp-check's section and the run's notes come before the findings, and amp's "no drift"
+  // covers only what was recorded: a capture that stopped early (CAPTURE001) is said before
+  // them (issue 31 F-23).
+  if (report.amp || !report.notes.empty())
+    for (const Finding& f : report.findings)
+      if (f.first)
+        os << st.severity(f.severity) << " capture incomplete (" << f.rule << "): " << terminal_safe(f.message)
+           << "\n\n";
+  for (const std::string& note : report.notes) os << st.dim("note: ") << terminal_safe(note) << "\n\n";
   if (report.amp) render_amp_text(os, *report.amp, opts.color);
   render_top(os, report, st);
   // Rules in order of their worst finding (findings arrive sorted worst first).

@@ -2,6 +2,10 @@
 // every other finding (an all-clear about half a run is worse than no report): the shim
 // stopped after an internal error, the program raised while recording, or it was killed before
 // the capture was closed. See docs/rules/CAPTURE001.md.
+#include <charconv>
+#include <cstdint>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
@@ -11,10 +15,37 @@
 namespace npud {
 namespace {
 
+// How many steps the capture asked for (its header's "steps": "A:B", "N", "A:" or "all"), or
+// -1 when it runs to the program's end or is not known.
+int64_t requested_steps(std::string_view spec) {
+  auto number = [](std::string_view v, int64_t& out) {
+    auto r = std::from_chars(v.data(), v.data() + v.size(), out);
+    return !v.empty() && r.ec == std::errc() && r.ptr == v.data() + v.size() && out >= 0;
+  };
+  int64_t a = 0, b = 0;
+  size_t colon = spec.find(':');
+  if (colon == std::string_view::npos) return number(spec, a) ? 1 : -1;
+  if (!number(spec.substr(0, colon), a) || !number(spec.substr(colon + 1), b) || b < a) return -1;
+  return b - a + 1;
+}
+
+// "(2 of the 100 requested steps (--steps 1:100) complete, 812 ops; step 3 was cut off after 40 ops)"
 std::string recorded(const Trace& t) {
   size_t steps = t.steps.size();
-  return fmt::format("the findings below cover only what was recorded before it ({} complete step{}, {} op{})", steps,
-                     steps == 1 ? "" : "s", t.ops.size(), t.ops.size() == 1 ? "" : "s");
+  std::string_view spec = t.env_value("steps");
+  int64_t asked = requested_steps(spec);
+  std::string count =
+      asked >= 0 ? fmt::format("{} of the {} requested step{} (--steps {}) complete", steps, asked,
+                               asked == 1 ? "" : "s", spec)
+                 : fmt::format("{} complete step{}{}", steps, steps == 1 ? "" : "s",
+                               spec.empty() ? "" : fmt::format(" (--steps {})", spec));
+  std::string cut = t.capture.unended_step_ops == 0
+                        ? ""
+                        : fmt::format("; step {} was cut off after {} op{} (left out of per-step rates)",
+                                      t.capture.unended_step, t.capture.unended_step_ops,
+                                      t.capture.unended_step_ops == 1 ? "" : "s");
+  return fmt::format("the findings below cover only what was recorded before it ({}, {} op{}{})", count,
+                     t.ops.size(), t.ops.size() == 1 ? "" : "s", cut);
 }
 
 class CaptureIncomplete final : public Rule {

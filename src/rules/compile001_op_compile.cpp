@@ -28,7 +28,7 @@ class OpCompileOnDispatch final : public Rule {
     const TraceIndex& index = ctx.index();
     RuntimeTotals c = total_runtime_calls(ctx, [](std::string_view n) { return n == "aclopCompileAndExecute"; });
     if (c.count == 0) return;
-    double per_step = index.per_step(c.in_steps, c.count);
+    double per_step = index.per_step(c.in_steps, c.in_first_step, c.count);
     double s = share(c.time_ns, index.wall_ns());
     if (per_step < kMinCallsPerStep && s < kMinCompileShare) return;
     Finding f = timed_finding(index, id(), c);

@@ -206,7 +206,7 @@ class ContiguityCopy final : public Rule {
     for (EventGroup& g : groups.groups()) {
       Finding f;
       f.rule = "CONTIG001";
-      double per_step = index.per_step(g.in_steps, g.count);
+      double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);
       f.location = g.location;
       // A capture's host copies ran on another device: priced as NPU copy tasks (docs/cost-model.md).
       f.cost_ns = g.category == kHost && t.format == InputFormat::Capture

@@ -132,7 +132,7 @@ struct InputSite {
   std::string shape, strides;
   std::string maker;         // view op that made the input strided
   std::string maker_where;   // its file:line
-  size_t count = 0, in_steps = 0;
+  size_t count = 0, in_steps = 0, in_first_step = 0;
   int64_t bytes = 0;         // per call
   int64_t total_bytes = 0;
   int64_t copy_ns = 0;       // measured time of implicit copies (host side of the capture)
@@ -159,6 +159,7 @@ class NonContiguousInput final : public Rule {
       if (k != kNoInput && std::find(s.inputs.begin(), s.inputs.end(), k) == s.inputs.end()) s.inputs.push_back(k);
       ++s.count;
       if (t.ops[i].step >= 0) ++s.in_steps;
+      if (t.ops[i].step == 0) ++s.in_first_step;
       s.total_bytes += tensor_bytes(t, found.tensor);
       add_saturating(s.copy_ns, found.copy_ns);
     };
@@ -345,7 +346,7 @@ class NonContiguousInput final : public Rule {
     Finding f;
     f.rule = "CONTIG002";
     f.location = s.location;
-    double per_step = index.per_step(s.in_steps, s.count);
+    double per_step = index.per_step(s.in_steps, s.in_first_step, s.count);
     double per_call_bytes = double(s.total_bytes) / double(s.count ? s.count : 1);
     f.cost_ns = saturating_ns(cost::copies_ns(double(s.count), double(s.total_bytes)));
     int64_t per_step_bytes = int64_t(per_step * per_call_bytes);

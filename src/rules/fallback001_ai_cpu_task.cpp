@@ -53,7 +53,7 @@ class AiCpuTask final : public Rule {
       f.rule = "FALLBACK001";
       f.severity = Severity::Warning;
       double device_share = share(g.time_ns, device_ns);
-      double per_step = index.per_step(g.in_steps, g.count);
+      double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);
       f.message = fmt::format("{}: {} AI-CPU task{} on the NPU, {} ({} of device time)", g.what, g.count,
                               g.count == 1 ? "" : "s", format_duration(g.time_ns), format_share(device_share));
       f.location = g.location;

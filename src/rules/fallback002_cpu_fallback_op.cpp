@@ -267,7 +267,7 @@ class CpuFallbackOp final : public Rule {
     const int64_t wall = index.wall_ns();
     for (EventGroup& g : groups.groups()) {
       const int64_t self_ns = g.self_ns;
-      const double per_step = index.per_step(g.in_steps, g.count);
+      const double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);
       Finding f;
       f.rule = "FALLBACK002";
       std::string counts = fmt::format("{} call{}{}, {} self time", g.count, g.count == 1 ? "" : "s",

@@ -73,7 +73,7 @@ class SdpaNotFused final : public Rule {
       g.add(op.step, op.dur_ns);
     }
     for (auto& g : groups.groups()) {
-      double per_step = index.per_step(g.in_steps, g.count);
+      double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);
       Finding f;
       f.rule = "FUSE008";
       f.severity = Severity::Warning;

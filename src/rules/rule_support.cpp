@@ -98,7 +98,7 @@ Finding timed_finding(const TraceIndex& index, std::string_view rule, const Even
   f.rule = std::string(rule);
   f.location = g.location;
   f.metrics = {{"count", double(g.count)},
-               {"per_step", index.per_step(g.in_steps, g.count)},
+               {"per_step", index.per_step(g.in_steps, g.in_first_step, g.count)},
                {"time_ns", double(g.time_ns)},
                {"time_share", share(g.time_ns, index.wall_ns())}};
   f.cost_ns = g.time_ns;

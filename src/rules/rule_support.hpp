@@ -36,6 +36,7 @@ struct EventGroup {
   std::string context;       // extra text (parent chain), may be empty
   size_t count = 0;
   size_t in_steps = 0;
+  size_t in_first_step = 0;  // of in_steps, those in the first step (TraceIndex::per_step)
   int64_t time_ns = 0;
   int64_t self_ns = 0;       // self time of host ops, when the rule tracks it
   int64_t bytes = 0;         // tensor bytes the events touched, when the rule tracks it
@@ -46,6 +47,7 @@ struct EventGroup {
   void add(int32_t step, int64_t ns) {
     ++count;
     if (step >= 0) ++in_steps;
+    if (step == 0) ++in_first_step;
     add_saturating(time_ns, ns);
   }
   void add_example(std::string_view name, size_t max = 3);

@@ -286,7 +286,7 @@ class HostDeviceSync final : public Rule {
     for (EventGroup& g : groups.groups()) {
       Finding f;
       f.rule = "SYNC001";
-      double per_step = index.per_step(g.in_steps, g.count);
+      double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);
       double time_share = share(g.time_ns, wall);
       bool every_step = index.step_count() > 0 && per_step >= 1.0;
       // A capture ran elsewhere (the CPU): its sync calls cost nothing there; on an NPU each one

@@ -46,7 +46,7 @@ class SyncBatchNorm final : public Rule {
       g.add_example(t.str(op.name));
     }
     if (g.count == 0) return;
-    double per_step = index.per_step(g.in_steps, g.count);
+    double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);
     if (per_step < kMaxSyncBnPerStep) return;
     g.what = "SyncBatchNorm";
     Finding f = timed_finding(index, id(), g);

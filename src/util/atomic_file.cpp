@@ -107,12 +107,42 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_
   if (S_ISLNK(st.st_mode)) {
     std::error_code ec;
     fs::path real = fs::canonical(path_, ec);
-    if (ec) throw std::runtime_error("cannot write " + path_ + ": it is a symbolic link that leads nowhere");
+    if (ec) {
+      // /proc/self/fd/N (and /dev/stdout, which leads there) names a pipe or socket as
+      // "pipe:[123]", no path: the kernel still opens it through the link, so write in place.
+      if (::stat(path_.c_str(), &st) != 0) {
+        if (errno == ENOENT) throw std::runtime_error("cannot write " + path_ + ": it is a symbolic link that leads nowhere");
+        throw failure("cannot write", path_, errno);
+      }
+      if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        throw std::runtime_error("cannot write " + path_ + ": it leads to a file that has no path any more (deleted)");
+      special_ = true;
+      return;
+    }
     target_ = real.string();
     if (::stat(target_.c_str(), &st) != 0) throw failure("cannot write", path_, errno);
   }
   if (S_ISDIR(st.st_mode)) throw std::runtime_error("cannot write " + path_ + ": it is a directory");
   special_ = !S_ISREG(st.st_mode);
+}
+
+void AtomicFile::check_writable() const {
+  if (special_) {
+    // Permission only, no open: opening a named pipe would hand its reader an end of file
+    // before the report comes.
+    if (::access(target_.c_str(), W_OK) != 0) throw failure("cannot write", path_, errno);
+    return;
+  }
+  fs::path target(target_);
+  std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
+  std::string tmp = dir + "/." + target.filename().string() + ".npud-XXXXXX";
+  PendingTmpGuard guard;
+  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  int err = errno;
+  guard.created(fd < 0 ? std::string() : tmp);
+  if (fd < 0) throw failure("cannot create a file in", dir, err);
+  ::close(fd);
+  ::unlink(tmp.c_str());
 }
 
 void AtomicFile::commit() {

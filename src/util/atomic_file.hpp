@@ -6,7 +6,8 @@
 //    fsynced, given the old file's permissions and renamed over it at commit();
 //  - a symbolic link is followed: its target is what gets written, the link stays a link;
 //  - a character device, FIFO or socket (/dev/null, /dev/stdout, a named pipe) is written to
-//    directly, never replaced;
+//    directly, never replaced; so is /proc/self/fd/N (what /dev/stdout leads to) when it is a
+//    pipe or socket, which has no path to follow;
 //  - a directory, or a link that leads nowhere, is refused.
 // A run interrupted before commit() leaves no trace.
 #pragma once
@@ -22,6 +23,12 @@ class AtomicFile {
   explicit AtomicFile(std::string path);
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Proves now that commit() can write, without leaving anything: creates and removes a
+  // temporary file beside the target (a report directory the user cannot write is refused
+  // before a program runs, not after it), or opens a device/pipe for writing without blocking.
+  // Throws std::runtime_error naming the path.
+  void check_writable() const;
 
   std::ostream& stream() { return text_; }
   // Writes the text as described above. Throws std::runtime_error on failure (the old file

@@ -3,6 +3,7 @@
 // tests/e2e/test_atomic_output.py kills real runs (analyze -o, scan --fix) at random moments.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -208,4 +209,41 @@ TEST(AtomicFile, APlantedLinkUnderTheOldTemporaryNameIsNotFollowed) {
   }
   EXPECT_EQ(slurp(victim), "precious");
   EXPECT_EQ(slurp(target), "report");
+}
+
+// issue 31 F-26: run/amp-check probe the report's directory before the program starts; the
+// probe leaves nothing behind. (An unwritable directory needs a non-root user: root writes any.)
+TEST(AtomicFile, CheckWritableLeavesNothingAndRefusesAnUnwritableDirectory) {
+  TempDir d;
+  AtomicFile(( d.path / "report.txt").string()).check_writable();
+  EXPECT_TRUE(d.entries().empty());
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes into any directory";
+  fs::create_directories(d.path / "ro");
+  fs::permissions(d.path / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+  try {
+    AtomicFile((d.path / "ro" / "report.txt").string()).check_writable();
+    ADD_FAILURE() << "an unwritable directory passed the probe";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find((d.path / "ro").string()), std::string::npos) << e.what();
+  }
+  fs::permissions(d.path / "ro", fs::perms::owner_all);
+}
+
+// /dev/stdout leads to /proc/self/fd/1, which names a pipe "pipe:[N]": no path to follow, but
+// the kernel opens it through the link, so the report goes into the pipe (issue 31, minor).
+TEST(AtomicFile, WritesAPipeThroughProcSelfFd) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::string path = "/proc/self/fd/" + std::to_string(fds[1]);
+  {
+    AtomicFile out(path);
+    out.check_writable();
+    out.stream() << "through the pipe\n";
+    out.commit();
+  }
+  ::close(fds[1]);
+  char buf[64] = {};
+  ssize_t n = ::read(fds[0], buf, sizeof buf - 1);
+  ::close(fds[0]);
+  EXPECT_EQ(std::string(buf, n > 0 ? size_t(n) : 0), "through the pipe\n");
 }

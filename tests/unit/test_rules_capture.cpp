@@ -409,5 +409,27 @@ TEST(Dynshape001, ViewsAreNotCompilations) {
   EXPECT_TRUE(dynshape(b.build()).empty());
 }
 
+// CAPTURE001 says how many of the requested steps are complete and which step a kill cut off
+// (issue 31 F-19); "all" has no count to compare with.
+TEST(Capture001, KilledCaptureSaysCompleteStepsOfTheRequested) {
+  for (std::string_view spec : {"1:100", "all"}) {
+    test::TraceBuilder b;
+    b.capture();
+    b.raw().capture.ended = false;
+    b.raw().capture.reason.clear();
+    b.raw().capture.unended_step = 3;
+    b.raw().capture.unended_step_ops = 7;
+    b.raw().set_env("steps", spec);
+    b.step(1, 0, 100).step(2, 100, 100);
+    b.op("aten::mm", 10, 5);
+    auto f = test::run_rule(capture001_rule(), b.build());
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_NE(f[0].message.find("no end record"), std::string::npos) << f[0].message;
+    std::string want = spec == "all" ? "2 complete steps (--steps all)" : "2 of the 100 requested steps (--steps 1:100) complete";
+    EXPECT_NE(f[0].message.find(want), std::string::npos) << f[0].message;
+    EXPECT_NE(f[0].message.find("step 3 was cut off after 7 ops"), std::string::npos) << f[0].message;
+  }
+}
+
 }  // namespace
 }  // namespace npud

@@ -53,6 +53,23 @@ TEST(Sync001, ItemEveryStepIsOneErrorFinding) {
   EXPECT_NE(f[0].fix.find(".item()"), std::string::npos);
 }
 
+// `--steps all`: step 0 runs from the program's start to the first optimizer.step(), so a
+// `.item()` after optimizer.step() first lands in step 1. The rate over steps 1..N is the loop's:
+// the same 1/step and severity as a recording of steps 1:3 (issue 31 F-9).
+TEST(Sync001, CaptureStepZeroIsLeftOutOfTheRate) {
+  TraceBuilder b;
+  b.capture();
+  for (int s = 0; s < 4; ++s) b.step(s, s * 1000.0, 1000);
+  for (int s = 1; s < 4; ++s) b.op("aten::item", s * 1000.0 + 10, 5, {.file = "train.py", .line = 9});
+  b.op("aten::item", 4000.0 + 10, 5, {.file = "train.py", .line = 9});   // the tail: outside any step
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].metric("count"), 4);
+  EXPECT_EQ(f[0].metric("per_step"), 1);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_NE(f[0].message.find("(1/step)"), std::string::npos) << f[0].message;
+}
+
 TEST(Sync001, RareSyncIsAWarning) {
   TraceBuilder b;
   b.step(1, 0, 1000).step(2, 1000, 1000).step(3, 2000, 1000);
