@@ -234,7 +234,8 @@ class RunEdges(unittest.TestCase):
         # issue 31 F-25: PYTHONPATH split the shim's path at ':'; the shim never loaded and run
         # blamed the program ("finished before the capture began").
         shim_parent = os.path.join(self.dir, "opt:npu doctor", "py")
-        python_dir = os.environ.get("NPUD_PYTHON_DIR") or os.path.join(os.path.dirname(BINARY), "..", "python")
+        # the source tree's shim (the torch2 suites run an installed binary, without NPUD_PYTHON_DIR)
+        python_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
         shutil.copytree(os.path.join(python_dir, "npu_doctor"), os.path.join(shim_parent, "npu_doctor"),
                         ignore=shutil.ignore_patterns("__pycache__"))
         program = write_program(self.dir, "colon_steps.py", SYNC_AFTER_STEP.replace("STEPS", "4"))

@@ -2,6 +2,8 @@
 autograd engine's device thread, as on CUDA and Ascend. Planted for the capture: a loss read
 with .item() per step (SYNC001 at the print line)."""
 import math
+import os
+import sys
 
 import torch
 import torch.nn as nn
@@ -47,3 +49,11 @@ for step in range(5):
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     print(f"step {step} loss {loss.item():.4f}")  # PLANTED
+
+# A backend written in Python runs Python code on autograd's device thread, and at interpreter
+# exit such a C++ thread now and then aborts the process under load ("terminate called without
+# an active exception": pytorch/pytorch#38228; seen once in ~40 CI runs of this file). The
+# capture ended with its step range (1:3) before this line; leave without the teardown.
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(0)
