@@ -14,6 +14,7 @@
 #include "diff/trace_diff.hpp"
 #include "ingest/reader.hpp"
 #include "knowledge/knowledge.hpp"
+#include "report/escape.hpp"
 #include "report/html_report.hpp"
 
 namespace npud {
@@ -49,6 +50,14 @@ int diff_command(const DiffOptions& o) {
   const KnowledgeVersion* version = torch_npu_version_or_report(o.torch_npu);
   if (!version) return kExitBadInput;
   if (!output_writable_or_report(o.output)) return kExitBadInput;   // before two reads
+  // A report read as a trace fails with "no traceEvents array": say what it is and what diff wants.
+  for (const std::string& path : {o.before, o.after})
+    if (is_npu_doctor_report(path)) {
+      std::cerr << fmt::format("npu-doctor: error: {}: this is an npu-doctor report; diff wants two traces or "
+                               "captures (the profiles or captures the reports were made from)\n",
+                               terminal_safe(path));
+      return kExitBadInput;
+    }
   Trace before, after;
   ReadOptions ro;
   ro.allow_truncated = o.allow_truncated;

@@ -105,6 +105,25 @@ class DiffPair(unittest.TestCase):
 
 
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+class ReportsAsInputs(unittest.TestCase):
+    def test_two_json_reports_are_named_as_such(self):
+        """#30: `diff before.json after.json` on two `analyze --format json` reports failed with
+        "no traceEvents array at byte N"."""
+        trace = os.path.join(SOURCE, "tests", "data", "chrome", "small_object.json")
+        with tempfile.TemporaryDirectory(prefix="npud-diff-reports-") as tmp:
+            report = os.path.join(tmp, "before.json")
+            r = subprocess.run([BINARY, "analyze", "-q", "--format", "json", "-o", report, trace],
+                               capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(r.returncode, 2, r.stderr)
+            for before, after in ((report, trace), (trace, report)):
+                r = subprocess.run([BINARY, "diff", "-q", before, after], capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("%s: this is an npu-doctor report; diff wants two traces or captures" % report,
+                              r.stderr)
+                self.assertNotIn("traceEvents", r.stderr)
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
 @unittest.skipUnless(os.path.isdir(PAIR), "../shared/fixtures not found beside the checkout")
 class GpuVsNpu(unittest.TestCase):
     """A Kineto GPU trace (ns-resolution: a CNN on CUDA) against the torch_npu trace_view fixture:
