@@ -486,6 +486,7 @@ int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
   ao.allow_truncated = true;
   ao.command = req.command_name;
   ao.require_steps = req.steps;
+  ao.text_paths_relative = true;
   if (!launched.other_captures.empty())
     ao.report_notes.push_back(fmt::format(
         "{} other process{} of the program wrote {} own capture beside this one: {}; this report is of {} only "
