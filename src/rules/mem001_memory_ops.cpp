@@ -41,7 +41,7 @@ class MemoryOpTime final : public Rule {
     std::string names;
     for (const auto& n : c.names) names += (names.empty() ? "" : ", ") + n;
     std::string ops = ops_text(c, 3);
-    std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
+    std::string rate = per_step_note(index, c);
     f.message = fmt::format("{} device memory call{}{} ({}) took {} on the host ({} of {} time){}", c.count,
                             c.count == 1 ? "" : "s", rate, names, format_duration(c.time_ns), format_share(s),
                             index.step_count() ? "step" : "trace", ops.empty() ? "" : "; made by " + ops);
