@@ -35,7 +35,6 @@ class MemoryOpTime final : public Rule {
     if (c.count == 0) return;
     double s = share(c.time_ns, index.wall_ns());
     if (s < kMinMemoryShare) return;
-    double per_step = index.per_step(c.in_steps, c.in_first_step, c.count);
     Finding f = timed_finding(index, id(), c);
     f.severity = Severity::Warning;
     std::string names;
