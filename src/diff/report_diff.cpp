@@ -16,26 +16,26 @@ namespace {
 
 namespace dom = simdjson::dom;
 
-std::string text_field(dom::object o, const char* key) {
+std::string report_field_text(dom::object o, const char* key) {
   std::string_view v;
   return o[key].get_string().get(v) == simdjson::SUCCESS ? std::string(v) : std::string();
 }
 
 // What one finding is, across two runs: rule and place, not the numbers of its message.
-std::string identity(const ReportFinding& f) {
+std::string report_finding_key(const ReportFinding& f) {
   return fmt::format("{}\x1f{}\x1f{}\x1f{}", f.id, f.file, f.line, f.op);
 }
 
-std::string where(const ReportFinding& f) {
+std::string report_finding_place(const ReportFinding& f) {
   if (!f.file.empty()) return f.line > 0 ? fmt::format("{}:{}", f.file, f.line) : f.file;
   return f.op;
 }
 
-void render_list(std::ostream& os, const char* title, const std::vector<ReportFinding>& list) {
+void render_report_findings(std::ostream& os, const char* title, const std::vector<ReportFinding>& list) {
   if (list.empty()) return;
   os << title << ":\n";
   for (const ReportFinding& f : list)
-    os << fmt::format("  {} {:<8} {}{}\n", f.id, f.severity, where(f).empty() ? "" : terminal_safe(where(f)) + ": ",
+    os << fmt::format("  {} {:<8} {}{}\n", f.id, f.severity, report_finding_place(f).empty() ? "" : terminal_safe(report_finding_place(f)) + ": ",
                       terminal_safe(f.message));
 }
 
@@ -54,12 +54,12 @@ std::vector<ReportFinding> read_report_findings(const std::string& path) {
     dom::object o;
     if (e.get_object().get(o) != simdjson::SUCCESS) throw InputError(path, 0, "a finding is not an object", false);
     ReportFinding f;
-    f.id = text_field(o, "id");
-    f.severity = text_field(o, "severity");
-    f.message = text_field(o, "message");
+    f.id = report_field_text(o, "id");
+    f.severity = report_field_text(o, "severity");
+    f.message = report_field_text(o, "message");
     if (dom::object loc; o["location"].get_object().get(loc) == simdjson::SUCCESS) {
-      f.file = text_field(loc, "file");
-      f.op = text_field(loc, "op");
+      f.file = report_field_text(loc, "file");
+      f.op = report_field_text(loc, "op");
       int64_t line = 0;
       if (loc["line"].get_int64().get(line) == simdjson::SUCCESS) f.line = line;
     }
@@ -71,9 +71,9 @@ std::vector<ReportFinding> read_report_findings(const std::string& path) {
 ReportDiff diff_report_findings(const std::vector<ReportFinding>& before, const std::vector<ReportFinding>& after) {
   ReportDiff d;
   std::multimap<std::string, const ReportFinding*> unmatched;   // BEFORE's, by identity
-  for (const ReportFinding& f : before) unmatched.emplace(identity(f), &f);
+  for (const ReportFinding& f : before) unmatched.emplace(report_finding_key(f), &f);
   for (const ReportFinding& f : after) {
-    auto it = unmatched.find(identity(f));
+    auto it = unmatched.find(report_finding_key(f));
     if (it == unmatched.end()) {
       d.added.push_back(f);
       continue;
@@ -93,8 +93,8 @@ void render_report_diff_text(std::ostream& os, const ReportDiff& d) {
                     "op times: diff the traces or captures for those)\n",
                     terminal_safe(d.before), terminal_safe(d.after), d.fixed.size(), d.added.size(),
                     d.remaining.size());
-  render_list(os, "Fixed", d.fixed);
-  render_list(os, "New", d.added);
+  render_report_findings(os, "Fixed", d.fixed);
+  render_report_findings(os, "New", d.added);
   std::map<std::string, size_t> by_rule;
   for (const ReportFinding& f : d.remaining) ++by_rule[f.id];
   if (!by_rule.empty()) {
