@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "model/trace.hpp"
 #include "report/escape.hpp"
 #include "report/html_report.hpp"
+#include "report/relative_paths.hpp"
 #include "report/report.hpp"
 #include "report/sarif.hpp"
 #include "rules/rule_filter.hpp"
@@ -164,6 +166,11 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   report.notes = o.report_notes;
   for (const std::string& note : o.report_notes) report.warnings.push_back({note, 0});
 
+  if (o.text_paths_relative && o.format == "text") {
+    std::error_code ec;
+    std::filesystem::path cwd = std::filesystem::current_path(ec);
+    if (!ec) shorten_paths_under(report, cwd.string());
+  }
   bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {
     if (o.format == "json") render_json(os, report);
     else if (o.format == "html") render_html(os, report, trace);

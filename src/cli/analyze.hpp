@@ -32,6 +32,9 @@ struct AnalyzeOptions {
   std::string require_steps;        // the --steps that were asked for; empty = not required
   std::string command = "analyze";  // recorded in the report
   std::vector<std::string> report_notes;   // said at the top of the report (text) and in its warnings (JSON, HTML)
+  // run/amp-check: the text report names files under the working directory relative to it, as
+  // scan does (the capture recorded absolute paths); JSON, SARIF and HTML keep them.
+  bool text_paths_relative = false;
   unsigned jobs = 0;                // cluster view: ranks read at once (0: one per CPU)
 };
 

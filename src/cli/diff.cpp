@@ -11,9 +11,12 @@
 #include "cli/commands.hpp"
 #include "cli/inputs.hpp"
 #include "cli/output.hpp"
+#include "diff/report_diff.hpp"
 #include "diff/trace_diff.hpp"
+#include "ingest/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "knowledge/knowledge.hpp"
+#include "report/escape.hpp"
 #include "report/html_report.hpp"
 
 namespace npud {
@@ -45,10 +48,43 @@ std::string regression(const TraceDiff& d, double max_slowdown_pct) {
   return why;
 }
 
+// diff of two npu-doctor JSON reports: findings fixed, new and remaining (diff/report_diff.hpp).
+int diff_reports_command(const DiffOptions& o) {
+  if (o.format != "text") {
+    std::cerr << fmt::format("npu-doctor: error: diff of two reports writes text only (--format {} wants two traces "
+                             "or captures)\n", o.format);
+    return kExitBadInput;
+  }
+  ReportDiff d;
+  try {
+    d = diff_report_findings(read_report_findings(o.before), read_report_findings(o.after));
+  } catch (const InputError& e) {
+    std::cerr << "npu-doctor: error: " << e.describe() << "\n";
+    return kExitBadInput;
+  }
+  d.before = o.before;
+  d.after = o.after;
+  if (!emit_report(o.output, false, [&](std::ostream& os, bool) { render_report_diff_text(os, d); }))
+    return kExitBadInput;
+  if (!o.fail_on_regression || d.added.empty()) return kExitClean;
+  std::cerr << fmt::format("npu-doctor: regression: {} new finding{}\n", d.added.size(), d.added.size() == 1 ? "" : "s");
+  return kExitFindings;
+}
+
 int diff_command(const DiffOptions& o) {
   const KnowledgeVersion* version = torch_npu_version_or_report(o.torch_npu);
   if (!version) return kExitBadInput;
   if (!output_writable_or_report(o.output)) return kExitBadInput;   // before two reads
+  // Two JSON reports: their findings. A report beside a trace would fail as a trace with "no
+  // traceEvents array": say what it is and what diff wants.
+  const bool before_report = is_npu_doctor_report(o.before), after_report = is_npu_doctor_report(o.after);
+  if (before_report && after_report) return diff_reports_command(o);
+  if (before_report || after_report) {
+    std::cerr << fmt::format("npu-doctor: error: {}: this is an npu-doctor report; diff wants two traces or "
+                             "captures (or two reports: their findings are compared)\n",
+                             terminal_safe(before_report ? o.before : o.after));
+    return kExitBadInput;
+  }
   Trace before, after;
   ReadOptions ro;
   ro.allow_truncated = o.allow_truncated;
@@ -76,7 +112,8 @@ void add_diff_command(CLI::App& app, int& exit_code) {
                                          "change, or a GPU run and an NPU run): step time, device time by "
                                          "launching op, per-op time and counts, findings fixed and new");
   auto o = std::make_shared<DiffOptions>();
-  cmd->add_option("BEFORE", o->before, "trace, capture or profiler directory of the first run")->required();
+  cmd->add_option("BEFORE", o->before, "trace, capture or profiler directory of the first run (or two npu-doctor "
+                                      "JSON reports: their findings fixed, new and remaining)")->required();
   cmd->add_option("AFTER", o->after, "the same for the second run")->required();
   cmd->add_option("--torch-npu", o->torch_npu, "torch_npu wheel the rules use (default: the newest release; see `npu-doctor versions`)");
   cmd->add_option("--format", o->format, "output format")

@@ -1,6 +1,9 @@
 #include "cli/inputs.hpp"
 
+#include <unistd.h>
+
 #include <iostream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -8,6 +11,8 @@
 #include "ingest/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "report/escape.hpp"
+#include "util/regular_file.hpp"
+#include "util/text.hpp"
 
 namespace npud {
 
@@ -69,6 +74,20 @@ bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, T
     std::cerr << "npu-doctor: error: " << path << ": " << e.what() << "\n";
   }
   return false;
+}
+
+bool is_npu_doctor_report(const std::string& path) {
+  std::string error;
+  int fd = open_regular_file(path, error);
+  if (fd < 0) return false;
+  char head[512];   // the header comes first: render_json writes tool_header before anything else
+  ssize_t n = ::read(fd, head, sizeof head);
+  ::close(fd);
+  if (n <= 0) return false;
+  std::string_view text(head, size_t(n));
+  text = trim(text.substr(utf8_bom_size(text)));
+  return text.starts_with('{') && text.find("\"schema_version\"") != std::string_view::npos &&
+         text.find("\"tool\"") != std::string_view::npos && text.find("\"npu-doctor\"") != std::string_view::npos;
 }
 
 }  // namespace npud

@@ -30,4 +30,9 @@ void add_max_events_option(CLI::App& cmd, uint64_t& max_events);
 // input prints "npu-doctor: error: ..." and returns false.
 bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, Trace& out);
 
+// Whether `path` is a regular file holding a JSON report of npu-doctor's own (analyze/run/diff
+// --format json: `{"schema_version": 1, "tool": {"name": "npu-doctor", ...`), which the trace
+// readers would refuse with a puzzling "no traceEvents array".
+bool is_npu_doctor_report(const std::string& path);
+
 }  // namespace npud

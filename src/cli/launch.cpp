@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -396,6 +397,62 @@ void add_launch_options(CLI::App& cmd, LaunchRequest& req, AnalyzeOptions& ao, c
   cmd.add_option("PROGRAM", req.program, "the program and its arguments, after `--`")->required();
 }
 
+namespace {
+
+// In the words after `run`/`amp-check`: where the program's name is (npos: none) and the first
+// option-like word after it with no `--` before (npos: none).
+struct ProgramWords {
+  size_t program = std::string::npos;
+  size_t misplaced_option = std::string::npos;
+};
+
+ProgramWords find_program_words(const CLI::App& cmd, const std::vector<std::string>& args) {
+  ProgramWords out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word == "--") break;   // everything after it is the program's, as CLI11 parses it
+    const bool option_like = word.size() > 1 && word[0] == '-';
+    if (out.program != std::string::npos) {
+      if (!option_like) continue;
+      out.misplaced_option = i;
+      break;
+    }
+    if (!option_like) {
+      out.program = i;
+      continue;
+    }
+    // One of the command's own options: its value (`--steps 2`) is no program name.
+    const bool inline_value = word.starts_with("--") && word.find('=') != std::string::npos;
+    const CLI::Option* opt = cmd.get_option_no_throw(word.substr(0, word.find('=')));
+    if (opt && !inline_value && opt->get_expected_min() > 0) ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string option_after_program(const CLI::App& cmd, const std::vector<std::string>& args) {
+  ProgramWords w = find_program_words(cmd, args);
+  return w.misplaced_option == std::string::npos ? std::string() : args[w.misplaced_option];
+}
+
+bool refuse_options_after_program(const CLI::App& app, const std::vector<std::string>& words) {
+  if (words.size() < 3 || (words[1] != "run" && words[1] != "amp-check")) return false;
+  const CLI::App* cmd = nullptr;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (sub->get_name() == words[1]) cmd = sub;
+  if (!cmd) return false;
+  std::vector<std::string> args(words.begin() + 2, words.end());
+  ProgramWords w = find_program_words(*cmd, args);
+  if (w.misplaced_option == std::string::npos) return false;
+  std::vector<std::string> program(args.begin() + std::ptrdiff_t(w.program), args.end());
+  std::cerr << fmt::format("npu-doctor: error: {0}: {1} comes after the program's name, so npu-doctor would take it "
+                           "as its own option and start the program without it: put `--` before the program: "
+                           "npu-doctor {0} [OPTIONS] -- {2}\n",
+                           words[1], args[w.misplaced_option], fmt::join(program, " "));
+  return true;
+}
+
 int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao) {
   if (!req.old_out_dir.empty()) {
     std::cerr << fmt::format("npu-doctor: error: {}: --out-dir is now --capture-dir (-o names the report file, as "
@@ -429,6 +486,7 @@ int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
   ao.allow_truncated = true;
   ao.command = req.command_name;
   ao.require_steps = req.steps;
+  ao.text_paths_relative = true;
   if (!launched.other_captures.empty())
     ao.report_notes.push_back(fmt::format(
         "{} other process{} of the program wrote {} own capture beside this one: {}; this report is of {} only "

@@ -44,6 +44,16 @@ int launch_with_shim(const LaunchRequest& req, Launched& out);
 // the report file, as everywhere), --capture-dir, --steps and the program after `--`.
 void add_launch_options(CLI::App& cmd, LaunchRequest& req, AnalyzeOptions& ao, const std::string& out_dir_help);
 
+// `npu-doctor run python3 train.py --steps 2` (no `--`): CLI11 takes --steps as run's own and the
+// program starts without it. The first word that looks like an option (`-x`, `--x`) after the
+// program's name has begun and before any `--`, or "" when there is none. `cmd`: the run or
+// amp-check command (its options tell which take a value); `args`: the words after its name.
+std::string option_after_program(const CLI::App& cmd, const std::vector<std::string>& args);
+
+// For `words` = argv: when words[1] is a launching command (run, amp-check) and
+// option_after_program finds a word, says "put `--` before the program" on stderr; true then.
+bool refuse_options_after_program(const CLI::App& app, const std::vector<std::string>& words);
+
 // Refuses, before anything runs, what would fail after the program: the retired spellings
 // --out-dir/--report, a report path that cannot be written (a directory), an unknown
 // --torch-npu. Returns -1 when all is well, else the exit code (message on stderr).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/launch.hpp"
 
 namespace {
 
@@ -48,9 +49,9 @@ int main(int argc, char** argv) {
   CLI::App app{
       "npu-doctor: finds what slows or breaks PyTorch programs on Ascend NPUs (torch_npu), "
       "in profiles you have and in programs you run."};
-  app.set_version_flag("--version", std::string("npu-doctor ") + NPUD_VERSION);
+  app.set_version_flag("-V,--version", std::string("npu-doctor ") + NPUD_VERSION);
   app.require_subcommand(1);
-  app.footer("Run `npu-doctor COMMAND --help` for a command's options. Exit codes: 0 clean, "
+  app.footer("Run `npu-doctor COMMAND --help` (or `npu-doctor help COMMAND`) for a command's options. Exit codes: 0 clean, "
              "1 findings at or above --fail-on, 2 bad input or usage.");
 
   int exit_code = npud::kExitClean;
@@ -64,9 +65,18 @@ int main(int argc, char** argv) {
   npud::add_compare_command(app, exit_code);
   npud::add_rules_command(app, exit_code);
 
-  if (argc > 1 && unknown_command(app, argv[1])) return npud::kExitBadInput;
+  // `npu-doctor help [COMMAND]` is `npu-doctor [COMMAND] --help`, as in git and cargo.
+  std::vector<std::string> words(argv, argv + argc);
+  if (words.size() > 1 && words[1] == "help") {
+    words.erase(words.begin() + 1);
+    words.push_back("--help");
+  }
+  if (words.size() > 1 && unknown_command(app, words[1])) return npud::kExitBadInput;
+  if (npud::refuse_options_after_program(app, words)) return npud::kExitBadInput;
+  std::vector<const char*> word_ptrs;
+  for (const std::string& w : words) word_ptrs.push_back(w.c_str());
   try {
-    app.parse(argc, argv);
+    app.parse(int(word_ptrs.size()), word_ptrs.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -1,6 +1,8 @@
 // `npu-doctor rules [ID]`: list the rules, or print one rule's doc.
 // `npu-doctor versions`: the torch_npu versions the knowledge base knows.
 #include <iostream>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -9,13 +11,29 @@
 #include "rules/rule.hpp"
 #include "source/source_rules.hpp"
 #include "util/embedded.hpp"
+#include "util/text.hpp"
 
 namespace npud {
+namespace {
+
+// The doc id for a word `rules` was given: every name `rules` lists is taken, an id or a
+// profile rule's name (host-device-sync), in any case.
+std::string rule_doc_id(std::string_view word) {
+  const std::string lower = to_lower(word);
+  for (const Rule* r : trace_rules())
+    if (to_lower(r->id()) == lower || to_lower(r->name()) == lower) return std::string(r->id());
+  std::string upper(word);
+  for (char& c : upper)
+    if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
+  return upper;   // source rules (SYNC101) and docs of no listed rule (PARSE001) go by id
+}
+
+}  // namespace
 
 void add_rules_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("rules", "List the rules, or show the documentation of one (`rules SYNC001`)");
   auto id = std::make_shared<std::string>();
-  cmd->add_option("ID", *id, "rule id");
+  cmd->add_option("ID", *id, "rule id or name as `rules` lists it, any case (SYNC001, sync001, host-device-sync)");
   // Their own footers: the top-level one (inherited otherwise) talks about --fail-on.
   cmd->footer("Exit codes: 0 listed, 2 no such rule.");
   cmd->callback([id, &exit_code] {
@@ -28,7 +46,7 @@ void add_rules_command(CLI::App& app, int& exit_code) {
       exit_code = kExitClean;
       return;
     }
-    std::string_view doc = find_embedded(embedded_rule_docs(), *id + ".md");
+    std::string_view doc = find_embedded(embedded_rule_docs(), rule_doc_id(*id) + ".md");
     if (doc.empty()) {
       std::cerr << fmt::format("npu-doctor: error: no rule '{}' (see `npu-doctor rules`)\n", *id);
       exit_code = kExitBadInput;

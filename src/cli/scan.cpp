@@ -22,6 +22,7 @@
 #include "source/source_encoding.hpp"
 #include "report/sarif.hpp"
 #include "report/text_style.hpp"
+#include "rules/rule_pairs.hpp"
 #include "source/fixes.hpp"
 #include "source/scanner.hpp"
 #include "util/atomic_file.hpp"
@@ -45,8 +46,11 @@ void render_text(std::ostream& os, const std::vector<FileResult>& results, size_
     for (const auto& f : r.findings) {
       ++n;
       fixable += f.fixable();
-      os << fmt::format("{}:{}:{}: {} [{}] {}\n", style.bold(terminal_safe(r.path)), f.line, f.column,
-                        style.bold(f.rule), style.severity(f.severity), terminal_safe(f.message));
+      // The same problem's id in `run`/`analyze` (rules/rule_pairs.hpp), after the message.
+      std::string_view twin = run_rule_for(f.rule);
+      os << fmt::format("{}:{}:{}: {} [{}] {}{}\n", style.bold(terminal_safe(r.path)), f.line, f.column,
+                        style.bold(f.rule), style.severity(f.severity), terminal_safe(f.message),
+                        twin.empty() ? std::string() : fmt::format(" (run: {})", twin));
       if (!f.fix.empty())
         os << "    " << (f.fixable() ? "fix: " : "suggestion: ") << terminal_safe(f.fix) << '\n';
     }

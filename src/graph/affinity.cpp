@@ -185,10 +185,10 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
     double ops_ps = double(s.ops) * scale, bytes_ps = double(s.bytes) * scale;
     std::string where = s.location.file.empty() ? s.location.module : npud::where(s.location);
     std::string mods = modules_text(s.modules);
-    f.message = fmt::format("{} at {}{}: {} {}, {} ops each; {} would remove about {} ops and {} of memory "
+    f.message = fmt::format("{} at {}{}: {}, {} ops each; {} would remove about {} ops and {} of memory "
                             "traffic per {}",
                             spec.title, where, mods.empty() || where == mods ? "" : " (" + mods + ")",
-                            format_number(ps), t.steps.empty() ? "times" : "times/step", s.ops_each, spec.api,
+                            times_text(ctx.index(), s.count, s.in_steps, s.in_first_step), s.ops_each, spec.api,
                             format_number(ops_ps), format_bytes(bytes_ps), t.steps.empty() ? "run" : "step");
     f.metrics = {{"occurrences", double(s.count)},
                  {"per_step", ps},
@@ -272,9 +272,11 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
     double chains_per_scope = double(lg.chains) / double(std::max<size_t>(lg.scopes, 1));
     double removed_ps = std::max(0.0, chains_per_scope - 1.0) * double(lg.chain_ops) * double(lg.scopes) / steps;
     std::string where = npud::where(f.location);
-    f.message = fmt::format("per-parameter optimizer loop at {}: the same {}-op chain runs {} times/step ({}); a "
+    f.message = fmt::format("per-parameter optimizer loop at {}: the same {}-op chain ({}) runs {}; a "
                             "foreach/fused optimizer would remove about {} ops per step",
-                            where, lg.chain_ops, format_number(ps), lg.signature, format_number(removed_ps));
+                            where, lg.chain_ops, lg.signature,
+                            times_text(ctx.index(), lg.chains, lg.chains_in_steps, lg.chains_in_first_step),
+                            format_number(removed_ps));
     f.metrics = {{"occurrences", double(lg.chains)},
                  {"per_step", ps},
                  {"ops_per_match", double(lg.chain_ops)},

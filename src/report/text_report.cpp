@@ -12,6 +12,7 @@
 #include "report/report.hpp"
 #include "report/text_style.hpp"
 #include "rules/builtin_rules.hpp"
+#include "rules/rule_pairs.hpp"
 
 namespace npud {
 namespace {
@@ -152,6 +153,8 @@ void render_text(std::ostream& os, const Report& report, const TextOptions& opts
     Severity worst = list.front()->severity;
     const Rule* rule = find_trace_rule(id);
     std::string name = rule ? std::string(rule->name()) : "";
+    std::string_view twin = scan_rule_for(id);   // the same problem's id in `scan` (rules/rule_pairs.hpp)
+    if (!twin.empty()) name += fmt::format(" (scan: {})", twin);
     os << st.bold(terminal_safe(id)) << (name.empty() ? "" : " " + name) << "  " << st.severity(worst) << "  "
        << plural(list.size(), "finding", "findings") << '\n';
     size_t shown = opts.verbose ? list.size() : std::min(list.size(), kFindingsPerRule);

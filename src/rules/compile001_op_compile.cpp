@@ -33,7 +33,7 @@ class OpCompileOnDispatch final : public Rule {
     if (per_step < kMinCallsPerStep && s < kMinCompileShare) return;
     Finding f = timed_finding(index, id(), c);
     f.severity = s >= kMinCompileShare ? Severity::Warning : Severity::Info;
-    std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
+    std::string rate = per_step_note(index, c);
     std::string ops = ops_text(c, 3);
     f.message = fmt::format("{} aclopCompileAndExecute call{}{} took {} on the host ({} of {} time){}", c.count,
                             c.count == 1 ? "" : "s", rate, format_duration(c.time_ns), format_share(s),

@@ -212,7 +212,7 @@ class ContiguityCopy final : public Rule {
       f.cost_ns = g.category == kHost && t.format == InputFormat::Capture
                       ? saturating_ns(cost::copies_ns(double(g.count), double(g.bytes)))
                       : g.time_ns;
-      std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
+      std::string rate = per_step_note(index, g);
       if (g.category == kHost) {
         double s = share(g.time_ns, wall);
         f.severity = s >= 0.01 ? Severity::Warning : Severity::Info;

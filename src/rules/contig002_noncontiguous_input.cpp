@@ -354,7 +354,7 @@ class NonContiguousInput final : public Rule {
     std::string place = where(s.location);
     std::string from = s.maker.empty() ? "" : fmt::format(", made strided by {}{}", s.maker,
                                                           s.maker_where.empty() ? "" : " at " + s.maker_where);
-    std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
+    std::string rate = per_step_note(index, s.in_steps, s.in_first_step);
     std::string which;
     for (size_t k : s.inputs) which += fmt::format("{}#{}", which.empty() ? "" : " and ", k);
     f.message = fmt::format("{}{} is fed a non-contiguous input {} (shape {}, strides {}){}: {} call{}{}, {} copied per call{}",

@@ -286,10 +286,11 @@ class DynamicShapes final : public Rule {
       size_t& n = others[it->second];
       ++n;
       add_saturating(first.cost_ns, f.cost_ns);
+      // distinct_shapes and steps stay the first site's: its message states them (issue 30: "3
+      // distinct shapes" beside distinct_shapes=6, another site's count).
       for (Metric& m : first.metrics) {
         if (m.key == "sites") m.value += 1;
         else if (m.key == "new_shapes") m.value += f.metric("new_shapes");
-        else if (m.key == "distinct_shapes" || m.key == "steps") m.value = std::max(m.value, f.metric(m.key));
       }
       if (n <= kListedSites)
         first.notes.push_back(fmt::format("same cause: {} ({})", where(f.location), f.location.op));

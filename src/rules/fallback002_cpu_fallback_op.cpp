@@ -271,7 +271,7 @@ class CpuFallbackOp final : public Rule {
       Finding f;
       f.rule = "FALLBACK002";
       std::string counts = fmt::format("{} call{}{}, {} self time", g.count, g.count == 1 ? "" : "s",
-                                       index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "",
+                                       per_step_note(index, g),
                                        format_duration(self_ns));
       switch (g.category) {
         case kUnsupported:

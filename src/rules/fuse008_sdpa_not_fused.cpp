@@ -98,8 +98,9 @@ class SdpaNotFused final : public Rule {
                         "atten_mask True = masked out), or keep SDPA and its math path");
       }
       f.message = fmt::format(
-          "F.scaled_dot_product_attention at {} misses torch_npu's fused attention: {} ({}): {} calls ({}/step)",
-          where(g.location), fmt::join(reasons, " and "), g.context, g.count, format_number(per_step));
+          "F.scaled_dot_product_attention at {} misses torch_npu's fused attention: {} ({}): {} call{}{}",
+          where(g.location), fmt::join(reasons, " and "), g.context, g.count, g.count == 1 ? "" : "s",
+          per_step_note(index, g));
       f.fix = fmt::format("{}. torch_npu runs SDPA as npu_fusion_attention (flash attention) only for 4-D BNSD "
                           "inputs with a bool mask or none; otherwise it runs the unfused math path (matmul, "
                           "softmax, matmul) and keeps the S x S score matrix in memory.",

@@ -35,13 +35,12 @@ class MemoryOpTime final : public Rule {
     if (c.count == 0) return;
     double s = share(c.time_ns, index.wall_ns());
     if (s < kMinMemoryShare) return;
-    double per_step = index.per_step(c.in_steps, c.in_first_step, c.count);
     Finding f = timed_finding(index, id(), c);
     f.severity = Severity::Warning;
     std::string names;
     for (const auto& n : c.names) names += (names.empty() ? "" : ", ") + n;
     std::string ops = ops_text(c, 3);
-    std::string rate = index.step_count() ? fmt::format(" ({}/step)", format_number(per_step)) : "";
+    std::string rate = per_step_note(index, c);
     f.message = fmt::format("{} device memory call{}{} ({}) took {} on the host ({} of {} time){}", c.count,
                             c.count == 1 ? "" : "s", rate, names, format_duration(c.time_ns), format_share(s),
                             index.step_count() ? "step" : "trace", ops.empty() ? "" : "; made by " + ops);

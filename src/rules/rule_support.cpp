@@ -93,6 +93,26 @@ EventGroup* GroupMap::find(const std::string& key) {
 
 double share(int64_t part, int64_t whole) { return whole > 0 ? double(part) / double(whole) : 0.0; }
 
+std::string per_step_text(const TraceIndex& index, size_t in_steps, size_t in_first_step) {
+  const size_t steps = index.rate_steps();
+  if (index.step_count() == 0 || steps == 0) return {};
+  // What TraceIndex::per_step divides: a capture's start-up step 0 is left out when later steps exist.
+  const bool startup_left_out = steps < index.step_count();
+  const size_t counted = in_steps - (startup_left_out ? std::min(in_first_step, in_steps) : 0);
+  if (counted == 0) return startup_left_out && in_first_step > 0 ? "all in start-up step 0" : "none inside a step";
+  if (counted % steps == 0) return fmt::format("{}/step", counted / steps);
+  return fmt::format("{} in {} steps", counted, steps);
+}
+
+std::string per_step_note(const TraceIndex& index, size_t in_steps, size_t in_first_step) {
+  std::string text = per_step_text(index, in_steps, in_first_step);
+  return text.empty() ? text : " (" + text + ")";
+}
+
+std::string times_text(const TraceIndex& index, size_t count, size_t in_steps, size_t in_first_step) {
+  return fmt::format("{} time{}{}", count, count == 1 ? "" : "s", per_step_note(index, in_steps, in_first_step));
+}
+
 Finding timed_finding(const TraceIndex& index, std::string_view rule, const EventGroup& g) {
   Finding f;
   f.rule = std::string(rule);

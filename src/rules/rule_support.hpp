@@ -71,6 +71,23 @@ class GroupMap {
 
 double share(int64_t part, int64_t whole);
 
+// How often per step, worded so that the number cannot mislead (issue 30: "0/step" for a
+// sync that costs 15 % of the step, "0.667/step"): "3/step" when TraceIndex::per_step is a
+// whole number; otherwise the events it counts and the steps it divides by, "2 in 3 steps";
+// "all in start-up step 0" or "none inside a step" when it counts none; "" for a trace
+// without steps.
+std::string per_step_text(const TraceIndex& index, size_t in_steps, size_t in_first_step);
+inline std::string per_step_text(const TraceIndex& index, const EventGroup& g) {
+  return per_step_text(index, g.in_steps, g.in_first_step);
+}
+// The same in parentheses, to follow a count: " (2 in 3 steps)"; "" for a trace without steps.
+std::string per_step_note(const TraceIndex& index, size_t in_steps, size_t in_first_step);
+inline std::string per_step_note(const TraceIndex& index, const EventGroup& g) {
+  return per_step_note(index, g.in_steps, g.in_first_step);
+}
+// "1 time", "5 times", with per_step_note after it.
+std::string times_text(const TraceIndex& index, size_t count, size_t in_steps, size_t in_first_step);
+
 // A finding of `rule` over a group of timed events: at g.location, metrics `count`,
 // `per_step`, `time_ns`, `time_share` (of step time, or of the trace span without steps),
 // cost_ns = the time. The rule adds severity, message and fix.

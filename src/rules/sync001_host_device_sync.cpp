@@ -296,16 +296,19 @@ class HostDeviceSync final : public Rule {
       if (g.examples.size() > 1) g.what = fmt::format("{}", fmt::join(g.examples, ", "));
       std::string place = where(g.location);
       std::string at = place.empty() || place == g.what ? "" : (g.location.file.empty() ? " in " : " at ") + place;
-      std::string rate = index.step_count() > 0 ? fmt::format(" ({}/step)", format_number(per_step)) : "";
-      // A capture's own wait times are another device's: the message gives the NPU estimate.
+      std::string rate = per_step_note(index, g);
+      // A capture's own wait times are another device's: the message gives the NPU estimate, and
+      // names the measured time too, which the time_ns metric beside it shows (issue 30).
       if (capture && is_upload(g.category))
         f.message = fmt::format("{}{}: {} blocking host-to-device cop{}{}, each waiting for the NPU's task queue to "
-                                "drain (about {} in all, docs/cost-model.md)",
-                                g.what, at, g.count, g.count == 1 ? "y" : "ies", rate, format_duration(f.cost_ns));
+                                "drain (about {} in all on an NPU, docs/cost-model.md; {} measured here)",
+                                g.what, at, g.count, g.count == 1 ? "y" : "ies", rate, format_duration(f.cost_ns),
+                                format_duration(g.time_ns));
       else if (capture)
-        f.message = fmt::format("{}{}: {} host-device sync{}{}, each draining the NPU's task queue (about {} in all, "
-                                "docs/cost-model.md)",
-                                g.what, at, g.count, g.count == 1 ? "" : "s", rate, format_duration(f.cost_ns));
+        f.message = fmt::format("{}{}: {} host-device sync{}{}, each draining the NPU's task queue (about {} in all "
+                                "on an NPU, docs/cost-model.md; {} measured here)",
+                                g.what, at, g.count, g.count == 1 ? "" : "s", rate, format_duration(f.cost_ns),
+                                format_duration(g.time_ns));
       else
         f.message = fmt::format("{}{}: {} host-device sync{}{}, {} host blocked ({} of {})", g.what, at, g.count,
                                 g.count == 1 ? "" : "s", rate, format_duration(g.time_ns), format_share(time_share),

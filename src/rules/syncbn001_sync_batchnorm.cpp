@@ -52,9 +52,9 @@ class SyncBatchNorm final : public Rule {
     Finding f = timed_finding(index, id(), g);
     f.severity = Severity::Warning;
     f.location.op = "SyncBatchNorm";
-    f.message = fmt::format("{} SyncBatchNorm forward calls ({}/step), {} in them: each gathers statistics from every "
+    f.message = fmt::format("{} SyncBatchNorm forward call{}{}, {} in them: each gathers statistics from every "
                             "rank in forward and reduces in backward, two blocking collectives per layer",
-                            g.count, format_number(per_step), format_duration(g.time_ns));
+                            g.count, g.count == 1 ? "" : "s", per_step_note(index, g), format_duration(g.time_ns));
     f.fix = "Use plain BatchNorm when each card sees enough samples (32 or more per card keeps the statistics stable): "
             "drop torch.nn.SyncBatchNorm.convert_sync_batchnorm(model), or convert only the first layers; or use "
             "GroupNorm, which needs no statistics from other ranks.";

@@ -173,6 +173,20 @@ class AffinityEndToEnd(unittest.TestCase):
                 self.assertNotIn("softmax", f["message"])
                 self.assertNotIn("flash_attention", f["message"])
 
+    def test_scan_and_run_name_each_others_id_for_rotary(self):
+        """#30: scan called written-out rotary FUSE102 and run FUSE003; each text output now
+        names the other's id."""
+        path = os.path.join(PROGRAMS, "rotary.py")
+        with tempfile.TemporaryDirectory(prefix="npud-pair-") as tmp:
+            run = subprocess.run([BINARY, "run", "-q", "--steps", "1:3", "--capture-dir", tmp, "--fail-on", "never",
+                                  "--select", "FUSE003", "--", PYTHON, path], capture_output=True, text=True,
+                                 timeout=300, cwd=PROGRAMS)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("FUSE003 rotary-embedding (scan: FUSE102)", run.stdout)
+        scan = subprocess.run([BINARY, "scan", "--fail-on", "never", path], capture_output=True, text=True, timeout=60)
+        self.assertEqual(scan.returncode, 0, scan.stderr)
+        self.assertRegex(scan.stdout, r"FUSE102 \[info\] .*\(run: FUSE003\)\n")
+
     def test_demo_reports_its_patterns(self):
         if not os.path.exists(DEMO):
             self.skipTest("demo not found at %s" % DEMO)

@@ -85,6 +85,18 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertEqual(hits[0]["metrics"]["per_step"], 1)
         self.assertIn("Tensor.item", hits[0]["message"])
 
+    def test_text_report_names_files_relative_to_the_working_directory(self):
+        """#30: `run` printed absolute paths where `scan` prints relative ones. The text report
+        says them relative to the working directory (JSON keeps what the capture recorded)."""
+        with tempfile.TemporaryDirectory(prefix="npud-relative-") as tmp:
+            r = subprocess.run([BINARY, "run", "-q", "--capture-dir", tmp, "--fail-on", "never", "--",
+                                PYTHON, "sync_item.py"], capture_output=True, text=True, timeout=300, cwd=PROGRAMS)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("at sync_item.py:%d" % planted_line("sync_item.py"), r.stdout)
+        self.assertNotIn(PROGRAMS + os.sep, r.stdout)
+        run = self.run_once("sync", "sync_item.py")
+        self.assertTrue(run.at("SYNC001", "sync_item.py", planted_line("sync_item.py")))   # absolute in JSON
+
     def test_optimizer_step_counter_is_not_a_sync(self):
         run = self.run_once("adam", "sync_item.py", program_args=("--adam",))
         self.assertEqual(run.code, 0, run.stderr)

@@ -150,6 +150,65 @@ class CommandLine(unittest.TestCase):
         finally:
             shutil.rmtree(tmp)
 
+    def test_program_options_before_the_double_dash_are_refused(self):
+        """#30: `run python3 train.py --steps 2` (no `--`) gave --steps to npu-doctor and ran the
+        program with its default. Now exit 2 before it starts, saying where `--` goes."""
+        tmp = tempfile.mkdtemp(prefix="npud-dashdash-")
+        try:
+            ran = os.path.join(tmp, "ran")
+            code = "open(%r, 'w').write('1')" % ran
+            for cmd in ("run", "amp-check"):
+                for args in (("/usr/bin/python3", "-c", code), ("-q", "/usr/bin/python3", "x.py", "--steps", "2"),
+                             ("--capture-dir", tmp, "/usr/bin/python3", "x.py", "-o", "r.txt")):
+                    with self.subTest(cmd=cmd, args=args):
+                        r = npud(cmd, *args)
+                        self.assertEqual(r.returncode, 2, r.stderr)
+                        self.assertIn("put `--` before the program: npu-doctor %s [OPTIONS] -- /usr/bin/python3" % cmd,
+                                      r.stderr)
+                        self.assertFalse(os.path.exists(ran))
+            # With `--` (or without options after the program) nothing is refused.
+            r = npud("run", "-q", "--capture-dir", tmp, "--steps", "0", "--", "/usr/bin/python3", "-c", code)
+            self.assertNotIn("put `--`", r.stderr)
+            self.assertTrue(os.path.exists(ran), r.stderr)
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_version_and_help_spellings(self):
+        """#30: -V failed and `npu-doctor help` was an unknown command."""
+        for args in (("-V",), ("--version",)):
+            with self.subTest(args=args):
+                r = npud(*args)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertTrue(r.stdout.startswith("npu-doctor "), r.stdout)
+        self.assertEqual(npud("help").stdout, npud("--help").stdout)
+        r = npud("help", "scan")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, npud("scan", "--help").stdout)
+        r = npud("help", "scna")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("did you mean 'scan'", r.stderr)
+
+    def test_rules_takes_every_name_it_lists(self):
+        """#30: `rules` listed host-device-sync but `rules host-device-sync` failed."""
+        doc = npud("rules", "SYNC001").stdout
+        self.assertTrue(doc)
+        for word in ("sync001", "host-device-sync", "Host-Device-Sync"):
+            with self.subTest(word=word):
+                r = npud("rules", word)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout, doc)
+        profile_rules = True   # their lines: id, name, summary; source rules: id, (fixable), summary
+        for line in npud("rules").stdout.splitlines():
+            if line.startswith("Source rules"):
+                profile_rules = False
+            words = line.split()
+            if not line.startswith("  ") or not words:
+                continue   # headings
+            for word in words[:2] if profile_rules else words[:1]:
+                with self.subTest(word=word):
+                    self.assertEqual(npud("rules", word).returncode, 0, word)
+        self.assertEqual(npud("rules", "nosuch").returncode, 2)
+
 
 if __name__ == "__main__":
     unittest.main()

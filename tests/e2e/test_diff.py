@@ -105,6 +105,58 @@ class DiffPair(unittest.TestCase):
 
 
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+class ReportsAsInputs(unittest.TestCase):
+    """#30: `diff before.json after.json` on two `analyze --format json` reports failed with
+    "no traceEvents array at byte N"."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="npud-diff-reports-")
+        self.trace = os.path.join(SOURCE, "tests", "data", "chrome", "small_object.json")
+        self.before = os.path.join(self.tmp.name, "before.json")
+        r = subprocess.run([BINARY, "analyze", "-q", "--format", "json", "-o", self.before, self.trace],
+                           capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(r.returncode, 2, r.stderr)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def finding(self, rule, line):
+        return {"id": rule, "severity": "error", "message": "%s message" % rule, "metrics": {}, "notes": [],
+                "location": {"file": "/w/train.py", "line": line, "op": "aten::item", "module": None}}
+
+    def test_two_reports_diff_their_findings(self):
+        with open(self.before) as f:
+            report = json.load(f)
+        kept = list(report["findings"])
+        report["findings"] = kept + [self.finding("SYNC001", 12), self.finding("SYNC001", 30)]
+        with open(self.before, "w") as f:
+            json.dump(report, f, indent=2)
+        report["findings"] = kept + [self.finding("SYNC001", 30), self.finding("CONTIG001", 40)]
+        after = os.path.join(self.tmp.name, "after.json")
+        with open(after, "w") as f:
+            json.dump(report, f, indent=2)
+        r = subprocess.run([BINARY, "diff", "-q", self.before, after], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("1 fixed, 1 new, %d remaining" % (len(kept) + 1), r.stdout)
+        self.assertRegex(r.stdout, r"Fixed:\n  SYNC001 +error +/w/train.py:12: SYNC001 message\n")
+        self.assertRegex(r.stdout, r"New:\n  CONTIG001 +error +/w/train.py:40: CONTIG001 message\n")
+        gate = subprocess.run([BINARY, "diff", "-q", "--fail-on-regression", self.before, after],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(gate.returncode, 1, gate.stderr)
+        self.assertIn("regression: 1 new finding", gate.stderr)
+        self.assertEqual(subprocess.run([BINARY, "diff", "-q", "--format", "json", self.before, after],
+                                        capture_output=True, text=True, timeout=60).returncode, 2)
+
+    def test_a_report_beside_a_trace_is_named_as_such(self):
+        for before, after in ((self.before, self.trace), (self.trace, self.before)):
+            r = subprocess.run([BINARY, "diff", "-q", before, after], capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("%s: this is an npu-doctor report; diff wants two traces or captures" % self.before,
+                          r.stderr)
+            self.assertNotIn("traceEvents", r.stderr)
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
 @unittest.skipUnless(os.path.isdir(PAIR), "../shared/fixtures not found beside the checkout")
 class GpuVsNpu(unittest.TestCase):
     """A Kineto GPU trace (ns-resolution: a CNN on CUDA) against the torch_npu trace_view fixture:

@@ -180,8 +180,8 @@ TEST(JsonWriter, MisuseThrows) {
 
 TEST(ReportText, GroupsByRuleWorstFirstAndEndsWithSummary) {
   std::string out = text_of(sample_report(), {.color = false, .verbose = false, .host_ranking = true});
-  size_t sync = out.find("SYNC001 host-device-sync  error  1 finding");
-  size_t fallback = out.find("FALLBACK002 cpu-fallback-op  warning  1 finding");
+  size_t sync = out.find("SYNC001 host-device-sync (scan: SYNC101)  error  1 finding");
+  size_t fallback = out.find("FALLBACK002 cpu-fallback-op (scan: API101)  warning  1 finding");
   size_t hot = out.find("HOT001 hot-ops  info  7 findings");
   ASSERT_NE(sync, std::string::npos) << out;
   ASSERT_NE(fallback, std::string::npos) << out;

@@ -344,6 +344,32 @@ TEST(Dynshape001, LinesChangingInTheSameStepsAreOneCause) {
   EXPECT_EQ(f[1].metric("sites"), 1);
 }
 
+// The "N distinct shapes" of the message is the distinct_shapes metric, also when a site with
+// more shapes merges into the finding (issue 30: "3 distinct shapes" beside distinct_shapes=6).
+TEST(Dynshape001, MergedFindingSaysTheNumberOfItsMetric) {
+  CaptureBuilder b;
+  const int64_t lengths[] = {17, 23, 31};
+  int64_t id = 1;
+  for (int s = 0; s < 3; ++s) {
+    int64_t n = lengths[s];
+    b.step(s + 1)
+        .op("aten::embedding", {{1000, {512, 64}, {64, 1}}, {id, {8, n}, {n, 1}}}, {{id + 1, {8, n, 64}, {n * 64, 64, 1}}},
+            "model.py", 10)
+        // two sizes per step at the next line: 6 distinct shapes, changing in the same steps
+        .op("aten::gelu", {{id + 1, {8 * n, 64}, {64, 1}}}, {{id + 2, {8 * n, 64}, {64, 1}}}, "model.py", 20)
+        .op("aten::gelu", {{id + 3, {16 * n, 64}, {64, 1}}}, {{id + 4, {16 * n, 64}, {64, 1}}}, "model.py", 20);
+    id += 10;
+  }
+  auto f = dynshape(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].metric("sites"), 2);
+  const std::string& m = f[0].message;
+  size_t at = m.find(" distinct shapes");
+  ASSERT_NE(at, std::string::npos) << m;
+  size_t digits = m.find_last_not_of("0123456789", at - 1) + 1;
+  EXPECT_EQ(std::stod(m.substr(digits, at - digits)), f[0].metric("distinct_shapes")) << m;
+}
+
 // A short batch reaches the logging after optimizer.step() one step after the DataLoader's
 // collate line: other steps, the same sizes (16 -> 12), one cause, led by the line that changed first.
 TEST(Dynshape001, ShortBatchSeenInDifferentStepsIsOneCause) {

@@ -78,6 +78,43 @@ TEST(Sync001, RareSyncIsAWarning) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::Warning);
   EXPECT_NEAR(f[0].metric("per_step"), 1.0 / 3, 1e-9);
+  // issue 30: never "0.333/step" nor "1 host-device syncs"
+  EXPECT_NE(f[0].message.find("1 host-device sync (1 in 3 steps)"), std::string::npos) << f[0].message;
+}
+
+// Rates in words: a whole number per step, else the count and the steps; never "0/step" for
+// syncs that happened, nor "0.667/step" (issue 30).
+TEST(Sync001, RatesThatAreNoWholeNumberSayCountAndSteps) {
+  TraceBuilder b;
+  b.step(1, 0, 1000).step(2, 1000, 1000).step(3, 2000, 1000);
+  b.op("aten::item", 100, 5, {.file = "train.py", .line = 4}).op("aten::item", 1100, 5, {.file = "train.py", .line = 4});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("2 host-device syncs (2 in 3 steps)"), std::string::npos) << f[0].message;
+
+  TraceBuilder c;   // a capture whose syncs all ran in the start-up step 0
+  c.capture();
+  for (int s = 0; s < 3; ++s) c.step(s, s * 1000.0, 1000);
+  c.op("aten::item", 10, 5, {.file = "train.py", .line = 4}).op("aten::item", 20, 5, {.file = "train.py", .line = 4});
+  f = sync(c.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].metric("per_step"), 0);
+  EXPECT_NE(f[0].message.find("2 host-device syncs (all in start-up step 0)"), std::string::npos) << f[0].message;
+  EXPECT_EQ(f[0].message.find("/step"), std::string::npos) << f[0].message;
+}
+
+// A capture's message gives the NPU estimate and the time measured here, which is the time_ns
+// metric printed beside it (issue 30: "about 150 us in all" beside time=762 us).
+TEST(Sync001, CaptureMessageNamesTheMeasuredTimeOfItsMetric) {
+  TraceBuilder b;
+  b.capture();
+  b.step(1, 0, 1000).step(2, 1000, 1000);
+  b.op("aten::item", 100, 381, {.file = "train.py", .line = 4}).op("aten::item", 1100, 381, {.file = "train.py", .line = 4});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].metric("time_ns"), 762000);
+  EXPECT_NE(f[0].message.find("762 us measured here"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("on an NPU"), std::string::npos) << f[0].message;
 }
 
 TEST(Sync001, ItemWithoutFrameIsGroupedByParentChain) {
