@@ -12,6 +12,7 @@
 #include "ingest/reader.hpp"
 #include "rules/finding.hpp"
 #include "rules/rule.hpp"
+#include "rules/suppressions.hpp"
 
 namespace npud {
 
@@ -33,6 +34,13 @@ struct AnalyzeOptions {
   std::string command = "analyze";  // recorded in the report
   std::vector<std::string> report_notes;   // said at the top of the report (text) and in its warnings (JSON, HTML)
   unsigned jobs = 0;                // cluster view: ranks read at once (0: one per CPU)
+  // From the configuration file (cli/config.hpp): its path ("" none), its per-file-ignores,
+  // and whether select/ignore came from it (then not checked against this command's rules).
+  std::string config_file;
+  PathIgnores path_ignores;
+  bool select_from_config = false, ignore_from_config = false;
+  std::string baseline, write_baseline;
+  std::string source_name;          // the input as reports name it, when not its path ("-": stdin)   // --baseline / --write-baseline (cli/baseline.hpp)
 };
 
 // Adds the options shared by every command that ends in a report (analyze, run).
