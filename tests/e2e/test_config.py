@@ -251,6 +251,13 @@ class RunSuppressionsAndBaseline(unittest.TestCase):
         self.assertEqual(sync_at(report, planted + 1), [], err)
         self.assertGreaterEqual(report["summary"]["baselined"], 1)
 
+    def test_a_bad_baseline_is_refused_before_the_program_runs(self):
+        copy_program(self.d)
+        code, out, err = npud(["run", "-q", "--baseline", "missing.json", "--", PYTHON, "sync_item.py"], self.d.path)
+        self.assertEqual(code, 2)
+        self.assertIn("missing.json", err)
+        self.assertNotIn("step 0", out)   # sync_item.py prints each step: it never started
+
 
 if __name__ == "__main__":
     unittest.main()
