@@ -258,6 +258,19 @@ class RunSuppressionsAndBaseline(unittest.TestCase):
         self.assertIn("missing.json", err)
         self.assertNotIn("step 0", out)   # sync_item.py prints each step: it never started
 
+    def test_amp_check_keeps_its_amp_rules_under_a_config_select(self):
+        config = self.d.write("npu-doctor.toml", 'select = ["SYNC"]\n')
+        report = os.path.join(self.d.path, "report.json")
+        code, out, err = npud(["amp-check", "-q", "--steps", "1:2", "--capture-dir", os.path.join(self.d.path, "out"),
+                               "--format", "json", "-o", report, "--fail-on", "never", "--",
+                               PYTHON, os.path.join(HERE, "amp_programs", "overflow.py")], self.d.path)
+        with open(report) as f:
+            report = json.load(f)
+        self.assertEqual(report["summary"]["config"], config)
+        rules_run = report["summary"].get("rules_run") or report.get("rules_run") or []
+        self.assertTrue(any(r.startswith("AMP") for r in rules_run), rules_run)
+        self.assertFalse(any(r.startswith("SYNC") for r in rules_run), rules_run)
+
 
 if __name__ == "__main__":
     unittest.main()
