@@ -16,6 +16,7 @@
 #include "cli/amp_check.hpp"
 #include "cli/analyze.hpp"
 #include "cli/commands.hpp"
+#include "cli/config.hpp"
 #include "cli/inputs.hpp"
 #include "cli/launch.hpp"
 #include "knowledge/knowledge.hpp"
@@ -129,7 +130,11 @@ void add_amp_check_command(CLI::App& app, int& exit_code) {
       "the fp32 side is only the shadow; every report says so first. Its output passes through and signals are "
       "forwarded. Exit codes: the program's own status when it failed, otherwise 0 no finding at "
       "or above --fail-on, 1 findings at or above --fail-on, 2 bad input, usage, or no capture.");
-  cmd->callback([o, ao, &exit_code] { exit_code = amp_check_command(*o, *ao); });
+  cmd->callback([cmd, o, ao, &exit_code] {
+    // amp-check keeps its own default rules (AMP) unless --select is given: a configuration's
+    // select is written for scan and analyze.
+    exit_code = apply_config_or_report(*cmd, ".", *ao, false) ? amp_check_command(*o, *ao) : kExitBadInput;
+  });
 }
 
 }  // namespace npud

@@ -9,11 +9,14 @@
 
 #include <fmt/format.h>
 
+#include "cli/baseline.hpp"
 #include "cli/cluster.hpp"
+#include "cli/config.hpp"
 #include "cli/commands.hpp"
 #include "cluster/rank_summary.hpp"
 #include "cli/inputs.hpp"
 #include "cli/output.hpp"
+#include "cli/stdin_copy.hpp"
 #include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
 #include "report/escape.hpp"
@@ -21,6 +24,7 @@
 #include "report/relative_paths.hpp"
 #include "report/report.hpp"
 #include "report/sarif.hpp"
+#include "report/source_snippet.hpp"
 #include "rules/rule_filter.hpp"
 
 namespace npud {
@@ -53,6 +57,11 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
   cmd.add_option("--min-gap-us", o.rule_options.min_gap_us, "device idle gaps shorter than this are ignored")
       ->check(finite_in(0, 1e12))
       ->capture_default_str();
+  cmd.add_option("--baseline", o.baseline,
+                 "leave out the findings this baseline file holds (written by --write-baseline): report and fail "
+                 "on new ones only (docs/configuration.md)");
+  cmd.add_option("--write-baseline", o.write_baseline,
+                 "write the findings to this baseline file (JSON) and exit 0; later runs take it with --baseline");
   cmd.add_flag("-q,--quiet", o.quiet, "no progress and no reader warnings on stderr");
   cmd.add_flag("-v,--verbose", o.verbose, "every finding and note (default: the worst 5 per rule)");
 }
@@ -64,7 +73,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<AnalyzeOptions>();
   auto path = std::make_shared<std::string>();
   cmd->add_option("PATH", *path,
-                  "trace file or profiler output directory; a directory of rank profiles (Kineto rank files, "
+                  "trace file or profiler output directory (- reads one trace or capture from stdin); a directory of rank profiles (Kineto rank files, "
                   "*_ascend_pt runs) or msprof-analyze's cluster_analysis_output gives the cluster view")
       ->required();
   add_report_options(*cmd, *opts);
@@ -76,8 +85,26 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
                   "rank's trace")
       ->check(CLI::Range(1, 4096));
   cmd->footer(
+      "Settings: [tool.npu-doctor] in pyproject.toml or npu-doctor.toml, the nearest above PATH; options override "
+      "them. `# npu-doctor: ignore[ID]` or `# noqa: ID` on a finding's source line silences it "
+      "(docs/configuration.md). "
       "Exit codes: 0 no finding at or above --fail-on, 1 findings at or above --fail-on, 2 bad input or usage.");
-  cmd->callback([opts, path, &exit_code] {
+  cmd->callback([cmd, opts, path, &exit_code] {
+    if (!apply_config_or_report(*cmd, *path, *opts)) {
+      exit_code = kExitBadInput;
+      return;
+    }
+    if (*path == "-") {   // stdin: one trace or capture (docs/configuration.md)
+      try {
+        StdinCopy copy;
+        opts->source_name = "-";
+        exit_code = analyze_trace_file(copy.path(), *opts);
+      } catch (const std::exception& e) {
+        std::cerr << "npu-doctor: error: " << e.what() << '\n';
+        exit_code = kExitBadInput;
+      }
+      return;
+    }
     exit_code = is_cluster_input(*path) ? analyze_cluster(*path, *opts) : analyze_trace_file(*path, *opts);
   });
 }
@@ -87,7 +114,7 @@ namespace {
 RuleFilter rule_filter(const AnalyzeOptions& o) {
   std::vector<std::string_view> known;
   for (const Rule* r : trace_rules()) known.push_back(r->id());
-  return RuleFilter(o.select, o.ignore, known);
+  return RuleFilter(o.select, o.ignore, known, !o.select_from_config, !o.ignore_from_config);
 }
 
 }  // namespace
@@ -148,6 +175,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   ro.allow_truncated = o.allow_truncated;
   ro.max_events = o.max_events;
   if (!read_trace_or_report(path, ro, o.quiet, trace)) return kExitBadInput;
+  if (!o.source_name.empty()) trace.source = o.source_name;
   if (!o.quiet) print_warnings(trace);
   std::string why;
   const KnowledgeVersion* version = torch_npu_version_for(o.torch_npu, trace, why);
@@ -161,6 +189,17 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   report.summary.knowledge_note = fmt::format("{}; chosen: {}", version->source(), why);
   for (const Rule* r : rules) report.rules_run.emplace_back(r->id());
   report.findings = run_rules(ctx, rules);
+  report.config_file = o.config_file;
+  // One suppression step for every command that reads a trace (rules/suppressions.hpp), then
+  // the baseline: source is read as for snippets (the same folders, the same limits).
+  const SnippetPolicy policy = snippet_policy(&trace, o.command == "run" || o.command == "amp-check");
+  report.suppressed = suppress_findings(report.findings, policy, o.path_ignores);
+  try {
+    report.baselined = apply_baseline(report.findings, o.baseline, o.write_baseline, o.command, policy);
+  } catch (const std::exception& e) {
+    std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
+    return kExitBadInput;
+  }
   if (trace.has_amp()) report.amp = summarize_amp(trace, *version, o.rule_options.top_n);
   report.warnings = trace.warnings;
   report.notes = o.report_notes;
@@ -195,6 +234,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
                                                   : fmt::format("ended before step {} or never ended a step", first));
     return kExitBadInput;
   }
+  if (!o.write_baseline.empty()) return kExitClean;   // recording today's findings is no failure
   std::optional<Severity> worst;
   for (const auto& f : report.findings) worst = std::max(worst.value_or(f.severity), f.severity);
   return exit_code_for(worst, o.fail_on);

@@ -12,6 +12,7 @@
 #include "ingest/reader.hpp"
 #include "rules/finding.hpp"
 #include "rules/rule.hpp"
+#include "rules/suppressions.hpp"
 
 namespace npud {
 
@@ -36,6 +37,13 @@ struct AnalyzeOptions {
   // scan does (the capture recorded absolute paths); JSON, SARIF and HTML keep them.
   bool text_paths_relative = false;
   unsigned jobs = 0;                // cluster view: ranks read at once (0: one per CPU)
+  // From the configuration file (cli/config.hpp): its path ("" none), its per-file-ignores,
+  // and whether select/ignore came from it (then not checked against this command's rules).
+  std::string config_file;
+  PathIgnores path_ignores;
+  bool select_from_config = false, ignore_from_config = false;
+  std::string baseline, write_baseline;
+  std::string source_name;          // the input as reports name it, when not its path ("-": stdin)   // --baseline / --write-baseline (cli/baseline.hpp)
 };
 
 // Adds the options shared by every command that ends in a report (analyze, run).

@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/baseline.hpp"
 #include "cli/commands.hpp"
 #include "cli/inputs.hpp"
 #include "util/atomic_file.hpp"
@@ -476,6 +477,14 @@ int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao) {
     }
   }
   if (!torch_npu_version_or_report(ao.torch_npu)) return kExitBadInput;
+  // The baseline files too: a typo found after a long training run would waste it.
+  try {
+    if (!ao.baseline.empty()) Baseline::load(ao.baseline);
+    if (!ao.write_baseline.empty()) AtomicFile(ao.write_baseline).check_writable();
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("npu-doctor: error: {}\n", e.what());
+    return kExitBadInput;
+  }
   return -1;
 }
 

@@ -8,6 +8,7 @@
 
 #include "cli/analyze.hpp"
 #include "cli/commands.hpp"
+#include "cli/config.hpp"
 #include "cli/launch.hpp"
 
 namespace npud {
@@ -46,10 +47,14 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "launcher without torch) each write their own: the first capture.npud.json, the others "
       "capture.<pid>.npud.json beside it; the report is of the first and names the others. "
       "-o is checked, its directory included, before the program starts. "
+      "Settings: [tool.npu-doctor] in pyproject.toml or npu-doctor.toml, the nearest above the working directory; "
+      "`# npu-doctor: ignore[ID]` or `# noqa: ID` on a finding's line silences it (docs/configuration.md). "
       "Exit codes: the program's own status when it failed (128+N when killed by signal N; the report is still "
       "printed), otherwise 0 no finding at or above --fail-on, 1 findings at or above --fail-on, 2 bad input, "
       "usage, or no capture.");
-  cmd->callback([ro, ao, &exit_code] { exit_code = run_command(*ro, *ao); });
+  cmd->callback([cmd, ro, ao, &exit_code] {
+    exit_code = apply_config_or_report(*cmd, ".", *ao) ? run_command(*ro, *ao) : kExitBadInput;
+  });
 }
 
 }  // namespace npud

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -13,8 +14,11 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "cli/baseline.hpp"
 #include "cli/commands.hpp"
+#include "cli/config.hpp"
 #include "cli/inputs.hpp"
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
@@ -33,11 +37,20 @@ namespace {
 struct ScanArgs {
   std::vector<std::string> paths;
   std::string torch_npu, format = "text", select, ignore, output, fail_on = "error";
+  std::string baseline, write_baseline;
   bool fix = false, diff = false;
   unsigned threads = 0;
 };
 
-void render_text(std::ostream& os, const std::vector<FileResult>& results, size_t fixed, TextStyle style) {
+// What the scan left out, and the configuration used: said in every report format.
+struct LeftOut {
+  std::string config_file;
+  size_t suppressed = 0, baselined = 0;
+};
+
+void render_text(std::ostream& os, const std::vector<FileResult>& results, size_t fixed, TextStyle style,
+                 const LeftOut& left) {
+  if (!left.config_file.empty()) os << "config: " << terminal_safe(left.config_file) << '\n';
   size_t n = 0, fixable = 0, files = 0, lines = 0;
   for (const auto& r : results) {
     if (r.status != FileStatus::Scanned) continue;
@@ -56,12 +69,15 @@ void render_text(std::ostream& os, const std::vector<FileResult>& results, size_
     }
   }
   if (fixed) os << fmt::format("Fixed {} finding{}.\n", fixed, fixed == 1 ? "" : "s");
-  os << fmt::format("Found {} finding{} ({} fixable with --fix) in {} file{}, {} lines scanned.\n", n,
-                    n == 1 ? "" : "s", fixable, files, files == 1 ? "" : "s", lines);
+  std::string left_out;
+  if (left.suppressed) left_out += fmt::format("; {} suppressed", left.suppressed);
+  if (left.baselined) left_out += fmt::format("; {} in the baseline", left.baselined);
+  os << fmt::format("Found {} finding{} ({} fixable with --fix) in {} file{}, {} lines scanned{}.\n", n,
+                    n == 1 ? "" : "s", fixable, files, files == 1 ? "" : "s", lines, left_out);
 }
 
 void render_json(std::ostream& os, const std::vector<FileResult>& results, const KnowledgeVersion& version,
-                 size_t fixed) {
+                 size_t fixed, const LeftOut& left) {
   JsonWriter w(os, 2);
   w.begin_object();
   tool_header(w, "scan");
@@ -101,7 +117,12 @@ void render_json(std::ostream& os, const std::vector<FileResult>& results, const
   w.end_array();
   w.key("summary").begin_object();
   w.field("files", uint64_t(files)).field("lines", uint64_t(lines)).field("findings", uint64_t(n));
-  w.field("fixable", uint64_t(fixable)).field("fixed", uint64_t(fixed)).end_object();
+  w.field("fixable", uint64_t(fixable)).field("fixed", uint64_t(fixed));
+  w.field("suppressed", uint64_t(left.suppressed)).field("baselined", uint64_t(left.baselined));
+  w.key("config");
+  if (left.config_file.empty()) w.null();
+  else w.value(left.config_file);
+  w.end_object();
   w.end_object();
   os << '\n';
 }
@@ -241,7 +262,43 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
   return fixed;
 }
 
-int run_scan(const ScanArgs& a) {
+// per-file-ignores of the configuration: drops those findings; returns how many.
+size_t drop_path_ignored(std::vector<FileResult>& results, const PathIgnores& ignores) {
+  size_t n = 0;
+  for (auto& r : results)
+    n += std::erase_if(r.findings, [&](const ScanFinding& f) { return ignores.ignores(r.path, f.rule); });
+  return n;
+}
+
+// --write-baseline, then --baseline (cli/baseline.hpp). Returns how many the baseline held.
+size_t apply_scan_baseline(std::vector<FileResult>& results, const ScanArgs& a) {
+  SourceLineCache lines(nullptr);   // the files the user named: read as the scan read them
+  auto entry = [&](const FileResult& r, const ScanFinding& f, const std::string& path) {
+    return baseline_entry(f.rule, r.path, f.line, f.message, "", path, lines);
+  };
+  if (!a.write_baseline.empty()) {
+    std::vector<BaselineEntry> entries;
+    for (const auto& r : results)
+      for (const auto& f : r.findings) entries.push_back(entry(r, f, a.write_baseline));
+    write_baseline(a.write_baseline, "scan", entries);
+  }
+  if (a.baseline.empty()) return 0;
+  Baseline b = Baseline::load(a.baseline);
+  size_t n = 0;
+  for (auto& r : results)
+    n += std::erase_if(r.findings, [&](const ScanFinding& f) { return b.take(entry(r, f, a.baseline)); });
+  return n;
+}
+
+// `scan -`: the source from stdin, reported as "-" (at most what scan_source takes).
+bool read_stdin(std::string& text) {
+  std::ostringstream all;
+  all << std::cin.rdbuf();
+  text = all.str();
+  return !std::cin.bad();
+}
+
+int run_scan(const CLI::App& cmd, ScanArgs a) {
   if (!scan_available()) {
     std::cerr << "npu-doctor: error: this build has no Python grammar: configure with libtree-sitter-dev and PyPI "
                  "reachable, or the grammar in NPUD_DEPS_CACHE (cmake/TreeSitterPython.cmake)\n";
@@ -251,11 +308,33 @@ int run_scan(const ScanArgs& a) {
     std::cerr << "npu-doctor: error: --format must be text, json or sarif\n";
     return kExitBadInput;
   }
+  const bool from_stdin = std::find(a.paths.begin(), a.paths.end(), "-") != a.paths.end();
+  if (from_stdin && (a.paths.size() > 1 || a.fix || a.diff)) {
+    std::cerr << "npu-doctor: error: `scan -` reads one source from stdin: no other paths, --fix or --diff with it\n";
+    return kExitBadInput;
+  }
+  Config config;
+  try {
+    config = find_config(from_stdin ? "." : a.paths.front());
+  } catch (const std::exception& e) {
+    std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
+    return kExitBadInput;
+  }
+  auto joined = [](const std::vector<std::string>& ids) { return fmt::format("{}", fmt::join(ids, ",")); };
+  const bool select_from_config = cmd.count("--select") == 0 && !config.select.empty();
+  const bool ignore_from_config = cmd.count("--ignore") == 0 && !config.ignore.empty();
+  if (select_from_config) a.select = joined(config.select);
+  if (ignore_from_config) a.ignore = joined(config.ignore);
+  if (cmd.count("--fail-on") == 0 && !config.fail_on.empty()) a.fail_on = config.fail_on;
+  if (cmd.count("--torch-npu") == 0 && !config.torch_npu.empty()) a.torch_npu = config.torch_npu;
+  LeftOut left;
+  left.config_file = config.file;
+
   ScanOptions opts;
   opts.version = torch_npu_version_or_report(a.torch_npu);
   if (!opts.version) return kExitBadInput;
   try {
-    opts.filter = RuleFilter({a.select}, {a.ignore}, source_rule_ids());
+    opts.filter = RuleFilter({a.select}, {a.ignore}, source_rule_ids(), !select_from_config, !ignore_from_config);
   } catch (const std::invalid_argument& e) {
     std::cerr << "npu-doctor: error: " << e.what() << '\n';
     return kExitBadInput;
@@ -264,15 +343,30 @@ int run_scan(const ScanArgs& a) {
   opts.keep_text = a.fix || a.diff;
 
   std::vector<std::string> notes, files;
-  try {
-    files = collect_python_files(a.paths, notes);
-  } catch (const std::exception& e) {
-    std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
-    return kExitBadInput;
+  std::vector<FileResult> results;
+  if (from_stdin) {
+    std::string text;
+    if (!read_stdin(text)) {
+      std::cerr << "npu-doctor: error: -: cannot read stdin\n";
+      return kExitBadInput;
+    }
+    SourceEncoding enc = decode_python_source(text);
+    FileResult r;
+    if (enc.error.empty()) r = scan_source("-", std::move(text), opts);
+    else r.path = "-", r.status = FileStatus::NotUtf8, r.note = enc.error;
+    results.push_back(std::move(r));
+  } else {
+    try {
+      files = collect_python_files(a.paths, notes);
+    } catch (const std::exception& e) {
+      std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
+      return kExitBadInput;
+    }
+    for (const auto& n : notes) std::cerr << "npu-doctor: " << terminal_safe(n) << '\n';
+    results = scan_files(files, opts);
   }
-  for (const auto& n : notes) std::cerr << "npu-doctor: " << terminal_safe(n) << '\n';
-
-  auto results = scan_files(files, opts);
+  for (const auto& r : results) left.suppressed += r.suppressed;
+  left.suppressed += drop_path_ignored(results, config.per_file_ignores);
   bool io_error = false;
   for (const auto& r : results) {
     if (r.status == FileStatus::Scanned) continue;
@@ -281,13 +375,22 @@ int run_scan(const ScanArgs& a) {
   }
 
   size_t fixed = 0;
-  if (a.fix || a.diff) fixed = fix_files(results, opts, !a.diff, io_error);
+  if (a.fix || a.diff) {
+    fixed = fix_files(results, opts, !a.diff, io_error);
+    drop_path_ignored(results, config.per_file_ignores);   // a fixed file was scanned again (counted above)
+  }
+  try {
+    left.baselined = apply_scan_baseline(results, a);
+  } catch (const std::exception& e) {
+    std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
+    return kExitBadInput;
+  }
 
   std::ostringstream report;
-  if (a.format == "json") render_json(report, results, *opts.version, fixed);
+  if (a.format == "json") render_json(report, results, *opts.version, fixed, left);
   else if (a.format == "sarif") render_sarif_scan(report, results);
   else render_text(report, results, a.diff ? 0 : fixed,
-                   TextStyle{a.output.empty() && !a.diff && ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR")});
+                   TextStyle{a.output.empty() && !a.diff && ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR")}, left);
 
   if (!a.output.empty()) {
     try {
@@ -305,6 +408,7 @@ int run_scan(const ScanArgs& a) {
   }
 
   if (io_error) return kExitBadInput;
+  if (!a.write_baseline.empty()) return kExitClean;   // recording today's findings is no failure
   auto threshold = parse_severity(a.fail_on);
   for (const auto& r : results)
     for (const auto& f : r.findings)
@@ -318,7 +422,8 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ScanArgs>();
   auto* cmd = app.add_subcommand(
       "scan", "Static scan of Python sources for what breaks or slows on an Ascend NPU, with exact fixes");
-  cmd->add_option("PATHS", args->paths, "Python files or directories (skips .git, virtualenvs, site-packages)")
+  cmd->add_option("PATHS", args->paths,
+                  "Python files or directories (skips .git, virtualenvs, site-packages); - reads one source from stdin")
       ->required();
   cmd->add_option("--torch-npu", args->torch_npu, "torch_npu wheel whose op lists to check against: 2.1.0.post8, a bare line 2.1.0, 2.15.0-dev (default: the newest release)");
   cmd->add_option("--format", args->format, "text, json or sarif (SARIF 2.1.0, for code scanning)");
@@ -328,14 +433,22 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--ignore", args->ignore, "skip these rule ids or prefixes, comma-separated");
   cmd->add_option("-o,--output", args->output, "write the report to FILE instead of stdout");
   cmd->add_option("--threads", args->threads, "worker threads (default: one per core)");
+  cmd->add_option("--baseline", args->baseline,
+                  "leave out the findings this baseline file holds (written by --write-baseline): report and fail "
+                  "on new ones only");
+  cmd->add_option("--write-baseline", args->write_baseline,
+                  "write the findings to this baseline file (JSON) and exit 0");
   cmd->add_option("--fail-on", args->fail_on, "exit 1 when a finding has this severity or worse")
       ->check(CLI::IsMember({"info", "warning", "error", "never"}))
       ->capture_default_str();
   cmd->footer(
-      "Silence one line with `# npu-doctor: ignore` or `# npu-doctor: ignore[CUDA002,SYNC101]`. "
+      "Silence one line with `# npu-doctor: ignore[CUDA002,SYNC101]` (or `# noqa: CUDA002`; a bare `# noqa` "
+      "silences nothing here), a whole file with `# npu-doctor: ignore-file[CUDA002]`. Settings come from "
+      "[tool.npu-doctor] in pyproject.toml or npu-doctor.toml, the nearest above the first path; options "
+      "override them (docs/configuration.md). "
       "Rule docs: `npu-doctor rules ID`. Exit codes: 0 no finding at or above --fail-on, 1 findings at or "
       "above --fail-on remain, 2 usage or I/O error.");
-  cmd->callback([args, &exit_code] { exit_code = run_scan(*args); });
+  cmd->callback([cmd, args, &exit_code] { exit_code = run_scan(*cmd, *args); });
 }
 
 }  // namespace npud

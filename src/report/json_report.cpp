@@ -23,6 +23,9 @@ void write_summary(JsonWriter& w, const Report& r) {
   w.field("runtime_calls", uint64_t(s.runtime_calls));
   w.field("steps", uint64_t(s.steps));
   w.field("span_ns", int64_t(s.span_ns));
+  // Findings left out (docs/configuration.md): by comments or per-file-ignores, by --baseline.
+  w.field("suppressed", uint64_t(r.suppressed)).field("baselined", uint64_t(r.baselined));
+  string_or_null(w, "config", r.config_file);
   w.key("step_time_ns");
   if (s.steps > 0) w.value(int64_t(s.step_time_ns));
   else w.null();

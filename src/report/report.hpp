@@ -37,6 +37,9 @@ struct Report {
   std::vector<std::string> rules_run;  // ids of the rules that ran (empty = not recorded)
   std::optional<AmpSummary> amp; // amp-check captures: drift, keep-in-fp32, loss scale (docs/amp-check.md)
   std::vector<std::string> notes; // about the run itself (other processes' captures): text says them first
+  std::string config_file;       // the configuration file used, "" none (text says it first)
+  size_t suppressed = 0;         // findings silenced by comments or per-file-ignores
+  size_t baselined = 0;          // findings left out because --baseline holds them
 };
 
 ReportSummary summarize(const Trace& trace);

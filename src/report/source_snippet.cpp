@@ -92,43 +92,67 @@ SnippetPolicy snippet_policy(const Trace* trace, bool program_ran_here) {
   return p;
 }
 
+int open_source_file(const std::string& file, const SnippetPolicy* policy, std::string& withheld) {
+  withheld.clear();
+  std::error_code ec;
+  fs::path named = fs::absolute(fs::path(file), ec).lexically_normal();
+  if (ec) return -1;
+  const std::string refused_system = "a system file (/proc, /sys, /dev) is never shown";
+  if (is_system_path(named)) {
+    withheld = refused_system;
+    return -1;
+  }
+  fs::path real = fs::canonical(named, ec);
+  if (ec) return -1;  // not on this machine (or not reachable): nothing to show, nothing to refuse
+  if (is_system_path(real)) {
+    withheld = refused_system;
+    return -1;
+  }
+  if (!fs::is_regular_file(real, ec)) {
+    withheld = "not a regular file";
+    return -1;
+  }
+  if (policy && real.extension() != ".py") {
+    withheld = "only Python source files (*.py) are shown";
+    return -1;
+  }
+  if (policy && std::none_of(policy->roots.begin(), policy->roots.end(), [&](const fs::path& r) { return is_under(real, r); })) {
+    withheld = fmt::format("outside the folders source is shown from ({}): run npu-doctor in the program's folder "
+                           "to see it",
+                           roots_text(*policy));
+    return -1;
+  }
+  return open_regular_file(real.string(), withheld);
+}
+
+std::vector<std::string> read_source_lines(const std::string& file, const SnippetPolicy* policy) {
+  std::vector<std::string> lines;
+  std::string withheld;
+  int fd = open_source_file(file, policy, withheld);
+  if (fd < 0) return lines;
+  char buf[1 << 16];
+  uint64_t total = 0;
+  std::string line;
+  while (total < kMaxSnippetBytes) {
+    ssize_t got = ::read(fd, buf, size_t(std::min<uint64_t>(sizeof buf, kMaxSnippetBytes - total)));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    total += uint64_t(got);
+    for (ssize_t i = 0; i < got; ++i) {
+      if (buf[i] == '\n') lines.push_back(std::move(line)), line.clear();
+      else line += buf[i];
+    }
+  }
+  ::close(fd);
+  if (!line.empty()) lines.push_back(std::move(line));
+  return lines;
+}
+
 Snippet read_snippet(const Location& loc, int context, const SnippetPolicy& policy) {
   Snippet s;
   if (loc.file.empty() || loc.line <= 0) return s;
-  std::error_code ec;
-  fs::path named = fs::absolute(fs::path(loc.file), ec).lexically_normal();
-  if (ec) return s;
-  const std::string refused_system = "a system file (/proc, /sys, /dev) is never shown";
-  if (is_system_path(named)) {
-    s.withheld = refused_system;
-    return s;
-  }
-  fs::path real = fs::canonical(named, ec);
-  if (ec) return s;  // not on this machine (or not reachable): nothing to show, nothing to refuse
-  if (is_system_path(real)) {
-    s.withheld = refused_system;
-    return s;
-  }
-  if (!fs::is_regular_file(real, ec)) {
-    s.withheld = "not a regular file";
-    return s;
-  }
-  if (real.extension() != ".py") {
-    s.withheld = "only Python source files (*.py) are shown";
-    return s;
-  }
-  if (std::none_of(policy.roots.begin(), policy.roots.end(), [&](const fs::path& r) { return is_under(real, r); })) {
-    s.withheld = fmt::format("outside the folders source is shown from ({}): run npu-doctor in the program's folder "
-                             "to see it",
-                             roots_text(policy));
-    return s;
-  }
-  std::string error;
-  int fd = open_regular_file(real.string(), error);
-  if (fd < 0) {
-    s.withheld = error;
-    return s;
-  }
+  int fd = open_source_file(loc.file, &policy, s.withheld);
+  if (fd < 0) return s;
   const int first = std::max(1, loc.line - context), last = loc.line + context;
   bool reached = read_lines(fd, first, last, loc.line, s);
   ::close(fd);

@@ -41,6 +41,15 @@ struct Snippet {
   std::string withheld;             // why no lines are shown ("" when shown or no file)
 };
 
+// Opens `file` read-only when the policy allows it (nullptr: a file the user named, e.g. to
+// `scan`: any regular file, still never /proc, /sys or /dev). Returns the fd, or -1 with
+// `withheld` saying why it was refused ("" when the file is simply not there).
+int open_source_file(const std::string& file, const SnippetPolicy* policy, std::string& withheld);
+
+// The file's lines (without line ends) from its first kMaxSnippetBytes; empty when the file is
+// not there or refused. For suppression comments and baseline fingerprints.
+std::vector<std::string> read_source_lines(const std::string& file, const SnippetPolicy* policy);
+
 // `context` lines either side of loc.line, when the policy allows the file.
 Snippet read_snippet(const Location& loc, int context, const SnippetPolicy& policy);
 

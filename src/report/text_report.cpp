@@ -94,9 +94,12 @@ bool fallback_rules_ran(const Report& r) {
 std::string summary_line(const Report& report) {
   size_t counts[3] = {0, 0, 0};
   for (const Finding& f : report.findings) ++counts[size_t(f.severity)];
-  return fmt::format("{} ({}, {}, {} info) in {}", plural(report.findings.size(), "finding", "findings"),
+  std::string left_out;   // said only when something was left out
+  if (report.suppressed) left_out += fmt::format("; {} suppressed", report.suppressed);
+  if (report.baselined) left_out += fmt::format("; {} in the baseline", report.baselined);
+  return fmt::format("{} ({}, {}, {} info) in {}{}", plural(report.findings.size(), "finding", "findings"),
                      plural(counts[2], "error", "errors"), plural(counts[1], "warning", "warnings"), counts[0],
-                     report.summary.source.empty() ? "<input>" : report.summary.source);
+                     report.summary.source.empty() ? "<input>" : report.summary.source, left_out);
 }
 
 // "top problems": the first findings in ranking order (severity, then estimated cost), one
@@ -122,6 +125,7 @@ static void render_top(std::ostream& os, const Report& report, const Style& st) 
 
 void render_text(std::ostream& os, const Report& report, const TextOptions& opts) {
   Style st{opts.color};
+  if (!report.config_file.empty()) os << st.dim("config: " + terminal_safe(report.config_file)) << '\n';
   // amp-check's section and the run's notes come before the findings, and amp's "no drift"
   // covers only what was recorded: a capture that stopped early (CAPTURE001) is said before
   // them (issue 31 F-23).

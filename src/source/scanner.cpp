@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "rules/suppressions.hpp"
 #include "source/api_map.hpp"
 #include "source/rule_context.hpp"
 #include "source/source_encoding.hpp"
@@ -105,24 +106,6 @@ namespace {
 
 using py::Kind;
 
-// `# npu-doctor: ignore` or `# npu-doctor: ignore[ID, ID2]` -> ids (empty: all). false if none.
-bool parse_ignore(std::string_view comment, std::vector<std::string>& ids) {
-  size_t p = comment.find("npu-doctor:");
-  if (p == std::string_view::npos) return false;
-  p += 11;
-  while (p < comment.size() && comment[p] == ' ') ++p;
-  if (comment.substr(p, 6) != "ignore") return false;
-  p += 6;
-  ids.clear();
-  if (p < comment.size() && comment[p] == '[') {
-    size_t close = comment.find(']', p);
-    if (close == std::string_view::npos) return false;
-    for (std::string_view id : comma_items(comment.substr(p + 1, close - p - 1))) ids.emplace_back(id);
-    if (ids.empty()) return false;
-  }
-  return true;
-}
-
 // Inside `if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`): imports there never run.
 // Called before n is pushed on fs.ancestors, which holds its enclosing nodes.
 bool under_type_checking(const FileScan& fs) {
@@ -213,7 +196,7 @@ TSNode first_error(TSNode root) {
 constexpr uint32_t kLongLogicalLine = 32 * 1024;
 
 TSNode walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
-            std::unordered_map<int, std::vector<std::string>>& ignores) {
+            FileSuppressions& ignores) {
   const auto& f = py::fields();
   TSTreeCursor c = ts_tree_cursor_new(fs.root);
   struct Frame {
@@ -224,7 +207,6 @@ TSNode walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
     int saved_scope = 0;
   };
   std::vector<Frame> stack;
-  std::vector<std::string> ids;
 
   auto enter = [&](TSNode n) {
     Kind k = py::kind(n);
@@ -245,10 +227,10 @@ TSNode walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
       fs.scope_id = ++fs.scopes_seen;
       fs.functions.push_back(fs.text_of(py::field(n, f.name)));
     } else if (k == Kind::Comment) {
-      if (parse_ignore(fs.text_of(n), ids)) {
-        auto& v = ignores[int(ts_node_start_point(n).row) + 1];
-        if (ids.empty()) v.assign(1, "*");
-        else v.insert(v.end(), ids.begin(), ids.end());
+      // Only real comments reach here (the parser tells them from strings): rules/suppressions.hpp.
+      for (SuppressionComment& s : parse_suppressions(fs.text_of(n))) {
+        if (s.file_level) ignores.whole_file.push_back(std::move(s));
+        else ignores.by_line[int(ts_node_start_point(n).row) + 1].push_back(std::move(s));
       }
     } else if (k == Kind::ImportStatement || k == Kind::ImportFromStatement) {
       track_import(n, k, fs);
@@ -300,15 +282,14 @@ TSNode walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
   return too_deep;
 }
 
-void keep_wanted(std::vector<ScanFinding>& findings, const RuleFilter& filter,
-                 const std::unordered_map<int, std::vector<std::string>>& ignores) {
+// Drops what --select/--ignore leave out, and what a comment suppresses (counted).
+void keep_wanted(std::vector<ScanFinding>& findings, const RuleFilter& filter, const FileSuppressions& ignores,
+                 size_t& suppressed) {
   std::erase_if(findings, [&](const ScanFinding& f) {
     if (!filter.enabled(f.rule)) return true;
-    auto it = ignores.find(f.line);
-    if (it == ignores.end()) return false;
-    for (const auto& id : it->second)
-      if (id == "*" || id == f.rule) return true;
-    return false;
+    if (!ignores.suppressed(f.rule, f.line)) return false;
+    ++suppressed;
+    return true;
   });
 }
 
@@ -353,7 +334,7 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
   FileScan fs(parsed, kv, ApiMap::builtin());
   fs.newline = newline;
   auto rules = make_source_rule_instances();
-  std::unordered_map<int, std::vector<std::string>> ignores;
+  FileSuppressions ignores;
   // One syntax tree at a time: a piece of whole top-level statements (one piece up to 1 MiB).
   std::optional<ScanFinding> parse_error;
   for (const StatementChunk& piece : statement_chunks(parsed, opts.piece_bytes)) {
@@ -403,19 +384,20 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
     }
     fs.root = TSNode{};
   }
-  keep_wanted(fs.findings, opts.filter, ignores);
+  keep_wanted(fs.findings, opts.filter, ignores, r.suppressed);
   size_t before = fs.findings.size();
   for (auto& rule : rules) rule->finish(fs);
   if (fs.findings.size() > before) {
     std::vector<ScanFinding> late = fs.take_since(before);
-    keep_wanted(late, opts.filter, ignores);
+    keep_wanted(late, opts.filter, ignores, r.suppressed);
     for (auto& l : late) fs.findings.push_back(std::move(l));
   }
   if (parse_error) {
     r.syntax_error = true;
     for (auto& f : fs.findings) f.edits.clear();  // never rewrite a file we did not fully understand
     std::vector<ScanFinding> parse{std::move(*parse_error)};
-    keep_wanted(parse, opts.filter, {});
+    size_t never = 0;   // a syntax error is always said
+    keep_wanted(parse, opts.filter, {}, never);
     for (auto& p : parse) fs.findings.push_back(std::move(p));
   }
   std::stable_sort(fs.findings.begin(), fs.findings.end(), [](const ScanFinding& a, const ScanFinding& b) {

@@ -1,0 +1,65 @@
+// Baselines (docs/configuration.md): `--write-baseline FILE` records the findings of today;
+// `--baseline FILE` then reports (and fails on) only the findings not in it, so CI can fail
+// on new problems while old ones are worked off.
+//
+// A finding matches a baseline entry by rule id, file and a fingerprint that does not hold
+// the line number: the stripped text of the finding's source line when that file can be read
+// (so lines added above it do not break the match), else its message with numbers blanked
+// (counts and times change from run to run). Files are recorded relative to the baseline's
+// folder when inside it, so a baseline committed to the repository works in any checkout.
+// Each entry absorbs one finding: a second `.item()` on a copied line is new.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "report/source_snippet.hpp"
+#include "rules/finding.hpp"
+
+namespace npud {
+
+struct BaselineEntry {
+  std::string id, file, fingerprint;
+  int line = 0;          // for people reading the file; not matched
+  std::string message;   // idem
+};
+
+// Reads source lines once per file, under a snippet policy (nullptr: files the user named).
+class SourceLineCache {
+ public:
+  explicit SourceLineCache(const SnippetPolicy* policy) : policy_(policy) {}
+  // The stripped text of file:line, "" when unreadable.
+  std::string line_text(const std::string& file, int line);
+
+ private:
+  const SnippetPolicy* policy_;
+  std::map<std::string, std::vector<std::string>> files_;
+};
+
+// `baseline_path`: the baseline file (entries' files are relative to its folder).
+BaselineEntry baseline_entry(std::string_view rule, const std::string& file, int line, const std::string& message,
+                             std::string_view op, const std::string& baseline_path, SourceLineCache& lines);
+
+class Baseline {
+ public:
+  // Throws std::runtime_error ("FILE: not an npu-doctor baseline ...").
+  static Baseline load(const std::string& path);
+  // True (and the entry is used up) when the baseline holds this finding.
+  bool take(const BaselineEntry& e);
+
+ private:
+  std::map<std::tuple<std::string, std::string, std::string>, int> left_;
+};
+
+// Writes the entries as a baseline file (atomically). Throws std::runtime_error.
+void write_baseline(const std::string& path, std::string_view command, const std::vector<BaselineEntry>& entries);
+
+// The baseline step of analyze/run/amp-check: writes `write_path` from the findings (when set),
+// and drops those `baseline_path` holds (when set). Returns how many it dropped; throws
+// std::runtime_error for a bad baseline file.
+size_t apply_baseline(std::vector<Finding>& findings, const std::string& baseline_path, const std::string& write_path,
+                      std::string_view command, const SnippetPolicy& policy);
+
+}  // namespace npud

@@ -1,0 +1,163 @@
+#include "cli/config.hpp"
+
+#include <cctype>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/analyze.hpp"
+#include "report/escape.hpp"
+#include "rules/rule.hpp"
+#include "source/source_rules.hpp"
+#include "util/mini_toml.hpp"
+#include "util/regular_file.hpp"
+#include "util/text.hpp"
+
+namespace npud {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t kMaxConfigBytes = 4 << 20;
+
+std::string upper(std::string s) {
+  for (char& c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+[[noreturn]] void fail(const std::string& file, TomlPos p, const std::string& what) {
+  throw TomlError(fmt::format("{}:{}:{}: {}", file, p.line, p.column, what));
+}
+
+// Rule ids or prefixes of any command (the file serves scan and analyze alike): a string
+// ("SYNC,CUDA002") or an array of them.
+std::vector<std::string> rule_ids(const std::string& file, const std::string& key, const TomlValue& v) {
+  std::vector<std::string> raw;
+  if (const auto* s = std::get_if<std::string>(&v.v)) raw = {*s};
+  else if (const auto* a = std::get_if<TomlStrings>(&v.v)) raw = *a;
+  else fail(file, v.pos, fmt::format("{} is a list of rule ids: [\"SYNC\", \"CUDA002\"]", key));
+  static const std::vector<std::string> known = [] {
+    std::vector<std::string> ids;
+    for (const Rule* r : trace_rules()) ids.emplace_back(r->id());
+    for (std::string_view id : source_rule_ids()) ids.emplace_back(id);
+    return ids;
+  }();
+  std::vector<std::string> out;
+  for (const std::string& list : raw) {
+    for (std::string_view item : comma_items(list)) {
+      std::string id = upper(std::string(item));
+      bool any = false;
+      for (const std::string& k : known) any = any || k.starts_with(id);
+      if (!any) fail(file, v.pos, fmt::format("{}: '{}' is no rule id nor the start of one (see `npu-doctor rules`)", key, item));
+      out.push_back(std::move(id));
+    }
+  }
+  return out;
+}
+
+std::string string_value(const std::string& file, const std::string& key, const TomlValue& v) {
+  const auto* s = std::get_if<std::string>(&v.v);
+  if (!s) fail(file, v.pos, fmt::format("{} is a string", key));
+  return *s;
+}
+
+void add_path_ignore(Config& c, const std::string& file, const std::string& glob, const TomlValue& v) {
+  if (glob.empty()) fail(file, v.pos, "per-file-ignores: an empty path pattern");
+  c.per_file_ignores.rules.push_back({glob, rule_ids(file, "per-file-ignores \"" + glob + "\"", v)});
+}
+
+void read_entry(Config& c, const std::string& file, const TomlEntry& e) {
+  if (e.key == "select") c.select = rule_ids(file, e.key, e.value);
+  else if (e.key == "ignore") c.ignore = rule_ids(file, e.key, e.value);
+  else if (e.key == "torch-npu") c.torch_npu = string_value(file, e.key, e.value);
+  else if (e.key == "fail-on") {
+    c.fail_on = string_value(file, e.key, e.value);
+    if (c.fail_on != "info" && c.fail_on != "warning" && c.fail_on != "error" && c.fail_on != "never")
+      fail(file, e.value.pos, "fail-on is one of info, warning, error, never");
+  } else if (e.key == "per-file-ignores") {
+    const auto* t = std::get_if<TomlInlineTable>(&e.value.v);
+    if (!t) fail(file, e.value.pos, "per-file-ignores is a table: { \"tests/*.py\" = [\"SYNC001\"] }");
+    for (const auto& [glob, ids] : *t) add_path_ignore(c, file, glob, ids);
+  } else {
+    fail(file, e.pos, fmt::format("unknown key '{}' (npu-doctor reads select, ignore, fail-on, torch-npu, "
+                                  "per-file-ignores)", e.key));
+  }
+}
+
+bool is_pyproject(const std::string& path) { return fs::path(path).filename() == "pyproject.toml"; }
+
+}  // namespace
+
+Config read_config_file(const std::string& path) {
+  std::string text, error;
+  if (!read_regular_file(path, kMaxConfigBytes, text, error)) throw TomlError(path + ": " + error);
+  const bool pyproject = is_pyproject(path);
+  const std::string ours = pyproject ? "tool.npu-doctor" : "";
+  const std::string pfi = pyproject ? "tool.npu-doctor.per-file-ignores" : "per-file-ignores";
+  auto tables = read_toml_tables(text, path, [&](std::string_view name) {
+    if (name == ours || name == pfi) return true;
+    // A typo'd table of ours would be skipped silently: read it, and refuse it below.
+    return name.starts_with(pyproject ? "tool.npu-doctor." : "");
+  });
+  Config c;
+  if (tables.empty()) return c;   // a pyproject.toml without [tool.npu-doctor]
+  c.file = path;
+  std::error_code ec;
+  c.per_file_ignores.base = fs::absolute(fs::path(path), ec).parent_path().lexically_normal().string();
+  for (const TomlTable& t : tables) {
+    if (t.name == ours) {
+      for (const TomlEntry& e : t.entries) read_entry(c, path, e);
+    } else if (t.name == pfi) {
+      for (const TomlEntry& e : t.entries) add_path_ignore(c, path, e.key, e.value);
+    } else {
+      fail(path, t.pos, fmt::format("unknown table [{}] (npu-doctor reads [{}] and [{}])", t.name,
+                                    ours.empty() ? "the top level" : ours, pfi));
+    }
+  }
+  return c;
+}
+
+Config find_config(const std::string& start) {
+  std::error_code ec;
+  fs::path dir = fs::absolute(fs::path(start.empty() ? "." : start), ec).lexically_normal();
+  if (ec) return {};
+  if (dir.filename().empty()) dir = dir.parent_path();   // "/a/b/." normalises to "/a/b/"
+  if (!fs::is_directory(dir, ec)) dir = dir.parent_path();
+  while (true) {
+    for (const char* name : {"npu-doctor.toml", "pyproject.toml"}) {
+      fs::path candidate = dir / name;
+      if (!fs::is_regular_file(candidate, ec)) continue;
+      Config c = read_config_file(candidate.string());
+      if (!c.file.empty()) return c;
+    }
+    if (!dir.has_parent_path() || dir.parent_path() == dir) return {};
+    dir = dir.parent_path();
+  }
+}
+
+bool apply_config_or_report(const CLI::App& cmd, const std::string& start, AnalyzeOptions& ao, bool use_select) {
+  Config c;
+  try {
+    c = find_config(start);
+  } catch (const TomlError& e) {
+    std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
+    return false;
+  }
+  if (c.file.empty()) return true;
+  ao.config_file = c.file;
+  ao.path_ignores = std::move(c.per_file_ignores);
+  if (use_select && cmd.count("--select") == 0 && !c.select.empty()) {
+    ao.select = std::move(c.select);
+    ao.select_from_config = true;
+  }
+  if (cmd.count("--ignore") == 0 && !c.ignore.empty()) {
+    ao.ignore = std::move(c.ignore);
+    ao.ignore_from_config = true;
+  }
+  if (cmd.count("--fail-on") == 0 && !c.fail_on.empty()) ao.fail_on = c.fail_on;
+  if (cmd.count("--torch-npu") == 0 && !c.torch_npu.empty()) ao.torch_npu = c.torch_npu;
+  return true;
+}
+
+}  // namespace npud

@@ -1,0 +1,134 @@
+#include "rules/suppressions.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <map>
+
+#include "util/text.hpp"
+
+namespace npud {
+namespace {
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// "SYNC001, CUDA002" or "SYNC001 CUDA002" (ruff's noqa takes both) -> ids.
+std::vector<std::string> id_list(std::string_view s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) cur += c;
+    else if (!cur.empty()) out.push_back(upper(cur)), cur.clear();
+  }
+  if (!cur.empty()) out.push_back(upper(cur));
+  return out;
+}
+
+// One comment's text (after its '#'): a directive or nothing.
+bool parse_comment(std::string_view c, SuppressionComment& out) {
+  c = trim(c);
+  if (c.starts_with("npu-doctor:")) {
+    std::string_view rest = trim(c.substr(11));
+    out.file_level = rest.starts_with("ignore-file");
+    if (!out.file_level && !rest.starts_with("ignore")) return false;
+    rest.remove_prefix(out.file_level ? 11 : 6);
+    if (rest.starts_with('[')) {
+      size_t close = rest.find(']');
+      if (close == std::string_view::npos) return false;
+      out.ids = id_list(rest.substr(1, close - 1));
+      return !out.ids.empty();   // `ignore[]` is a typo, not "everything"
+    }
+    return rest.empty() || rest.front() == ' ' || rest.front() == '\t';
+  }
+  // ruff: `# noqa: E501` (the colon may have blanks around it); a bare `# noqa` is not ours.
+  if (c.size() >= 4 && upper(c.substr(0, 4)) == "NOQA") {
+    std::string_view rest = trim(c.substr(4));
+    if (!rest.starts_with(':')) return false;
+    out.file_level = false;
+    out.ids = id_list(rest.substr(1));
+    return !out.ids.empty();
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<SuppressionComment> parse_suppressions(std::string_view line) {
+  std::vector<SuppressionComment> out;
+  for (size_t p = line.find('#'); p != std::string_view::npos; p = line.find('#', p + 1)) {
+    std::string_view comment = line.substr(p + 1);
+    comment = comment.substr(0, comment.find('#'));   // `# noqa: E501  # npu-doctor: ignore`
+    SuppressionComment c;
+    if (parse_comment(comment, c)) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+bool suppresses(const SuppressionComment& c, std::string_view rule) {
+  if (c.ids.empty()) return true;
+  std::string id = upper(rule);
+  return std::find(c.ids.begin(), c.ids.end(), id) != c.ids.end();
+}
+
+bool FileSuppressions::suppressed(std::string_view rule, int line) const {
+  for (const auto& c : whole_file)
+    if (suppresses(c, rule)) return true;
+  auto it = by_line.find(line);
+  if (it == by_line.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(), [&](const SuppressionComment& c) { return suppresses(c, rule); });
+}
+
+FileSuppressions file_suppressions(const std::vector<std::string>& lines) {
+  FileSuppressions out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find('#') == std::string::npos) continue;
+    for (auto& c : parse_suppressions(lines[i])) {
+      if (c.file_level) out.whole_file.push_back(std::move(c));
+      else out.by_line[int(i) + 1].push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+bool PathIgnores::ignores(std::string_view file, std::string_view rule) const {
+  if (rules.empty() || file.empty()) return false;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path abs = fs::absolute(fs::path(std::string(file)), ec).lexically_normal();
+  std::string rel = abs.lexically_relative(fs::path(base)).string();
+  std::string name = abs.filename().string();
+  std::string id = upper(rule);
+  for (const PathIgnore& r : rules) {
+    bool hit = r.glob.find('/') == std::string::npos
+                   ? fnmatch(r.glob.c_str(), name.c_str(), 0) == 0 || fnmatch(r.glob.c_str(), rel.c_str(), 0) == 0
+                   : !rel.starts_with("..") && fnmatch(r.glob.c_str(), rel.c_str(), 0) == 0;
+    if (!hit) continue;
+    for (const std::string& p : r.ids)
+      if (id.starts_with(p)) return true;
+  }
+  return false;
+}
+
+size_t suppress_findings(std::vector<Finding>& findings, const SnippetPolicy& policy, const PathIgnores& paths) {
+  std::map<std::string, FileSuppressions> files;   // read once per file
+  size_t before = findings.size();
+  std::erase_if(findings, [&](const Finding& f) {
+    if (f.first) return false;   // CAPTURE001: the input is incomplete, always said
+    const std::string& file = f.location.file;
+    if (file.empty()) return false;
+    if (paths.ignores(file, f.rule)) return true;
+    if (f.location.line <= 0) return false;
+    auto it = files.find(file);
+    if (it == files.end()) it = files.emplace(file, file_suppressions(read_source_lines(file, &policy))).first;
+    return it->second.suppressed(f.rule, f.location.line);
+  });
+  return before - findings.size();
+}
+
+}  // namespace npud

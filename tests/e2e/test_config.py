@@ -1,0 +1,276 @@
+"""End to end: the configuration file (pyproject.toml / npu-doctor.toml), suppression comments
+shared by scan, run and analyze, baselines, and `-` for stdin (docs/configuration.md).
+
+`run` tests need torch in the Python that runs the suite (e2e_support.py); they copy a small
+program from programs/ into a temporary folder, edit its planted line, and run it there."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import e2e_support
+from e2e_support import PYTHON, python_has
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(HERE, "programs")
+BINARY = os.environ.get("NPUD_BINARY", "")
+HAVE_TORCH = python_has("torch")
+
+# A source the scan finds three things in: CUDA002 (line 3), SYNC101 (line 5), CUDA001 (line 6).
+SOURCE = """import torch
+import torch_npu
+x = torch.zeros(3).cuda()
+for i in range(3):
+    v = x.sum().item()
+y = torch.zeros(2, device="cuda:0")
+"""
+
+
+def npud(args, cwd, stdin=None):
+    r = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=600, cwd=cwd, input=stdin)
+    return r.returncode, r.stdout, r.stderr
+
+
+class Folder:
+    """A temporary project folder."""
+
+    def __init__(self):
+        self.path = tempfile.mkdtemp(prefix="npud-config-")
+
+    def write(self, name, text):
+        path = os.path.join(self.path, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def close(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def scan_json(folder, *args, paths=("src",), stdin=None):
+    code, out, err = npud(["scan", "--format", "json", *args, *paths], folder.path, stdin)
+    report = json.loads(out) if out.strip().startswith("{") else None
+    return code, report, err
+
+
+def ids(report):
+    return sorted((f["id"], f["location"]["line"]) for f in report["findings"])
+
+
+@unittest.skipUnless(BINARY, "NPUD_BINARY not set")
+class ScanConfig(unittest.TestCase):
+    def setUp(self):
+        self.d = Folder()
+        self.d.write("src/train.py", SOURCE)
+
+    def tearDown(self):
+        self.d.close()
+
+    def test_without_config_everything_is_found(self):
+        code, report, _ = scan_json(self.d)
+        self.assertEqual([i for i, _ in ids(report)], ["CUDA001", "CUDA002", "SYNC101"])
+        self.assertIsNone(report["summary"]["config"])
+        self.assertEqual(code, 1)
+
+    def test_pyproject_table_is_used_and_named_in_the_header(self):
+        path = self.d.write("pyproject.toml", '[project]\nname = "p"\n\n[tool.npu-doctor]\nignore = ["cuda"]\n'
+                                              'fail-on = "never"\n')
+        code, report, _ = scan_json(self.d)
+        self.assertEqual(ids(report), [("SYNC101", 5)])
+        self.assertEqual(report["summary"]["config"], path)
+        self.assertEqual(code, 0)   # fail-on = never
+        code, out, _ = npud(["scan", "src"], self.d.path)
+        self.assertEqual(out.splitlines()[0], "config: " + path)
+
+    def test_nearest_file_wins_and_options_override(self):
+        self.d.write("pyproject.toml", '[tool.npu-doctor]\nignore = ["SYNC"]\n')
+        near = self.d.write("src/npu-doctor.toml", 'select = ["CUDA002"]\n')
+        code, report, _ = scan_json(self.d)
+        self.assertEqual(report["summary"]["config"], near)
+        self.assertEqual(ids(report), [("CUDA002", 3)])
+        code, report, _ = scan_json(self.d, "--select", "SYNC")
+        self.assertEqual(ids(report), [("SYNC101", 5)])
+
+    def test_per_file_ignores(self):
+        self.d.write("npu-doctor.toml", '[per-file-ignores]\n"src/*.py" = ["CUDA001"]\n"train.py" = ["SYNC101"]\n')
+        code, report, _ = scan_json(self.d)
+        self.assertEqual(ids(report), [("CUDA002", 3)])
+        self.assertEqual(report["summary"]["suppressed"], 2)
+
+    def test_config_errors_name_file_line_column(self):
+        self.d.write("npu-doctor.toml", 'select = ["SYNC"]\nfail-on = 3\n')
+        code, out, err = npud(["scan", "src"], self.d.path)
+        self.assertEqual(code, 2)
+        self.assertIn("npu-doctor.toml:2:11:", err)
+        self.d.write("npu-doctor.toml", 'selct = ["SYNC"]\n')
+        code, out, err = npud(["scan", "src"], self.d.path)
+        self.assertEqual(code, 2)
+        self.assertIn("npu-doctor.toml:1:1: unknown key 'selct'", err)
+
+
+@unittest.skipUnless(BINARY, "NPUD_BINARY not set")
+class ScanSuppressions(unittest.TestCase):
+    def setUp(self):
+        self.d = Folder()
+
+    def tearDown(self):
+        self.d.close()
+
+    def scan(self, source):
+        self.d.write("src/train.py", source)
+        return scan_json(self.d)
+
+    def test_noqa_with_an_id_silences_and_is_counted(self):
+        code, report, _ = self.scan(SOURCE.replace(".cuda()", ".cuda()  # noqa: CUDA002"))
+        self.assertEqual([i for i, _ in ids(report)], ["CUDA001", "SYNC101"])
+        self.assertEqual(report["summary"]["suppressed"], 1)
+        code, out, _ = npud(["scan", "src"], self.d.path)
+        self.assertIn("; 1 suppressed.", out)
+
+    def test_bare_noqa_silences_nothing(self):
+        code, report, _ = self.scan(SOURCE.replace(".cuda()", ".cuda()  # noqa"))
+        self.assertEqual(len(report["findings"]), 3)
+        self.assertEqual(report["summary"]["suppressed"], 0)
+
+    def test_ignore_file(self):
+        code, report, _ = self.scan("# npu-doctor: ignore-file[CUDA001, CUDA002]\n" + SOURCE)
+        self.assertEqual([i for i, _ in ids(report)], ["SYNC101"])
+        self.assertEqual(report["summary"]["suppressed"], 2)
+
+
+@unittest.skipUnless(BINARY, "NPUD_BINARY not set")
+class ScanBaselineAndStdin(unittest.TestCase):
+    def setUp(self):
+        self.d = Folder()
+        self.d.write("src/train.py", SOURCE)
+
+    def tearDown(self):
+        self.d.close()
+
+    def test_baseline_survives_lines_added_above_and_reports_new_findings(self):
+        code, out, err = npud(["scan", "src", "--write-baseline", "baseline.json"], self.d.path)
+        self.assertEqual(code, 0, err)   # findings at --fail-on, but writing a baseline is no failure
+        with open(os.path.join(self.d.path, "baseline.json")) as f:
+            self.assertEqual(len(json.load(f)["findings"]), 3)
+        self.d.write("src/train.py", "# a comment\n\n" + SOURCE)
+        code, report, _ = scan_json(self.d, "--baseline", "baseline.json")
+        self.assertEqual(report["findings"], [])
+        self.assertEqual(report["summary"]["baselined"], 3)
+        self.assertEqual(code, 0)
+        self.d.write("src/train.py", SOURCE + "z = torch.ones(1).cuda()\n")
+        code, report, _ = scan_json(self.d, "--baseline", "baseline.json")
+        self.assertEqual(ids(report), [("CUDA002", 7)])
+        self.assertEqual(code, 1)
+
+    def test_not_a_baseline(self):
+        self.d.write("b.json", '{"findings": []}')
+        code, out, err = npud(["scan", "src", "--baseline", "b.json"], self.d.path)
+        self.assertEqual(code, 2)
+        self.assertIn("not an npu-doctor baseline", err)
+
+    def test_scan_stdin(self):
+        code, report, _ = scan_json(self.d, paths=("-",), stdin=SOURCE)
+        self.assertEqual(len(report["findings"]), 3)
+        self.assertEqual({f["location"]["file"] for f in report["findings"]}, {"-"})
+
+
+def copy_program(folder, edit=None):
+    """sync_item.py (and its common.py) in folder, the planted line edited by edit(line)."""
+    shutil.copy(os.path.join(PROGRAMS, "common.py"), folder.path)
+    with open(os.path.join(PROGRAMS, "sync_item.py")) as f:
+        lines = f.read().split("\n")
+    planted = e2e_support.planted_line(PROGRAMS, "sync_item.py")
+    if edit:
+        lines[planted - 1] = edit(lines[planted - 1])
+    return folder.write("sync_item.py", "\n".join(lines)), planted
+
+
+def run_json(folder, *args):
+    report = os.path.join(folder.path, "report.json")
+    cmd = ["run", "-q", "--steps", "1:3", "--capture-dir", os.path.join(folder.path, "out"), "--format", "json",
+           "-o", report, *args, "--", PYTHON, "sync_item.py"]
+    code, out, err = npud(cmd, folder.path)
+    with open(report) as f:
+        return code, json.load(f), err
+
+
+def sync_at(report, line):
+    return [f for f in report["findings"] if f["id"] == "SYNC001" and f["location"]["line"] == line]
+
+
+@unittest.skipUnless(BINARY and HAVE_TORCH, "needs NPUD_BINARY and torch")
+class RunSuppressionsAndBaseline(unittest.TestCase):
+    def setUp(self):
+        self.d = Folder()
+
+    def tearDown(self):
+        self.d.close()
+
+    def test_scan_comment_silences_run_and_analyze_too(self):
+        path, planted = copy_program(self.d, lambda l: l.replace("# PLANTED", "# npu-doctor: ignore[SYNC001]"))
+        code, report, err = run_json(self.d)
+        self.assertEqual(sync_at(report, planted), [], err)
+        self.assertGreaterEqual(report["summary"]["suppressed"], 1)
+        # The same capture analysed later, from the program's folder.
+        capture = os.path.join(self.d.path, "out", "capture.npud.json")
+        code, out, err = npud(["analyze", "--format", "json", capture], self.d.path)
+        self.assertEqual(sync_at(json.loads(out), planted), [])
+        # and from stdin
+        with open(capture) as f:
+            code, out, err = npud(["analyze", "--format", "json", "-"], self.d.path, f.read())
+        analyzed = json.loads(out)
+        self.assertEqual(analyzed["summary"]["source"], "-")
+        self.assertEqual(sync_at(analyzed, planted), [])
+        self.assertGreaterEqual(analyzed["summary"]["suppressed"], 1)
+
+    def test_noqa_and_per_file_ignores_in_run(self):
+        path, planted = copy_program(self.d, lambda l: l.replace("# PLANTED", "# noqa: SYNC001"))
+        code, report, err = run_json(self.d)
+        self.assertEqual(sync_at(report, planted), [], err)
+        path, planted = copy_program(self.d)   # the comment gone: the configuration silences it
+        self.d.write("pyproject.toml", '[tool.npu-doctor]\nper-file-ignores = { "sync_item.py" = ["SYNC001"] }\n')
+        code, report, err = run_json(self.d)
+        self.assertEqual(sync_at(report, planted), [], err)
+        self.assertEqual(report["summary"]["config"], os.path.join(self.d.path, "pyproject.toml"))
+
+    def test_run_baseline(self):
+        path, planted = copy_program(self.d)
+        code, report, err = run_json(self.d, "--fail-on", "warning", "--write-baseline", "baseline.json")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(sync_at(report, planted)), 1)
+        # A line added above the planted one: the baseline still holds the finding.
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write("# edited\n" + text)
+        code, report, err = run_json(self.d, "--fail-on", "warning", "--baseline", "baseline.json")
+        self.assertEqual(sync_at(report, planted + 1), [], err)
+        self.assertGreaterEqual(report["summary"]["baselined"], 1)
+
+    def test_a_bad_baseline_is_refused_before_the_program_runs(self):
+        copy_program(self.d)
+        code, out, err = npud(["run", "-q", "--baseline", "missing.json", "--", PYTHON, "sync_item.py"], self.d.path)
+        self.assertEqual(code, 2)
+        self.assertIn("missing.json", err)
+        self.assertNotIn("step 0", out)   # sync_item.py prints each step: it never started
+
+    def test_amp_check_keeps_its_amp_rules_under_a_config_select(self):
+        config = self.d.write("npu-doctor.toml", 'select = ["SYNC"]\n')
+        report = os.path.join(self.d.path, "report.json")
+        code, out, err = npud(["amp-check", "-q", "--steps", "1:2", "--capture-dir", os.path.join(self.d.path, "out"),
+                               "--format", "json", "-o", report, "--fail-on", "never", "--",
+                               PYTHON, os.path.join(HERE, "amp_programs", "overflow.py")], self.d.path)
+        with open(report) as f:
+            report = json.load(f)
+        self.assertEqual(report["summary"]["config"], config)
+        rules_run = report["summary"].get("rules_run") or report.get("rules_run") or []
+        self.assertTrue(any(r.startswith("AMP") for r in rules_run), rules_run)
+        self.assertFalse(any(r.startswith("SYNC") for r in rules_run), rules_run)
+
+
+if __name__ == "__main__":
+    unittest.main()
