@@ -179,7 +179,7 @@ class TomlReader {
         skip_blank();
         expect('=');
         skip_blank();
-        items.emplace_back(std::move(k), value(false));
+        items.push_back(TomlKeyValue{std::move(k), value(false)});
         skip_space_and_lines();
         if (peek() == ',') advance();
         else if (peek() != '}') fail(here(), "expected ',' or '}'");

@@ -27,13 +27,20 @@ struct TomlPos {
   int line = 0, column = 0;
 };
 
-struct TomlValue;
+struct TomlKeyValue;
 using TomlStrings = std::vector<std::string>;
-using TomlInlineTable = std::vector<std::pair<std::string, TomlValue>>;   // in file order
+// In file order. A vector of a struct still incomplete here, not of std::pair: a pair needs
+// both types complete, which clang with libstdc++ checks (gcc let it pass).
+using TomlInlineTable = std::vector<TomlKeyValue>;
 
 struct TomlValue {
   std::variant<std::string, TomlStrings, TomlInlineTable> v;
   TomlPos pos;   // where the value starts
+};
+
+struct TomlKeyValue {
+  std::string first;   // (pair-like names: read with structured bindings)
+  TomlValue second;
 };
 
 struct TomlEntry {
