@@ -52,7 +52,7 @@ for step in range(5):
 
 # A backend written in Python runs Python code on autograd's device thread, and at interpreter
 # exit such a C++ thread now and then aborts the process under load ("terminate called without
-# an active exception": pytorch/pytorch#38228; seen once in ~40 CI runs of this file). The
+# an active exception": pytorch/pytorch#38228; seen twice this round, both on a loaded machine). The
 # capture ended with its step range (1:3) before this line; leave without the teardown.
 sys.stdout.flush()
 sys.stderr.flush()
