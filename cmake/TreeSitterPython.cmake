@@ -15,7 +15,8 @@
 # When the runtime or the grammar cannot be had, the build goes on without `scan`
 # (NPUD_HAVE_TREE_SITTER undefined; the command says it was not built).
 #
-# Included from the top CMakeLists.txt after npud_core is defined.
+# Included from the top CMakeLists.txt after npud_core is defined; the archives come through
+# npud_fetch_pinned (cmake/FetchPinned.cmake).
 
 option(NPUD_SCAN "Build the static Python scan (needs libtree-sitter-dev and the grammar from PyPI)" ON)
 
@@ -27,51 +28,12 @@ set(NPUD_TS_FILE tree-sitter-0.23.2.tar.gz)
 set(NPUD_TS_URL "https://files.pythonhosted.org/packages/0f/50/fd5fafa42b884f741b28d9e6fd366c3f34e15d2ed3aa9633b34e388379e2/${NPUD_TS_FILE}")
 set(NPUD_TS_SHA256 66bae8dd47f1fed7bdef816115146d3a41c39b5c482d7bad36d9ba1def088450)
 
-if(DEFINED ENV{XDG_CACHE_HOME})
-  set(npud_default_cache "$ENV{XDG_CACHE_HOME}/npu-doctor")
-elseif(DEFINED ENV{HOME})
-  set(npud_default_cache "$ENV{HOME}/.cache/npu-doctor")
-else()
-  set(npud_default_cache "${CMAKE_BINARY_DIR}/_deps/cache")
-endif()
-set(NPUD_DEPS_CACHE "${npud_default_cache}" CACHE PATH
-    "Folder holding (or receiving) the pinned PyPI archives of the Python grammar")
-
 # The API -> aten op table the scan's API rules read; embedded whatever NPUD_SCAN says.
 set(NPUD_API_MAP_CPP ${CMAKE_BINARY_DIR}/generated/api_aten_map.cpp)
 npud_embed_files(${NPUD_API_MAP_CPP} embedded_api_aten_map ${CMAKE_SOURCE_DIR}/data/api-aten-map.tsv)
 target_sources(npud_core PRIVATE ${NPUD_API_MAP_CPP})
 set_source_files_properties(${NPUD_API_MAP_CPP} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
 
-# Sets <result_var> to the path of <file> in the cache, fetched from <url> when absent, or to ""
-# (with a warning) when it cannot be had with the expected sha256.
-function(npud_fetch_pinned file url sha256 result_var)
-  set(${result_var} "" PARENT_SCOPE)
-  set(path ${NPUD_DEPS_CACHE}/${file})
-  if(EXISTS ${path})
-    file(SHA256 ${path} sha)
-    if(sha STREQUAL sha256)
-      set(${result_var} ${path} PARENT_SCOPE)
-      return()
-    endif()
-    message(WARNING "npu-doctor: ${path} has sha256 ${sha}, expected ${sha256}; fetching it again")
-  endif()
-  file(MAKE_DIRECTORY ${NPUD_DEPS_CACHE})
-  message(STATUS "npu-doctor: fetching ${file} from PyPI")
-  # A unique temporary name: two builds filling the same cache at once never see half a file.
-  string(RANDOM LENGTH 12 tag)
-  set(tmp ${path}.${tag}.part)
-  file(DOWNLOAD ${url} ${tmp} EXPECTED_HASH SHA256=${sha256} TIMEOUT 300 STATUS status TLS_VERIFY ON)
-  list(GET status 0 rc)
-  if(NOT rc EQUAL 0)
-    list(GET status 1 why)
-    file(REMOVE ${tmp})
-    message(WARNING "npu-doctor: could not fetch ${url}: ${why}")
-    return()
-  endif()
-  file(RENAME ${tmp} ${path})
-  set(${result_var} ${path} PARENT_SCOPE)
-endfunction()
 
 # Sets <result_var> to a folder holding parser.c, scanner.c and tree_sitter/*.h, or to "".
 function(npud_prepare_tree_sitter_python result_var)

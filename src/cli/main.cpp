@@ -5,8 +5,11 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
 #include "cli/launch.hpp"
+#include "ingest/isal_loader.hpp"
 
 namespace {
 
@@ -49,7 +52,16 @@ int main(int argc, char** argv) {
   CLI::App app{
       "npu-doctor: finds what slows or breaks PyTorch programs on Ascend NPUs (torch_npu), "
       "in profiles you have and in programs you run."};
-  app.set_version_flag("-V,--version", std::string("npu-doctor ") + NPUD_VERSION);
+  // The build's optional parts too: a bug report then says what the binary can do.
+  app.set_version_flag("-V,--version", [] {
+    return fmt::format("npu-doctor {} (gzip: {}; scan: {})", NPUD_VERSION, npud::gzip_inflater_name(),
+#ifdef NPUD_HAVE_TREE_SITTER
+                       "built"
+#else
+                       "not built"
+#endif
+    );
+  });
   app.require_subcommand(1);
   app.footer("Run `npu-doctor COMMAND --help` (or `npu-doctor help COMMAND`) for a command's options. Exit codes: 0 clean, "
              "1 findings at or above --fail-on, 2 bad input or usage.");

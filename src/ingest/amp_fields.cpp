@@ -1,4 +1,5 @@
 #include "ingest/amp_fields.hpp"
+#include "ingest/json_key.hpp"
 
 #include <fmt/format.h>
 
@@ -84,7 +85,7 @@ void AmpFieldReader::metrics(od::value v, std::string_view what, TensorMetrics& 
   for (auto f_res : obj) {
     od::field f;
     std::string_view key;
-    if (std::move(f_res).get(f) || f.unescaped_key().get(key)) fail(token, fmt::format("invalid JSON in \"{}\"", what));
+    if (std::move(f_res).get(f) || unescaped_key(f).get(key)) fail(token, fmt::format("invalid JSON in \"{}\"", what));
     od::value x = f.value();
     std::string_view raw = x.raw_json_token();
     std::string name = fmt::format("{}.{}", what, key);
@@ -127,7 +128,7 @@ void AmpFieldReader::numeric(std::string_view raw, Trace& t, OpNumeric& out) {
   for (auto f_res : obj) {
     od::field f;
     std::string_view key;
-    if (std::move(f_res).get(f) || f.unescaped_key().get(key)) fail(raw, "invalid JSON in \"numeric\"");
+    if (std::move(f_res).get(f) || unescaped_key(f).get(key)) fail(raw, "invalid JSON in \"numeric\"");
     od::value v = f.value();
     std::string_view token = v.raw_json_token();
     if (key == "lowp") out.lowp = boolean(token, "numeric.lowp");
@@ -218,7 +219,7 @@ void AmpFieldReader::header(const EventFields& ev, Trace& t) {
   for (auto f_res : obj) {
     od::field f;
     std::string_view key;
-    if (std::move(f_res).get(f) || f.unescaped_key().get(key)) fail(raw, "invalid JSON in the header's \"amp\"");
+    if (std::move(f_res).get(f) || unescaped_key(f).get(key)) fail(raw, "invalid JSON in the header's \"amp\"");
     od::value v = f.value();
     std::string_view token = v.raw_json_token();
     if (key == "emulated") {

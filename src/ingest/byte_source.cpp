@@ -6,9 +6,6 @@
 #include "util/regular_file.hpp"
 #include <unistd.h>
 #include <zlib.h>
-#ifdef NPUD_HAVE_ISAL
-#include <isa-l/igzip_lib.h>
-#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +14,7 @@
 #include <vector>
 
 #include "ingest/input_error.hpp"
+#include "ingest/isal_loader.hpp"
 
 namespace npud {
 
@@ -109,12 +107,14 @@ class ZlibInflater {
 #ifdef NPUD_HAVE_ISAL
 class IsalInflater {
  public:
-  explicit IsalInflater(const std::string&) : s_(std::make_unique<inflate_state>()) { next_member(); }
+  IsalInflater(const std::string&, const IsalApi& api) : api_(api), s_(std::make_unique<inflate_state>()) {
+    next_member();
+  }
   // A fresh state for the next member; the buffers stay where they are.
   void next_member() {
     uint8_t *in = s_->next_in, *out = s_->next_out;
     uint32_t avail_in = s_->avail_in, avail_out = s_->avail_out;
-    isal_inflate_init(s_.get());
+    api_.inflate_init(s_.get());
     s_->crc_flag = ISAL_GZIP;   // parse the header, check the trailer's CRC-32 and size
     s_->next_in = in;
     s_->avail_in = avail_in;
@@ -139,7 +139,7 @@ class IsalInflater {
   size_t avail_out() const { return s_->avail_out; }
   Inflated inflate_some(std::string& why) {
     uint32_t in_before = s_->avail_in, out_before = s_->avail_out;
-    int rc = isal_inflate(s_.get());
+    int rc = api_.inflate(s_.get());
     if (rc < 0) {
       why = reason(rc);
       return Inflated::Corrupt;
@@ -164,6 +164,7 @@ class IsalInflater {
       default: return "isa-l error";
     }
   }
+  const IsalApi& api_;
   std::unique_ptr<inflate_state> s_;   // ~40 KB of tables: on the heap
 };
 #endif
@@ -173,8 +174,10 @@ class IsalInflater {
 template <typename Inflater>
 class GzipSource final : public ByteSource {
  public:
-  GzipSource(std::unique_ptr<ByteSource> inner, std::string name)
-      : inner_(std::move(inner)), name_(std::move(name)), in_(1 << 20), z_(name_) {}
+  // `extra` goes to the inflater after the name (isa-l's entry points).
+  template <typename... Extra>
+  GzipSource(std::unique_ptr<ByteSource> inner, std::string name, Extra&&... extra)
+      : inner_(std::move(inner)), name_(std::move(name)), in_(1 << 20), z_(name_, std::forward<Extra>(extra)...) {}
 
   size_t read(char* dst, size_t n) override {
     if (done_ || n == 0) return 0;
@@ -298,10 +301,8 @@ std::unique_ptr<ByteSource> maybe_gunzip(std::unique_ptr<ByteSource> src, const 
   auto peeked = std::make_unique<PeekedSource>(std::move(src), h);
   if (has_gzip_magic(h)) {
 #ifdef NPUD_HAVE_ISAL
-    // NPUD_GZIP=zlib: zlib even so (the benchmark's baseline, and a way around an isa-l bug)
-    const char* force = std::getenv("NPUD_GZIP");
-    if (!force || std::string_view(force) != "zlib")
-      return std::make_unique<GzipSource<IsalInflater>>(std::move(peeked), name);
+    if (const IsalApi* isal = isal_api())
+      return std::make_unique<GzipSource<IsalInflater>>(std::move(peeked), name, *isal);
 #endif
     return std::make_unique<GzipSource<ZlibInflater>>(std::move(peeked), name);
   }

@@ -1,4 +1,5 @@
 #include "ingest/chrome_fields.hpp"
+#include "ingest/json_key.hpp"
 #include "util/text.hpp"
 
 #include <fmt/format.h>
@@ -251,7 +252,7 @@ void read_capture_tensors(const Ctx& c, od::value v, EventFields& ev, std::vecto
       od::field f;
       c.get(std::move(f_res), f);
       std::string_view key;
-      c.get(f.unescaped_key(), key);
+      c.get(unescaped_key(f), key);
       od::value fv = f.value();
       if (key == "id") lenient_int(fv, t.id);
       else if (key == "storage") lenient_int(fv, t.storage);
@@ -288,7 +289,7 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
     od::field f;
     c.get(std::move(f_res), f);
     std::string_view key;
-    c.get(f.unescaped_key(), key);
+    c.get(unescaped_key(f), key);
     od::value a = f.value();
     switch (key.size()) {
       case 2:
@@ -475,7 +476,7 @@ void parse_event(od::parser& parser, const char* data, size_t len, uint64_t offs
     od::field f;
     c.get(std::move(f_res), f);
     std::string_view key;
-    c.get(f.unescaped_key(), key);
+    c.get(unescaped_key(f), key);
     od::value v = f.value();
     switch (key.size()) {
       case 2:

@@ -2,6 +2,7 @@
 // at a time; parse_event (chrome_fields) decodes it with simdjson On-Demand; this file maps
 // the decoded fields onto the event model.
 #include "ingest/chrome_json.hpp"
+#include "ingest/json_key.hpp"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -431,7 +432,7 @@ void ChromeBuilder::read_packages(std::string_view raw) {
   for (auto f_res : obj) {
     od::field f;
     std::string_view key, value;
-    if (std::move(f_res).get(f) || f.unescaped_key().get(key) || f.value().get_string().get(value)) continue;
+    if (std::move(f_res).get(f) || unescaped_key(f).get(key) || f.value().get_string().get(value)) continue;
     if (++n > 4096) break;   // a program imports hundreds of packages at most
     t_.set_env(fmt::format("package:{}", key), value);
   }
@@ -896,7 +897,7 @@ void ChromeBuilder::on_top_value(const JsonEventStream::Item& it) {
       od::field f;
       if (auto e = std::move(f_res).get(f)) fail(e);
       std::string_view k;
-      if (auto e = f.unescaped_key().get(k)) fail(e);
+      if (auto e = unescaped_key(f).get(k)) fail(e);
       if (k != "rank" && k != "world_size" && k != "backend") continue;
       std::string key(k);
       od::value v = f.value();

@@ -3,11 +3,15 @@
 venv's PATH, `import npu_doctor`, and `npu-doctor run` on the bundled example finding its
 planted problems with the shim installed beside the binary. The venv is made from Debian's
 Python with its system packages, so the example runs with Debian's torch 1.13.
+The wheel is the portable one (#30): manylinux-tagged, its binary needs only glibc (no
+simdjson, fmt, tree-sitter, isa-l, zlib or libstdc++ from the machine), and it reads .gz
+traces the same whether isa-l is loaded at run time or zlib inflates them.
 Needs the wheel tools/test.sh builds (NPUD_WHEEL_DIR); runs in the torch1 pass only."""
 
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -16,6 +20,11 @@ import unittest
 WHEELS = sorted(glob.glob(os.path.join(os.environ.get("NPUD_WHEEL_DIR", "/nonexistent"), "npu_doctor-*.whl")))
 SOURCE = os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEBIAN_PYTHON = "/usr/bin/python3"
+SHARED = os.environ.get("NPUD_SHARED_DIR") or os.path.join(os.path.dirname(SOURCE), "shared")
+# What glibc is made of, and libgcc_s (the unwinder): the only shared libraries a portable
+# binary may need (every manylinux policy has them).
+SYSTEM_LIBRARIES = {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2", "libpthread.so.0", "libdl.so.2", "librt.so.1",
+                    "libgcc_s.so.1"}
 
 
 @unittest.skipUnless(WHEELS, "no wheel in NPUD_WHEEL_DIR (tools/test.sh builds it into build/dist)")
@@ -43,6 +52,46 @@ class FreshVenv(unittest.TestCase):
                             "print(npu_doctor.__file__)"], capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(r.stdout.strip().startswith(self.venv), r.stdout)
+
+    def test_the_wheel_is_manylinux_and_its_binary_needs_only_glibc_and_libgcc(self):
+        # glibc 2.34 at most (src/cli/glibc_compat.cpp): Ubuntu 22.04 and openEuler 22.03 take it.
+        tag = re.search(r"-py3-none-manylinux_2_(\d+)_x86_64\.whl$", os.path.basename(WHEELS[-1]))
+        self.assertTrue(tag, WHEELS[-1])
+        self.assertLessEqual(int(tag.group(1)), 34, WHEELS[-1])
+        dynamic = subprocess.run(["readelf", "-d", self.binary], capture_output=True, text=True, timeout=60).stdout
+        needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
+        self.assertTrue(needed, dynamic)
+        self.assertLessEqual(needed, SYSTEM_LIBRARIES, dynamic)
+        # ldd resolves the whole tree (a needed library's own needs included), with no library
+        # path of the machine's to help it.
+        ldd = subprocess.run(["ldd", self.binary], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, LD_LIBRARY_PATH=""))
+        names = {os.path.basename(line.split()[0]) for line in ldd.stdout.splitlines() if line.strip()}
+        self.assertLessEqual(names - {"linux-vdso.so.1"}, SYSTEM_LIBRARIES, ldd.stdout)
+        self.assertNotIn("not found", ldd.stdout)
+
+    def test_gz_traces_read_the_same_with_isal_loaded_or_zlib(self):
+        trace = os.path.join(SHARED, "fixtures", "kineto", "cpu-only", "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")
+        if not os.path.exists(trace):
+            self.skipTest(f"../shared is absent (NPUD_SHARED_DIR={SHARED}): no real .gz trace to read")
+        reports = {}
+        for gzip in ("default", "zlib"):
+            env = dict(os.environ, LD_LIBRARY_PATH="")
+            if gzip == "zlib":
+                env["NPUD_GZIP"] = "zlib"
+            r = subprocess.run([self.binary, "analyze", "-q", "--fail-on", "never", "--format", "json", trace],
+                               capture_output=True, text=True, timeout=300, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            reports[gzip] = [(f["id"], f["message"]) for f in json.loads(r.stdout)["findings"]]
+        self.assertTrue(reports["zlib"])
+        self.assertEqual(reports["default"], reports["zlib"])
+        # --version says which inflater this machine gave the binary.
+        version = subprocess.run([self.binary, "--version"], capture_output=True, text=True, timeout=60).stdout
+        isal_here = os.path.exists("/usr/lib/x86_64-linux-gnu/libisal.so.2")
+        self.assertIn("gzip: isa-l (libisal.so.2, loaded at run time)" if isal_here else "gzip: zlib", version)
+        version = subprocess.run([self.binary, "--version"], capture_output=True, text=True, timeout=60,
+                                 env=dict(os.environ, NPUD_GZIP="zlib")).stdout
+        self.assertIn("gzip: zlib", version)
 
     def test_rule_docs_are_installed_for_sarif_help_uris(self):
         docs = os.path.join(self.venv, "share", "npu-doctor", "rules")
