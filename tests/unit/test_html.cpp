@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/trace_index.hpp"
 #include "report/html_report.hpp"
 
 namespace npud {
@@ -52,7 +53,7 @@ TEST(Html, ReportIsSelfContainedAndEscaped) {
   f.fix = "use </pre><script>x</script>";
   r.findings.push_back(f);
   std::ostringstream os;
-  render_html(os, r, t);
+  render_html(os, r, TraceIndex(t));
   std::string html = os.str();
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);
@@ -82,7 +83,7 @@ TEST(Html, TimelineIsDownsampled) {
   r.summary = summarize(t);
   std::ostringstream os;
   HtmlOptions o;
-  render_html(os, r, t, o);
+  render_html(os, r, TraceIndex(t), o);
   std::string html = os.str();
   size_t rects = 0;
   for (size_t p = html.find("<rect"); p != std::string::npos; p = html.find("<rect", p + 1)) ++rects;
