@@ -105,8 +105,10 @@ void bar_chart(std::ostream& os, string_view id, const std::vector<Bar>& bars) {
 
 string host_ranking_gist(size_t findings, bool capture) {
   return fmt::format("{} {}; kept out of the top problems, as in the text report", findings,
-                     capture ? "host-op timings of this machine's CPU, not NPU costs (a capture)"
-                             : "op timings ranked by time: where the time went, not a problem");
+                     capture ? fmt::format("host-op timing{} of this machine's CPU, not NPU costs (a capture)",
+                                           findings == 1 ? "" : "s")
+                             : fmt::format("op timing{} ranked by time: where the time went, not a problem",
+                                           findings == 1 ? "" : "s"));
 }
 
 namespace {
