@@ -177,6 +177,16 @@ class HtmlInChromium(unittest.TestCase):
         self.assertTrue(p["rule_summaries"][-1].startswith("HOT001"), p["rule_summaries"])
         self.assertTrue(p["top_items"])
 
+    def test_amp_capture_fixture(self):
+        """An amp-check capture: the precision section is one more folded section with its charts."""
+        capture = os.path.join(SHARED, "fixtures", "gpu-h200", "nanogpt-amp-bf16.npud.json.gz")
+        if not os.path.exists(capture):
+            self.skipTest("fixture %s is absent" % capture)
+        out = os.path.join(self.dir, "amp.html")
+        self.npud("analyze", "-q", "--fail-on", "never", "--format", "html", "-o", out, capture)
+        dom, _ = self.check_page(out, "amp", ["amp-drift-chart", "timeline"], capture=True)
+        self.assertTrue('id="amp-section"' in dom)
+
     def test_ascend_ai_cpu_tasks_and_unknown_device(self):
         """torch_npu's trace_view: AI_CPU tasks in the legend's colour; its streams name no device: "device ?"."""
         trace = os.path.join(SHARED, "fixtures", "ascend", "pt-trace-view-1step", "trace_view.json")
