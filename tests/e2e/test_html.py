@@ -86,6 +86,15 @@ class HtmlInChromium(unittest.TestCase):
         r = subprocess.run([BINARY] + list(args), capture_output=True, text=True, timeout=timeout)
         self.assertEqual(r.returncode, 0, r.stderr)
 
+    def analyze_fixture(self, name, *parts):
+        """`analyze --format html` of the shared fixture at parts (skips when it is absent): the page's path."""
+        path = os.path.join(SHARED, "fixtures", *parts)
+        if not os.path.exists(path):
+            self.skipTest("fixture %s is absent" % path)
+        out = os.path.join(self.dir, name + ".html")
+        self.npud("analyze", "-q", "--fail-on", "never", "--format", "html", "-o", out, path)
+        return out
+
     def load(self, html, name, width, first_id):
         """Loads a probed copy of html in Chromium `width` px wide: returns (DOM, probe results, console errors)."""
         with open(html, encoding="utf-8") as f:
@@ -141,10 +150,7 @@ class HtmlInChromium(unittest.TestCase):
         return dom, p
 
     def test_analyze_fixture(self):
-        if not os.path.exists(FIXTURE):
-            self.skipTest("fixture %s is absent" % FIXTURE)
-        out = os.path.join(self.dir, "analyze.html")
-        self.npud("analyze", "-q", "--fail-on", "never", "--format", "html", "-o", out, FIXTURE)
+        out = self.analyze_fixture("analyze", "kineto", "diff-pair", "control", "control.json.gz")
         dom, p = self.check_page(out, "analyze", ["op-chart", "device-chart", "timeline"])
         self.assertTrue("SYNC001" in dom)
         self.assertEqual(len(p["top_items"]), 5)
@@ -168,32 +174,20 @@ class HtmlInChromium(unittest.TestCase):
 
     def test_capture_fixture(self):
         """A real `run` capture: HOT001 (this machine's CPU) is shown last, never a top problem or time lost."""
-        capture = os.path.join(SHARED, "fixtures", "gpu-h200", "nanogpt-run.npud.json.gz")
-        if not os.path.exists(capture):
-            self.skipTest("fixture %s is absent" % capture)
-        out = os.path.join(self.dir, "capture.html")
-        self.npud("analyze", "-q", "--fail-on", "never", "--format", "html", "-o", out, capture)
+        out = self.analyze_fixture("capture", "gpu-h200", "nanogpt-run.npud.json.gz")
         dom, p = self.check_page(out, "capture", ["op-chart", "timeline"], capture=True)
         self.assertTrue(p["rule_summaries"][-1].startswith("HOT001"), p["rule_summaries"])
         self.assertTrue(p["top_items"])
 
     def test_amp_capture_fixture(self):
         """An amp-check capture: the precision section is one more folded section with its charts."""
-        capture = os.path.join(SHARED, "fixtures", "gpu-h200", "nanogpt-amp-bf16.npud.json.gz")
-        if not os.path.exists(capture):
-            self.skipTest("fixture %s is absent" % capture)
-        out = os.path.join(self.dir, "amp.html")
-        self.npud("analyze", "-q", "--fail-on", "never", "--format", "html", "-o", out, capture)
+        out = self.analyze_fixture("amp", "gpu-h200", "nanogpt-amp-bf16.npud.json.gz")
         dom, _ = self.check_page(out, "amp", ["amp-drift-chart", "timeline"], capture=True)
         self.assertTrue('id="amp-section"' in dom)
 
     def test_ascend_ai_cpu_tasks_and_unknown_device(self):
         """torch_npu's trace_view: AI_CPU tasks in the legend's colour; its streams name no device: "device ?"."""
-        trace = os.path.join(SHARED, "fixtures", "ascend", "pt-trace-view-1step", "trace_view.json")
-        if not os.path.exists(trace):
-            self.skipTest("fixture %s is absent" % trace)
-        out = os.path.join(self.dir, "ascend.html")
-        self.npud("analyze", "-q", "--fail-on", "never", "--format", "html", "-o", out, trace)
+        out = self.analyze_fixture("ascend", "ascend", "pt-trace-view-1step", "trace_view.json")
         dom, p = self.check_page(out, "ascend", ["op-chart", "device-chart", "timeline"])
         self.assertIn("ai-cpu", p["drawn"])
         self.assertTrue("device ? stream" in dom)
@@ -232,11 +226,7 @@ class HtmlInChromium(unittest.TestCase):
         self.assertRegex(dom, r"\d+ HOT001 ranking changes not listed")
 
     def test_cluster(self):
-        cluster = os.path.join(SHARED, "fixtures", "kineto", "multirank-sampled")
-        if not os.path.isdir(cluster):
-            self.skipTest("multirank-sampled fixture is absent")
-        out = os.path.join(self.dir, "cluster.html")
-        self.npud("analyze", "-q", "--fail-on", "never", "--format", "html", "-o", out, cluster)
+        out = self.analyze_fixture("cluster", "kineto", "multirank-sampled")
         dom, p = self.check_page(out, "cluster", ["rank-chart"], first_id="slow-ranks")
         self.assertIn("rank 1 computes", dom)
         self.assertIn('id="rank-table"', dom)

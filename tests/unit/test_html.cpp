@@ -24,6 +24,18 @@ TEST(Html, NeutralisesControlsBidiAndBadUtf8) {
   EXPECT_EQ(html_escape("line\nnext"), "line\nnext");
 }
 
+void add_kernel(Trace& t, std::string_view name, int64_t start_ns, int64_t dur_ns, int32_t device, int32_t stream,
+                TaskKind kind = TaskKind::Kernel) {
+  Kernel k;
+  k.name = t.intern(name);
+  k.kind = kind;
+  k.start_ns = start_ns;
+  k.dur_ns = dur_ns;
+  k.device = device;
+  k.stream = stream;
+  t.kernels.push_back(k);
+}
+
 Trace hostile_trace() {
   Trace t;
   Op op;
@@ -31,13 +43,7 @@ Trace hostile_trace() {
   op.kind = OpKind::Aten;
   op.dur_ns = 1000;
   t.ops.push_back(op);
-  Kernel k;
-  k.name = t.intern("<img src=x onerror=alert(2)>");
-  k.start_ns = 100;
-  k.dur_ns = 500;
-  k.device = 0;
-  k.stream = 7;
-  t.kernels.push_back(k);
+  add_kernel(t, "<img src=x onerror=alert(2)>", 100, 500, 0, 7);
   t.finalize();
   return t;
 }
@@ -71,15 +77,7 @@ TEST(Html, ReportIsSelfContainedAndEscaped) {
 
 TEST(Html, TimelineIsDownsampled) {
   Trace t;
-  for (int i = 0; i < 200000; ++i) {
-    Kernel k;
-    k.name = t.intern("k");
-    k.start_ns = int64_t(i) * 100;
-    k.dur_ns = 60;
-    k.device = 0;
-    k.stream = 1;
-    t.kernels.push_back(k);
-  }
+  for (int i = 0; i < 200000; ++i) add_kernel(t, "k", int64_t(i) * 100, 60, 0, 1);
   t.finalize();
   Report r;
   r.summary = summarize(t);
@@ -168,15 +166,7 @@ TEST(Html, AFixSharedByFindingsOfARuleIsPrintedOnce) {
 Trace trace_with_gaps() {
   // Device 0: busy 0-100 us, 130-200 us (a 30 us gap), 300-400 us (a 100 us gap).
   Trace t;
-  for (auto [start, end] : {std::pair{0, 100}, {130, 200}, {300, 400}}) {
-    Kernel k;
-    k.name = t.intern("k");
-    k.start_ns = start * 1000;
-    k.dur_ns = (end - start) * 1000;
-    k.device = 0;
-    k.stream = 1;
-    t.kernels.push_back(k);
-  }
+  for (auto [start, end] : {std::pair{0, 100}, {130, 200}, {300, 400}}) add_kernel(t, "k", start * 1000, (end - start) * 1000, 0, 1);
   t.finalize();
   return t;
 }
@@ -199,15 +189,8 @@ TEST(Html, TimelineIdleGapsUseIdle001sThreshold) {
 
 TEST(Html, TaskColoursFollowTheLegendAndAnUnknownDeviceIsNamed) {
   Trace t;
-  for (auto [kind, start] : {std::pair{TaskKind::Kernel, 0}, {TaskKind::AiCpu, 100}}) {
-    Kernel k;
-    k.name = t.intern(kind == TaskKind::AiCpu ? "Cast_AiCpu" : "MatMul");
-    k.kind = kind;
-    k.start_ns = start * 1000;
-    k.dur_ns = 50'000;
-    k.stream = 3;   // no device recorded (-1)
-    t.kernels.push_back(k);
-  }
+  add_kernel(t, "MatMul", 0, 50'000, -1, 3);   // -1: the trace does not say which device
+  add_kernel(t, "Cast_AiCpu", 100'000, 50'000, -1, 3, TaskKind::AiCpu);
   t.finalize();
   Report r;
   r.summary = summarize(t);
