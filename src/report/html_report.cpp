@@ -115,13 +115,15 @@ void render_html(std::ostream& os, const Report& r, const TraceIndex& index, con
   const ReportSummary& s = r.summary;
   const bool capture = trace.format == InputFormat::Capture;
   page_begin(os, fmt::format("npu-doctor {} report", r.command), s.source);
-  // The text report's first screen: configuration, an incomplete capture, the run's notes,
+  // The text report's first screen: configuration, an incomplete capture (said first where
+  // amp-check's section or the run's notes would otherwise speak before it), the run's notes,
   // then the top problems.
   if (!r.config_file.empty()) os << "<p class=\"note\">config: " << html_escape(r.config_file) << "</p>\n";
-  for (const Finding& f : r.findings)
-    if (f.first)
-      os << "<p class=\"sev-" << to_string(f.severity) << "\">capture incomplete (" << html_escape(f.rule)
-         << "): " << html_escape(f.message) << "</p>\n";
+  if (r.amp || !r.notes.empty())
+    for (const Finding& f : r.findings)
+      if (f.first)
+        os << "<p class=\"sev-" << to_string(f.severity) << "\">capture incomplete (" << html_escape(f.rule)
+           << "): " << html_escape(f.message) << "</p>\n";
   for (const std::string& note : r.notes) os << "<p class=\"note\">note: " << html_escape(note) << "</p>\n";
   os << "<p class=\"summary-line\">" << html_escape(summary_line(r)) << "</p>\n";
   top_problems_list(os, r.findings);

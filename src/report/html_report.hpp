@@ -1,6 +1,8 @@
 // One self-contained HTML report (no network: inline CSS, charts as inline SVG built here),
-// for analyze / run (findings + the trace's op breakdown and one step's timeline) and for
-// diff. Every string from the inputs is HTML-escaped. See docs/html-report.md.
+// for analyze / run (findings + the trace's op breakdown and one step's timeline), diff and
+// the cluster view. Each page opens with what the text report's first screen says (the top
+// problems); the rest follows in folded sections. Every string from the inputs is
+// HTML-escaped. See docs/html-report.md.
 #pragma once
 
 #include <ostream>
