@@ -212,7 +212,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   }
   bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {
     if (o.format == "json") render_json(os, report);
-    else if (o.format == "html") render_html(os, report, trace);
+    else if (o.format == "html") render_html(os, report, ctx.index(), HtmlOptions{.min_gap_ns = ctx.options.min_gap_ns()});
     else if (o.format == "sarif") render_sarif(os, sarif_from_report(report));
     else if (o.format == "summary") write_rank_summary(os, summarize_rank(trace, report.findings, version->version));
     else render_text(os, report, TextOptions{color, o.verbose, rule_filter(o).selected("HOT001")});

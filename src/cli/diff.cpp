@@ -91,10 +91,12 @@ int diff_command(const DiffOptions& o) {
   ro.max_events = o.max_events;
   if (!read_trace_or_report(o.before, ro, o.quiet, before) || !read_trace_or_report(o.after, ro, o.quiet, after))
     return kExitBadInput;
-  TraceDiff d = diff_traces(before, after, *version, trace_rules());
+  const AnalysisContext before_ctx{before, *version, {}}, after_ctx{after, *version, {}};
+  TraceDiff d = diff_traces(before_ctx, after_ctx, trace_rules());
   bool written = emit_report(o.output, false, [&](std::ostream& os, bool color) {
     if (o.format == "json") render_diff_json(os, d);
-    else if (o.format == "html") render_diff_html(os, d, before, after);
+    else if (o.format == "html")
+      render_diff_html(os, d, after_ctx.index(), HtmlOptions{.min_gap_ns = after_ctx.options.min_gap_ns()});
     else render_diff_text(os, d, DiffTextOptions{o.top, color});
   });
   if (!written) return kExitBadInput;

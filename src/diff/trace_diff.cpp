@@ -201,10 +201,16 @@ void match_findings(const std::vector<Finding>& before, const std::vector<Findin
 
 TraceDiff diff_traces(const Trace& before, const Trace& after, const KnowledgeVersion& npu,
                       const std::vector<const Rule*>& rules, const RuleOptions& options) {
+  return diff_traces(AnalysisContext{before, npu, options}, AnalysisContext{after, npu, options}, rules);
+}
+
+TraceDiff diff_traces(const AnalysisContext& cb, const AnalysisContext& ca, const std::vector<const Rule*>& rules) {
+  const Trace& before = cb.trace;
+  const Trace& after = ca.trace;
   TraceDiff d;
   d.before = summarize(before);
   d.after = summarize(after);
-  d.torch_npu = npu.version;
+  d.torch_npu = ca.npu.version;
   bool steps = !before.steps.empty() && !after.steps.empty();
   d.step_basis = steps ? "step" : "span";
   d.before_step_ns = step_or_span(d.before, steps);
@@ -213,7 +219,6 @@ TraceDiff diff_traces(const Trace& before, const Trace& after, const KnowledgeVe
   d.device = device_op_table(before, after);
   d.before_device = device_of(before);
   d.after_device = device_of(after);
-  AnalysisContext cb{before, npu, options}, ca{after, npu, options};
   auto fb = run_rules(cb, rules);
   auto fa = run_rules(ca, rules);
   d.device_by_op = device_by_op_table(cb.index(), ca.index(), fa);   // the indexes the rules built

@@ -69,6 +69,9 @@ void match_findings(const std::vector<Finding>& before, const std::vector<Findin
 
 TraceDiff diff_traces(const Trace& before, const Trace& after, const KnowledgeVersion& npu,
                       const std::vector<const Rule*>& rules, const RuleOptions& options = {});
+// The same with the caller's analysis contexts: their indexes, built once by the rules, stay
+// there for the HTML page's timeline (render_diff_html).
+TraceDiff diff_traces(const AnalysisContext& before, const AnalysisContext& after, const std::vector<const Rule*>& rules);
 
 struct DiffTextOptions {
   size_t top = 15;               // rows per op table

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "report/html_report.hpp"
+#include "report/html_parts.hpp"
 
 namespace npud {
 namespace {
@@ -23,8 +23,7 @@ std::string cell(double c) { return c == c ? fmt::format("{:.4f}", c) : "null"; 
 void drift_chart(std::ostream& os, std::string_view id, const std::vector<DriftRow>& rows) {
   constexpr int kLabelW = 300, kBarW = 420, kTextW = 380, kRowH = 20;
   int h = int(rows.size()) * kRowH + 24;
-  os << fmt::format("<svg id=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">\n", id,
-                    kLabelW + kBarW + kTextW, h);
+  os << html::svg_open(id, kLabelW + kBarW + kTextW, h);
   for (size_t i = 0; i < rows.size(); ++i) {
     const DriftRow& r = rows[i];
     double y = 5 + double(i) * kRowH;
@@ -59,7 +58,13 @@ void drift_chart(std::ostream& os, std::string_view id, const std::vector<DriftR
 
 void render_amp_html(std::ostream& os, const AmpSummary& a) {
   const AmpHeader& h = a.header;
-  os << "<h2>Precision drift (amp-check)</h2>\n<div class=\"panel\" id=\"amp-section\">\n";
+  // Folded like every section below the top problems; its summary line says where drift starts.
+  std::string gist = a.start.op != kNone ? fmt::format("{} at {}", a.start.gradual ? "drift first crosses the thresholds"
+                                                                                   : "drift starts", a.start_place.op)
+                     : a.measured > 0    ? std::string("no op crosses the thresholds")
+                                         : std::string("nothing measured");
+  html::section_begin(os, "amp", "Precision drift (amp-check)", gist);
+  os << "<div class=\"panel\" id=\"amp-section\">\n";
   os << "<p>" << html_escape(fmt::format("{} {}{}: {} ops measured, {} in low precision.", h.dtype, h.level,
                                          h.emulated == 1 ? ", emulated on CPU" : h.emulated == 0 ? ", on the device" : "",
                                          a.measured, a.lowp))
@@ -100,6 +105,7 @@ void render_amp_html(std::ostream& os, const AmpSummary& a) {
                                            std::ldexp(1.0, g.suggested_log2)))
        << "</p>\n";
   os << "</div>\n";
+  html::section_end(os);
 }
 
 }  // namespace npud

@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/amp.hpp"
@@ -43,6 +44,9 @@ struct Report {
 };
 
 ReportSummary summarize(const Trace& trace);
+// The mean device time per step (or over the trace without steps): computing, communication,
+// free. The text report's last lines and the HTML summary say it in these words.
+std::string device_time_line(const StepBreakdown& b, size_t steps);
 
 struct TextOptions {
   bool color = false;
@@ -65,5 +69,13 @@ void write_metrics_json(JsonWriter& w, const TensorMetrics& m, bool compare_fiel
 
 // "N findings (E errors, W warnings, I info) in <source>"
 std::string summary_line(const Report& report);
+
+// HOT001 ranks where this machine's CPU (or the traced device) spent its time: a ranking, not
+// time lost, and on a capture not an NPU cost. Reports show it apart, never as a top problem.
+inline constexpr std::string_view kHostRankingRule = "HOT001";
+// The findings a report's first screen lists, in ranking order: the first kTopProblems
+// findings that are not HOT001 (text and HTML reports alike; src/report/top_problems.cpp).
+inline constexpr size_t kTopProblems = 5;
+std::vector<const Finding*> top_problems(const std::vector<Finding>& findings);
 
 }  // namespace npud

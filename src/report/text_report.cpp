@@ -4,6 +4,7 @@
 // from the input goes through terminal_safe().
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -19,9 +20,8 @@ namespace {
 
 constexpr size_t kFindingsPerRule = 5;
 constexpr size_t kNotesPerFinding = 2;
-constexpr size_t kTopProblems = 5;
 constexpr size_t kTopLineWidth = 110;
-constexpr std::string_view kHostRanking = "HOT001";
+constexpr std::string_view kHostRanking = kHostRankingRule;
 
 using Style = TextStyle;
 
@@ -105,9 +105,7 @@ std::string summary_line(const Report& report) {
 // "top problems": the first findings in ranking order (severity, then estimated cost), one
 // line each, so the first screen says what to fix first. Only when there is more than one.
 static void render_top(std::ostream& os, const Report& report, const Style& st) {
-  std::vector<const Finding*> top;
-  for (const Finding& f : report.findings)
-    if (f.rule != kHostRanking && top.size() < kTopProblems) top.push_back(&f);
+  std::vector<const Finding*> top = top_problems(report.findings);
   if (top.size() < 2) return;
   os << st.bold("top problems") << st.dim(" (severity, then estimated time lost; docs/json-schema.md `cost_ns`)")
      << '\n';
@@ -176,16 +174,8 @@ void render_text(std::ostream& os, const Report& report, const TextOptions& opts
                              terminal_safe(note)))
        << '\n';
   }
-  if (const auto& b = report.summary.breakdown; b && b->step_ns > 0) {
-    auto part = [&](int64_t ns) { return fmt::format("{} ({})", format_duration(ns), format_share(double(ns) / double(b->step_ns))); };
-    std::string comm = b->communication_ns ? fmt::format(", communication {} (overlapped with computing {})",
-                                                         part(b->communication_ns), format_duration(b->overlapped_ns))
-                                           : "";
-    os << st.dim(fmt::format("device time per {}: computing {}{}, free {}",
-                             report.summary.steps ? "step of " + format_duration(b->step_ns) : "trace",
-                             part(b->computing_ns), comm, part(b->free_ns)))
-       << '\n';
-  }
+  if (const auto& b = report.summary.breakdown; b && b->step_ns > 0)
+    os << st.dim(device_time_line(*b, report.summary.steps)) << '\n';
   os << terminal_safe(summary_line(report)) << '\n';
 }
 

@@ -1,7 +1,6 @@
 // IDLE001 device-idle-gap: time the device sat idle between tasks while the program was
 // running, and what the host was doing meanwhile. See docs/rules/IDLE001.md.
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -72,7 +71,7 @@ class DeviceIdleGap final : public Rule {
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
     const TraceIndex& index = ctx.index();
-    const int64_t min_gap = std::max<int64_t>(1, int64_t(std::llround(ctx.options.min_gap_us * 1000.0)));
+    const int64_t min_gap = ctx.options.min_gap_ns();
 
     for (int32_t device : index.devices()) {
       const auto& busy = index.device_busy(device);

@@ -2,6 +2,9 @@
 // docs/rules/<ID>.md. It reads the shared Trace (never raw formats) and appends Findings.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -17,6 +20,8 @@ struct KnowledgeVersion;
 struct RuleOptions {
   size_t top_n = 10;              // how many hot ops to list
   double min_gap_us = 50;         // device idle gaps shorter than this are ignored
+  // min_gap_us in ns, at least 1: IDLE001's threshold, and the HTML timeline's idle gaps.
+  int64_t min_gap_ns() const { return std::max<int64_t>(1, int64_t(std::llround(min_gap_us * 1000.0))); }
 };
 
 class TraceIndex;

@@ -11,6 +11,7 @@
 #include "ingest/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "knowledge/knowledge.hpp"
+#include "analysis/trace_index.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
 #include "rules/amp_rules.hpp"
@@ -326,7 +327,7 @@ TEST(AmpReport, JsonHasTheAmpObject) {
 TEST(AmpReport, HtmlDrawsTheDriftCharts) {
   Trace t = read("overflow.npud.json");
   std::ostringstream os;
-  render_html(os, amp_report(t), t);
+  render_html(os, amp_report(t), TraceIndex(t));
   std::string html = os.str();
   EXPECT_NE(html.find("id=\"amp-drift-chart\""), std::string::npos);
   EXPECT_NE(html.find("id=\"amp-module-chart\""), std::string::npos);
@@ -335,7 +336,7 @@ TEST(AmpReport, HtmlDrawsTheDriftCharts) {
   Report plain = amp_report(t);
   plain.amp.reset();
   std::ostringstream os2;
-  render_html(os2, plain, t);
+  render_html(os2, plain, TraceIndex(t));
   EXPECT_EQ(os2.str().find("amp-drift-chart"), std::string::npos);
 }
 

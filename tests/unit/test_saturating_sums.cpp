@@ -11,6 +11,7 @@
 #include "diff/trace_diff.hpp"
 #include "ingest/chrome_json.hpp"
 #include "knowledge/knowledge.hpp"
+#include "analysis/trace_index.hpp"
 #include "report/html_report.hpp"
 #include "report/report.hpp"
 #include "rules/rule.hpp"
@@ -66,7 +67,7 @@ TEST(SaturatingSums, HugeDurationsNeitherOverflowNorVanish) {
   r.summary = s;
   r.findings = findings;
   std::ostringstream html;
-  render_html(html, r, t);
+  render_html(html, r, TraceIndex(t));
   EXPECT_EQ(html.str().find(">-"), std::string::npos);  // no negative label
   TraceDiff d = diff_traces(t, t, kv, trace_rules());
   EXPECT_EQ(d.host.before_ns, d.host.after_ns);

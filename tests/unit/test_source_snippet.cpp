@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/trace_index.hpp"
 #include "report/html_report.hpp"
 #include "report/source_snippet.hpp"
 
@@ -129,7 +130,7 @@ TEST_F(SourceSnippet, TheHtmlReportSaysWhyASnippetIsMissing) {
   f.location.line = 1;
   r.findings.push_back(f);
   std::ostringstream os;
-  render_html(os, r, t);
+  render_html(os, r, TraceIndex(t));
   const std::string html = os.str();
   EXPECT_EQ(html.find("class=\"snippet\""), std::string::npos);
   EXPECT_NE(html.find("source of /proc/self/environ not shown: a system file"), std::string::npos);
