@@ -189,12 +189,17 @@ void match_findings(const std::vector<Finding>& before, const std::vector<Findin
       used[it->second.back()] = true;
       it->second.pop_back();
       ++out.unchanged;
+    } else if (f.rule == kHostRankingRule) {
+      ++out.ranking_left;
     } else {
       out.fixed.push_back(f);
     }
   }
-  for (size_t i = 0; i < after.size(); ++i)
-    if (!used[i]) out.added.push_back(after[i]);
+  for (size_t i = 0; i < after.size(); ++i) {
+    if (used[i]) continue;
+    if (after[i].rule == kHostRankingRule) ++out.ranking_entered;
+    else out.added.push_back(after[i]);
+  }
   for (const Finding& f : before) ++out.findings_by_rule[f.rule].first;
   for (const Finding& f : after) ++out.findings_by_rule[f.rule].second;
 }
@@ -261,6 +266,9 @@ void render_diff_text(std::ostream& os, const TraceDiff& d, const DiffTextOption
         d.device);
   if (!across) table("Device time per step by launching op, slower first (counts: all steps)", d.device_by_op);
   os << fmt::format("\nFindings: {} fixed, {} new, {} unchanged\n", d.fixed.size(), d.added.size(), d.unchanged);
+  if (d.ranking_left + d.ranking_entered)
+    os << fmt::format("  ({} {} entries left and {} entered the op-time ranking: not listed, a ranking is no problem)\n",
+                      d.ranking_left, kHostRankingRule, d.ranking_entered);
   for (const auto& [rule, c] : d.findings_by_rule)
     os << fmt::format("  {:<12} {} -> {}\n", rule, c.first, c.second);
   auto list = [&](const char* title, const std::vector<Finding>& fs) {
@@ -340,6 +348,8 @@ void render_diff_json(std::ostream& os, const TraceDiff& d) {
   w.key("findings").begin_object();
   w.field("fixed_count", uint64_t(d.fixed.size())).field("new_count", uint64_t(d.added.size()));
   w.field("unchanged_count", uint64_t(d.unchanged));
+  w.key("ranking_changes").begin_object().field("rule", kHostRankingRule).field("left", uint64_t(d.ranking_left));
+  w.field("entered", uint64_t(d.ranking_entered)).end_object();
   w.key("by_rule").begin_object();
   for (const auto& [rule, c] : d.findings_by_rule) {
     w.key(rule).begin_object().field("before", uint64_t(c.first)).field("after", uint64_t(c.second)).end_object();

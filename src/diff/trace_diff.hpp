@@ -47,9 +47,13 @@ struct TraceDiff {
   // per step (each trace's own step count), counts over all steps.
   OpTable device_by_op;
   std::string before_device, after_device;   // "cuda", "npu", "cpu", ... as the traces say
-  std::vector<Finding> fixed;    // in BEFORE, not in AFTER
-  std::vector<Finding> added;    // in AFTER, not in BEFORE
+  std::vector<Finding> fixed;    // in BEFORE, not in AFTER (HOT001 apart)
+  std::vector<Finding> added;    // in AFTER, not in BEFORE (HOT001 apart)
   size_t unchanged = 0;          // findings in both
+  // HOT001 entries (kHostRankingRule) that left or entered the op-time ranking: a changed rank
+  // is no fixed or new problem, so they are counted here, never listed as fixed or new, and
+  // --fail-on-regression ignores them.
+  size_t ranking_left = 0, ranking_entered = 0;
   std::map<std::string, std::pair<size_t, size_t>> findings_by_rule;  // rule -> (before, after) counts
   std::string torch_npu;         // knowledge version the rules used
 };

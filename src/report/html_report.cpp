@@ -191,19 +191,9 @@ void delta_table(std::ostream& os, const OpTable& t, size_t n, bool with_why = f
                     with_why ? "<th></th>" : "");
 }
 
-// HOT001's entries of a findings list apart from the rest: its ranking changes between any two
-// runs, and a changed rank is no fixed or new problem.
-std::pair<std::vector<Finding>, size_t> without_ranking(const std::vector<Finding>& fs) {
-  std::pair<std::vector<Finding>, size_t> out;
-  for (const Finding& f : fs)
-    if (f.rule == kHostRankingRule) ++out.second;
-    else out.first.push_back(f);
-  return out;
-}
-
-void findings_section(std::ostream& os, string_view id, string_view title, const std::vector<Finding>& all,
-                      const HtmlOptions& o, bool capture, bool anchors) {
-  const auto [fs, ranking] = without_ranking(all);
+// `ranking`: the HOT001 entries of this side the diff counted apart (TraceDiff::ranking_*).
+void findings_section(std::ostream& os, string_view id, string_view title, const std::vector<Finding>& fs,
+                      size_t ranking, const HtmlOptions& o, bool capture, bool anchors) {
   string gist = fmt::format("{} {}", fs.size(), fs.size() == 1 ? "finding" : "findings");
   string ranking_text = ranking ? fmt::format("{} HOT001 entries of the op-time ranking changed rank: not listed, a "
                                               "ranking is no problem{}", ranking,
@@ -222,7 +212,7 @@ void render_diff_html(std::ostream& os, const TraceDiff& d, const TraceIndex& af
   page_begin(os, "npu-doctor diff", d.before.source + "  \xE2\x86\x92  " + d.after.source);
   const string capture_format(to_string(InputFormat::Capture));
   const bool capture = d.before.format == capture_format || d.after.format == capture_format;
-  const std::vector<Finding> added = without_ranking(d.added).first, fixed = without_ranking(d.fixed).first;
+  const std::vector<Finding>&added = d.added, &fixed = d.fixed;
   // The text diff's first lines: step time before and after, device busy; then what is new.
   int64_t delta = d.after_step_ns - d.before_step_ns;
   os << "<div class=\"cards\" id=\"summary-cards\">\n";
@@ -288,8 +278,8 @@ void render_diff_html(std::ostream& os, const TraceDiff& d, const TraceIndex& af
                       c.first, c.second);
   os << "</table></div>\n";
   section_end(os);
-  findings_section(os, "new-section", "New findings", d.added, o, capture, true);
-  findings_section(os, "fixed-section", "Fixed findings", d.fixed, o, capture, false);
+  findings_section(os, "new-section", "New findings", d.added, d.ranking_entered, o, capture, true);
+  findings_section(os, "fixed-section", "Fixed findings", d.fixed, d.ranking_left, o, capture, false);
 
   timeline(os, after, o);  // of the AFTER run: what the change left
   page_end(os);

@@ -62,6 +62,10 @@ class DiffPair(unittest.TestCase):
         f = d["findings"]
         self.assertEqual(len(f["fixed"]), f["fixed_count"])
         self.assertEqual(len(f["new"]), f["new_count"])
+        # HOT001's ranking churn is counted apart, never listed as fixed or new (#30).
+        self.assertNotIn("HOT001", {x["id"] for x in f["fixed"] + f["new"]})
+        self.assertEqual(f["ranking_changes"]["rule"], "HOT001")
+        self.assertGreater(f["ranking_changes"]["left"] + f["ranking_changes"]["entered"], 0)
 
     def test_swapped_order_negates(self):
         a = os.path.join(PAIR, "control", "control.json.gz")
