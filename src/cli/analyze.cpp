@@ -63,6 +63,7 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
   cmd.add_option("--write-baseline", o.write_baseline,
                  "write the findings to this baseline file (JSON) and exit 0; later runs take it with --baseline");
   cmd.add_flag("-q,--quiet", o.quiet, "no progress and no reader warnings on stderr");
+  add_config_options(cmd, o.config_choice);
   cmd.add_flag("-v,--verbose", o.verbose, "every finding and note (default: the worst 5 per rule)");
 }
 
