@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/completion.hpp"
+#include "cli/help_format.hpp"
 #include "cli/launch.hpp"
 
 namespace {
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "npu-doctor: finds what slows or breaks PyTorch programs on Ascend NPUs (torch_npu), "
       "in profiles you have and in programs you run."};
+  npud::wrap_help_to_terminal(app);   // first: the subcommands copy the app's formatter
   app.set_version_flag("-V,--version", std::string("npu-doctor ") + NPUD_VERSION);
   app.require_subcommand(1);
   app.footer("Run `npu-doctor COMMAND --help` (or `npu-doctor help COMMAND`) for a command's options. Exit codes: 0 clean, "
@@ -64,6 +67,8 @@ int main(int argc, char** argv) {
   npud::add_env_command(app, exit_code);
   npud::add_compare_command(app, exit_code);
   npud::add_rules_command(app, exit_code);
+  npud::add_docs_command(app, exit_code);
+  npud::add_completion_command(app, exit_code);
 
   // `npu-doctor help [COMMAND]` is `npu-doctor [COMMAND] --help`, as in git and cargo.
   std::vector<std::string> words(argv, argv + argc);

@@ -46,7 +46,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "capture.<pid>.npud.json beside it; the report is of the first and names the others. "
       "-o is checked, its directory included, before the program starts. "
       "Settings: [tool.npu-doctor] in pyproject.toml or npu-doctor.toml, the nearest above the working directory; "
-      "`# npu-doctor: ignore[ID]` or `# noqa: ID` on a finding's line silences it (docs/configuration.md). "
+      "`# npu-doctor: ignore[ID]` or `# noqa: ID` on a finding's line silences it (`npu-doctor docs configuration`). "
       "Exit codes: the program's own status when it failed (128+N when killed by signal N; the report is still "
       "printed), otherwise 0 no finding at or above --fail-on, 1 findings at or above --fail-on, 2 bad input, "
       "usage, or no capture.");

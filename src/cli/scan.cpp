@@ -519,7 +519,7 @@ void add_scan_command(CLI::App& app, int& exit_code) {
       "Silence one line with `# npu-doctor: ignore[CUDA002,SYNC101]` (or `# noqa: CUDA002`; a bare `# noqa` "
       "silences nothing here), a whole file with `# npu-doctor: ignore-file[CUDA002]`. Settings come from "
       "[tool.npu-doctor] in pyproject.toml or npu-doctor.toml, the nearest above the first path; options "
-      "override them (docs/configuration.md). "
+      "override them (`npu-doctor docs configuration`). "
       "Rule docs: `npu-doctor rules ID`. Exit codes: 0 no finding at or above --fail-on, 1 findings at or "
       "above --fail-on remain, 2 usage or I/O error.");
   cmd->callback([cmd, args, &exit_code] { exit_code = run_scan(*cmd, *args); });

@@ -255,7 +255,7 @@ struct MsprobeReader {
       check_relative_path(file, name, at == std::string::npos ? 0 : at);
       if (file.size() >= 3 && file.compare(file.size() - 3, 3, ".pt") == 0)
         fail(fmt::format("{}: tensor file {} is a torch.save pickle (.pt); npu-doctor never loads pickles, "
-                                     "because loading one can run arbitrary code (see docs/security.md). Dump with "
+                                     "because loading one can run arbitrary code (see `npu-doctor docs security`). Dump with "
                                      "numpy output (msprobe's MindSpore dumps are .npy) or npu-doctor run --dump",
                                      entry, file));
       e.file = "dump_tensor_data/" + file;
