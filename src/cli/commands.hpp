@@ -42,6 +42,9 @@ void add_amp_check_command(CLI::App& app, int& exit_code);
 void add_merge_command(CLI::App& app, int& exit_code);
 void add_docs_command(CLI::App& app, int& exit_code);
 
+// The doc of the rule `word` names (an id or a profile rule's name, any case), or "".
+std::string_view rule_doc(std::string_view word);
+
 // The embedded doc `npu-doctor docs TOPIC` prints ("configuration", "docs/formats/dump.md", a
 // rule id), or "" when there is none.
 std::string_view find_topic_doc(std::string_view topic);

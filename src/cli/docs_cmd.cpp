@@ -1,6 +1,9 @@
 // `npu-doctor docs [TOPIC]`: prints the user docs that reports and --help cite, compiled into
 // the binary (a wheel install has no docs/ folder): `npu-doctor docs configuration` is what
-// the source tree has as docs/configuration.md. Rule docs too (`docs SYNC001` = `rules SYNC001`).
+// the source tree has as docs/configuration.md. Rule docs too (`docs SYNC001` = `rules SYNC001`,
+// also by name: `docs host-device-sync`).
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -9,6 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "util/embedded.hpp"
+#include "util/terminal.hpp"
 #include "util/text.hpp"
 
 namespace npud {
@@ -34,26 +38,27 @@ std::string_view title_of(std::string_view doc) {
   return {};
 }
 
+// One line a topic, its title cut to the terminal's width.
 void list_topics(std::ostream& os) {
+  const size_t width = terminal_width(STDOUT_FILENO, 80);
   os << "Topics (`npu-doctor docs TOPIC`; the source tree's docs/TOPIC.md):\n";
   for (const EmbeddedFile& f : embedded_topic_docs()) {
-    std::string_view name = f.name.substr(0, f.name.size() - 3);
-    os << fmt::format("  {:<18} {}\n", name, title_of(f.bytes));
+    std::string name = fmt::format("  {:<18} ", f.name.substr(0, f.name.size() - 3));
+    os << name << cut_to_width(title_of(f.bytes), width > name.size() + 20 ? width - name.size() : 20) << '\n';
   }
-  os << "\nRule docs: `npu-doctor docs ID` (the same as `npu-doctor rules ID`; `npu-doctor rules` lists the ids).\n";
+  os << "\nRule docs: `npu-doctor rules ID` (or `npu-doctor docs ID`).\n";
 }
 
 }  // namespace
 
 std::string_view find_topic_doc(std::string_view topic) {
-  std::string file = topic_file(topic);
-  std::string_view doc = find_embedded(embedded_topic_docs(), file);
-  if (doc.empty() && file.starts_with("rules/")) file.erase(0, 6);
-  if (doc.empty()) {   // a rule id, any case
-    std::string id = file;
-    for (char& c : id)
-      if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
-    doc = find_embedded(embedded_rule_docs(), id.substr(0, id.size() - 3) + ".md");
+  std::string_view doc = find_embedded(embedded_topic_docs(), topic_file(topic));
+  if (doc.empty()) {   // a rule, as `rules` takes it (also as rules/ID, its path under docs/)
+    std::string_view word = trim(topic);
+    if (word.starts_with("docs/")) word.remove_prefix(5);
+    if (word.starts_with("rules/")) word.remove_prefix(6);
+    if (word.ends_with(".md")) word.remove_suffix(3);
+    doc = rule_doc(word);
   }
   return doc;
 }

@@ -262,6 +262,7 @@ class CommandLine(unittest.TestCase):
         listing = npud("docs")
         self.assertEqual(listing.returncode, 0, listing.stderr)
         topics = [l.split()[0] for l in listing.stdout.splitlines() if l.startswith("  ")]
+        self.assertEqual([l for l in listing.stdout.splitlines() if len(l) > 80], [])
         for expected in ("configuration", "capture", "formats/capture", "formats/dump", "json-schema", "cost-model"):
             self.assertIn(expected, topics)
         for topic in topics:
@@ -271,7 +272,8 @@ class CommandLine(unittest.TestCase):
                 with open(os.path.join(SOURCE_DIR, "docs", topic + ".md")) as f:
                     self.assertEqual(r.stdout, f.read())
         self.assertEqual(npud("docs", "docs/formats/dump.md").stdout, npud("docs", "formats/dump").stdout)
-        self.assertEqual(npud("docs", "sync001").stdout, npud("rules", "SYNC001").stdout)
+        for word in ("sync001", "host-device-sync", "docs/rules/SYNC001.md"):
+            self.assertEqual(npud("docs", word).stdout, npud("rules", "SYNC001").stdout, word)
         r = npud("docs", "nosuch")
         self.assertEqual(r.returncode, 2)
         self.assertIn("no doc 'nosuch'", r.stderr)
