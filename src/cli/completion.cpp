@@ -27,7 +27,7 @@ struct CommandSpec {
 };
 
 // The first sentence of a description, short enough for a completion menu.
-std::string short_description(std::string_view d) {
+std::string menu_text(std::string_view d) {
   size_t end = d.find_first_of(":;(\n");
   if (size_t dot = d.find(". "); dot < end) end = dot;
   std::string s(d.substr(0, end == std::string_view::npos ? d.size() : end));
@@ -36,7 +36,7 @@ std::string short_description(std::string_view d) {
   return s;
 }
 
-std::vector<std::string> rule_ids() {
+std::vector<std::string> every_rule_id() {
   std::vector<std::string> ids;
   for (const Rule* r : trace_rules()) ids.emplace_back(r->id());
   for (std::string_view id : source_rule_ids()) ids.emplace_back(id);
@@ -49,20 +49,20 @@ std::vector<CommandSpec> command_table(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     CommandSpec c;
     c.name = sub->get_name();
-    c.description = short_description(sub->get_description());
+    c.description = menu_text(sub->get_description());
     for (const CLI::Option* opt : sub->get_options([](const CLI::Option* o) { return !o->get_positional(); })) {
       if (opt->get_group().empty()) continue;   // hidden: the retired spellings
       OptionSpec o;
       for (const std::string& s : opt->get_snames()) o.names.push_back("-" + s);
       for (const std::string& l : opt->get_lnames()) o.names.push_back("--" + l);
-      o.description = short_description(opt->get_description());
+      o.description = menu_text(opt->get_description());
       o.takes_value = opt->get_type_size() != 0 && opt->get_expected_min() > 0;
       c.options.push_back(std::move(o));
     }
     if (c.name == "docs") {
       for (const EmbeddedFile& f : embedded_topic_docs()) c.words.emplace_back(f.name.substr(0, f.name.size() - 3));
     } else if (c.name == "rules") {
-      c.words = rule_ids();
+      c.words = every_rule_id();
     } else if (c.name == "completion") {
       c.words = {"bash", "zsh", "fish"};
     }
