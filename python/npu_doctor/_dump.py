@@ -112,9 +112,14 @@ class Dumper:
         if self.failed:
             return
         self.failed = True
+        reason = "%s: %s" % (type(exc).__name__, exc)
         try:
-            sys.stderr.write("npu-doctor: tensor dump stopped after an internal error: %s: %s\n"
-                             % (type(exc).__name__, exc))
+            sys.stderr.write("npu-doctor: tensor dump stopped after an internal error: %s\n" % reason)
+        except Exception:
+            pass
+        try:   # `npu-doctor compare` and run's report say that the dump is incomplete, and why
+            if self._fd >= 0:
+                self._write_line(json.dumps({"stopped": reason}, separators=(",", ":")))
         except Exception:
             pass
 
@@ -202,12 +207,29 @@ def _collect(value, tensor_type, out, depth):
                 _collect(v, tensor_type, out, depth + 1)
 
 
+def _write_not_started(directory, select, reason):
+    """An index whose header says why no tensor was dumped (numpy missing in the program's
+    Python, an unwritable folder), so that `npu-doctor compare` and run's report can say it
+    instead of finding no dump."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        header = {"format": "npu-doctor-dump", "version": FORMAT_VERSION, "argv": list(sys.argv),
+                  "select": Selection(select).text, "not_started": reason}
+        with open(os.path.join(directory, "index.jsonl"), "w") as f:
+            f.write(json.dumps(header, separators=(",", ":")) + "\n")
+    except Exception:
+        pass
+
+
 def start_dump(recorder, select, directory):
-    """Starts dumping beside a started recorder; returns the Dumper, or None (said on stderr)."""
+    """Starts dumping beside a started recorder; returns the Dumper, or None (said on stderr
+    and in the dump's index)."""
     try:
         d = Dumper(directory, select, recorder)
         d.start()
         return d
     except Exception as e:   # never raise into the program
-        sys.stderr.write("npu-doctor: tensor dump not started: %s: %s\n" % (type(e).__name__, e))
+        reason = "%s: %s" % (type(e).__name__, e)
+        sys.stderr.write("npu-doctor: tensor dump not started: %s\n" % reason)
+        _write_not_started(directory, select, reason)
         return None

@@ -26,6 +26,7 @@
 #include "report/sarif.hpp"
 #include "report/source_snippet.hpp"
 #include "rules/rule_filter.hpp"
+#include "util/terminal.hpp"
 
 namespace npud {
 
@@ -35,7 +36,7 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
                  "(default: the torch_npu the trace recorded, else the newest release for its torch; "
                  "see `npu-doctor versions`)");
   cmd.add_option("--format", o.format, "report format (sarif: findings with a source line, for code scanning; summary: the compact "
-                 "per-rank JSON that `npu-doctor merge` combines, docs/cluster.md)")
+                 "per-rank JSON that `npu-doctor merge` combines, `npu-doctor docs cluster`)")
       ->check(CLI::IsMember({"text", "json", "html", "sarif", "summary"}))
       ->capture_default_str();
   cmd.add_option("-o,--output", o.output, "write the report to FILE instead of stdout (atomically)");
@@ -59,9 +60,10 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
       ->capture_default_str();
   cmd.add_option("--baseline", o.baseline,
                  "leave out the findings this baseline file holds (written by --write-baseline): report and fail "
-                 "on new ones only (docs/configuration.md)");
+                 "on new ones only (`npu-doctor docs configuration`)");
   cmd.add_option("--write-baseline", o.write_baseline,
                  "write the findings to this baseline file (JSON) and exit 0; later runs take it with --baseline");
+  add_config_options(cmd, o.config_choice);
   cmd.add_flag("-q,--quiet", o.quiet, "no progress and no reader warnings on stderr");
   cmd.add_flag("-v,--verbose", o.verbose, "every finding and note (default: the worst 5 per rule)");
 }
@@ -87,7 +89,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   cmd->footer(
       "Settings: [tool.npu-doctor] in pyproject.toml or npu-doctor.toml, the nearest above PATH; options override "
       "them. `# npu-doctor: ignore[ID]` or `# noqa: ID` on a finding's source line silences it "
-      "(docs/configuration.md). "
+      "(`npu-doctor docs configuration`). "
       "Exit codes: 0 no finding at or above --fail-on, 1 findings at or above --fail-on, 2 bad input or usage.");
   cmd->callback([cmd, opts, path, &exit_code] {
     if (!apply_config_or_report(*cmd, *path, *opts)) {
@@ -110,6 +112,11 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
 }
 
 namespace {
+
+// The text report's width: the terminal's for a report on stdout, the fixed one in a file.
+size_t text_width(const std::string& output) {
+  return output.empty() ? terminal_width(STDOUT_FILENO, TextOptions::kDefaultTextWidth) : TextOptions::kDefaultTextWidth;
+}
 
 RuleFilter rule_filter(const AnalyzeOptions& o) {
   std::vector<std::string_view> known;
@@ -215,7 +222,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
     else if (o.format == "html") render_html(os, report, ctx.index(), HtmlOptions{.min_gap_ns = ctx.options.min_gap_ns()});
     else if (o.format == "sarif") render_sarif(os, sarif_from_report(report));
     else if (o.format == "summary") write_rank_summary(os, summarize_rank(trace, report.findings, version->version));
-    else render_text(os, report, TextOptions{color, o.verbose, rule_filter(o).selected("HOT001")});
+    else render_text(os, report, TextOptions{color, o.verbose, rule_filter(o).selected("HOT001"), text_width(o.output)});
   });
   if (!written) return kExitBadInput;
   // A capture that stopped early (shim error, exception, kill) already says so first (CAPTURE001),
@@ -228,7 +235,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
         "npu-doctor: error: no step was recorded (--steps {}): the program {}. A step ends at each "
         "optimizer.step() (torch.optim) or, in a program without an optimizer, at each backward(); a program "
         "that does neither (inference, a custom loop) marks the end of each iteration with npu_doctor.step() "
-        "(docs/capture.md)\n",
+        "(`npu-doctor docs capture`)\n",
         o.require_steps,
         o.require_steps == "all" || first.empty() ? "never ended a step"
                                                   : fmt::format("ended before step {} or never ended a step", first));

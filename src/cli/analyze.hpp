@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/config.hpp"
 #include "ingest/reader.hpp"
 #include "rules/finding.hpp"
 #include "rules/rule.hpp"
@@ -40,6 +41,7 @@ struct AnalyzeOptions {
   // From the configuration file (cli/config.hpp): its path ("" none), its per-file-ignores,
   // and whether select/ignore came from it (then not checked against this command's rules).
   std::string config_file;
+  ConfigChoice config_choice;       // --config / --no-config
   PathIgnores path_ignores;
   bool select_from_config = false, ignore_from_config = false;
   std::string baseline, write_baseline;

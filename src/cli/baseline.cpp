@@ -55,6 +55,17 @@ std::string SourceLineCache::line_text(const std::string& file, int line) {
   return std::string(trim(it->second[size_t(line) - 1]));
 }
 
+void SourceLineCache::use_text(const std::string& file, std::string_view text) {
+  std::vector<std::string>& lines = files_[file];
+  lines.clear();
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    lines.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
 BaselineEntry baseline_entry(std::string_view rule, const std::string& file, int line, const std::string& message,
                              std::string_view op, const std::string& baseline_path, SourceLineCache& lines) {
   BaselineEntry e;

@@ -32,6 +32,8 @@ class SourceLineCache {
   explicit SourceLineCache(const SnippetPolicy* policy) : policy_(policy) {}
   // The stripped text of file:line, "" when unreadable.
   std::string line_text(const std::string& file, int line);
+  // Takes `text` as the file's content from now on (scan --fix: the text a fix made, not yet written).
+  void use_text(const std::string& file, std::string_view text);
 
  private:
   const SnippetPolicy* policy_;

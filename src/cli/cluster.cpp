@@ -151,7 +151,7 @@ bool cluster_format_or_report(const std::string& format) {
   std::cerr << fmt::format(
       "npu-doctor: error: --format {} is not available for a cluster (text, json or html); for one rank, analyze its "
       "profile{}\n",
-      format, format == "summary" ? " (a summary is written per rank: docs/cluster.md)" : "");
+      format, format == "summary" ? " (a summary is written per rank: `npu-doctor docs cluster`)" : "");
   return false;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -39,5 +40,13 @@ void add_env_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 void add_amp_check_command(CLI::App& app, int& exit_code);
 void add_merge_command(CLI::App& app, int& exit_code);
+void add_docs_command(CLI::App& app, int& exit_code);
+
+// The doc of the rule `word` names (an id or a profile rule's name, any case), or "".
+std::string_view rule_doc(std::string_view word);
+
+// The embedded doc `npu-doctor docs TOPIC` prints ("configuration", "docs/formats/dump.md", a
+// rule id), or "" when there is none.
+std::string_view find_topic_doc(std::string_view topic);
 
 }  // namespace npud

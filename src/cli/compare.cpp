@@ -355,7 +355,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
                   "statistics-only dumps: a tensor diverges when Max, Min or Norm differ by more than this, relatively")
       ->check(finite_in(0, 1e300))
       ->capture_default_str();
-  cmd->footer("Metrics and thresholds: docs/metrics.md. Layouts and matching: docs/formats/dump.md. Exit codes: 0 no "
+  cmd->footer("Metrics and thresholds: `npu-doctor docs metrics`. Layouts and matching: `npu-doctor docs formats/dump`. Exit codes: 0 no "
               "divergence, 1 divergence found, 2 bad input (the message names the file and byte offset), nothing "
               "compared (no pair with tensor data or statistics on both sides), or usage.");
   cmd->callback([o, &exit_code] { exit_code = compare_command(*o); });

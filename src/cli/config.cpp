@@ -136,10 +136,25 @@ Config find_config(const std::string& start) {
   }
 }
 
+void add_config_options(CLI::App& cmd, ConfigChoice& choice) {
+  auto* file = cmd.add_option("--config", choice.file,
+                              "read the settings from this file (npu-doctor.toml, or a pyproject.toml with "
+                              "[tool.npu-doctor]) instead of the nearest one");
+  cmd.add_flag("--no-config", choice.none, "read no configuration file")->excludes(file);
+}
+
+Config load_config(const ConfigChoice& choice, const std::string& start) {
+  if (choice.none) return {};
+  if (choice.file.empty()) return find_config(start);
+  Config c = read_config_file(choice.file);
+  if (c.file.empty()) throw TomlError(choice.file + ": --config: this pyproject.toml has no [tool.npu-doctor] table");
+  return c;
+}
+
 bool apply_config_or_report(const CLI::App& cmd, const std::string& start, AnalyzeOptions& ao, bool use_select) {
   Config c;
   try {
-    c = find_config(start);
+    c = load_config(ao.config_choice, start);
   } catch (const TomlError& e) {
     std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
     return false;

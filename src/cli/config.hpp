@@ -33,6 +33,17 @@ Config read_config_file(const std::string& path);
 // The configuration for an input path (a file or a folder): the nearest one walking up.
 Config find_config(const std::string& start);
 
+// --config FILE / --no-config, which every command that reads the configuration has.
+struct ConfigChoice {
+  std::string file;   // --config: this file, not the nearest one ("" = look for one)
+  bool none = false;  // --no-config: no file at all
+};
+void add_config_options(CLI::App& cmd, ConfigChoice& choice);
+
+// The configuration `choice` names, else the nearest one above `start`. Throws TomlError (a
+// --config file that cannot be read, or a pyproject.toml without [tool.npu-doctor]).
+Config load_config(const ConfigChoice& choice, const std::string& start);
+
 // For analyze/run/amp-check: finds the configuration from `start` and sets each option the
 // command line did not give. `use_select`: false for amp-check, whose own default (the AMP
 // rules) only --select changes. False after printing the error.

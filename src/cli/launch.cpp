@@ -28,6 +28,7 @@
 #include "cli/baseline.hpp"
 #include "cli/commands.hpp"
 #include "cli/inputs.hpp"
+#include "numeric/dump.hpp"
 #include "util/atomic_file.hpp"
 
 namespace npud {
@@ -345,6 +346,7 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
   std::vector<std::string> env = {"PYTHONPATH=" + pythonpath, "NPUD_CAPTURE=" + capture.string(),
                                   "NPUD_STEPS=" + ro.steps};
   env.insert(env.end(), ro.extra_env.begin(), ro.extra_env.end());
+  if (!ro.dump.empty()) env.push_back("NPUD_DUMP=" + ro.dump);   // tensors go to CAPTURE_DIR/dump/
 
   ChildResult child = run_child(ro.program, env);
   if (!child.started) return kExitBadInput;
@@ -503,6 +505,12 @@ int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
         launched.other_captures.size(), launched.other_captures.size() == 1 ? "" : "es",
         launched.other_captures.size() == 1 ? "its" : "their", fmt::join(launched.other_captures, ", "),
         launched.capture));
+  if (!req.dump.empty()) {
+    std::string dir = (fs::path(launched.capture).parent_path() / "dump").string();
+    // The shim said it on stderr as it happened; the report says it where it is read.
+    if (std::string problem = dump_problem(dir); !problem.empty())
+      ao.report_notes.push_back(fmt::format("--dump {}: {}", req.dump, problem));
+  }
   int report_code = analyze_trace_file(launched.capture, ao);
   return launched.exit_code ? launched.exit_code : report_code;
 }

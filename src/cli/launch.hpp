@@ -23,6 +23,7 @@ struct LaunchRequest {
   std::string steps = "1:3";
   std::string out_dir = "npu-doctor-out";
   std::vector<std::string> extra_env;     // "NAME=value", on top of the shim's variables
+  std::string dump;                       // run --dump's selection (NPUD_DUMP); "" = no dump
   bool quiet = false;
   std::string old_out_dir, old_report;    // the retired spellings, refused with a message
 };
@@ -60,7 +61,8 @@ bool refuse_options_after_program(const CLI::App& app, const std::vector<std::st
 int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao);
 
 // Launches req, then analyses its capture like `analyze` (a killed program's cut-off last
-// line allowed). Each command calls check_launch_outputs first, before any side effect. A failed program's status wins over the report's, so scripts and CI still
+// line allowed). With req.dump, a dump folder `compare` cannot use (the program's Python
+// lacks numpy, nothing matched) is said in the report's notes. Each command calls check_launch_outputs first, before any side effect. A failed program's status wins over the report's, so scripts and CI still
 // see the failure.
 int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao);
 

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/completion.hpp"
+#include "cli/help_format.hpp"
 #include "cli/launch.hpp"
 #include "ingest/isal_loader.hpp"
 
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "npu-doctor: finds what slows or breaks PyTorch programs on Ascend NPUs (torch_npu), "
       "in profiles you have and in programs you run."};
+  npud::wrap_help_to_terminal(app);   // first: the subcommands copy the app's formatter
   // The build's optional parts too: a bug report then says what the binary can do.
   app.set_version_flag("-V,--version", [] {
     return fmt::format("npu-doctor {} (gzip: {}; scan: {})", NPUD_VERSION, npud::gzip_inflater_name(),
@@ -76,6 +79,8 @@ int main(int argc, char** argv) {
   npud::add_env_command(app, exit_code);
   npud::add_compare_command(app, exit_code);
   npud::add_rules_command(app, exit_code);
+  npud::add_docs_command(app, exit_code);
+  npud::add_completion_command(app, exit_code);
 
   // `npu-doctor help [COMMAND]` is `npu-doctor [COMMAND] --help`, as in git and cargo.
   std::vector<std::string> words(argv, argv + argc);

@@ -30,6 +30,10 @@ std::string rule_doc_id(std::string_view word) {
 
 }  // namespace
 
+std::string_view rule_doc(std::string_view word) {
+  return find_embedded(embedded_rule_docs(), rule_doc_id(word) + ".md");
+}
+
 void add_rules_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("rules", "List the rules, or show the documentation of one (`rules SYNC001`)");
   auto id = std::make_shared<std::string>();
@@ -46,7 +50,7 @@ void add_rules_command(CLI::App& app, int& exit_code) {
       exit_code = kExitClean;
       return;
     }
-    std::string_view doc = find_embedded(embedded_rule_docs(), rule_doc_id(*id) + ".md");
+    std::string_view doc = rule_doc(*id);
     if (doc.empty()) {
       std::cerr << fmt::format("npu-doctor: error: no rule '{}' (see `npu-doctor rules`)\n", *id);
       exit_code = kExitBadInput;

@@ -15,15 +15,13 @@ namespace npud {
 namespace {
 
 struct RunOptions {
-  LaunchRequest launch;
-  std::string dump;   // tensor dump selection (docs/formats/dump.md); "" = no dump
+  LaunchRequest launch;   // launch.dump: the tensor dump selection (docs/formats/dump.md)
 };
 
 int run_command(const RunOptions& ro, const AnalyzeOptions& ao) {
   LaunchRequest req = ro.launch;
   req.command_name = "run";
   if (int code = check_launch_outputs(req, ao); code >= 0) return code;
-  if (!ro.dump.empty()) req.extra_env.push_back("NPUD_DUMP=" + ro.dump);   // tensors go to CAPTURE_DIR/dump/
   return launch_and_analyze(std::move(req), ao);
 }
 
@@ -36,7 +34,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto ro = std::make_shared<RunOptions>();
   auto ao = std::make_shared<AnalyzeOptions>();
   add_launch_options(*cmd, ro->launch, *ao, "directory for the capture (capture.npud.json)");
-  cmd->add_option("--dump", ro->dump,
+  cmd->add_option("--dump", ro->launch.dump,
                   "also dump tensors of the recorded steps to CAPTURE_DIR/dump/ for `npu-doctor compare`: a comma list of "
                   "module paths and aten ops with * globs ('model.layers.*.mlp,aten::softmax'), 'all' = every "
                   "module's output");
@@ -48,7 +46,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "capture.<pid>.npud.json beside it; the report is of the first and names the others. "
       "-o is checked, its directory included, before the program starts. "
       "Settings: [tool.npu-doctor] in pyproject.toml or npu-doctor.toml, the nearest above the working directory; "
-      "`# npu-doctor: ignore[ID]` or `# noqa: ID` on a finding's line silences it (docs/configuration.md). "
+      "`# npu-doctor: ignore[ID]` or `# noqa: ID` on a finding's line silences it (`npu-doctor docs configuration`). "
       "Exit codes: the program's own status when it failed (128+N when killed by signal N; the report is still "
       "printed), otherwise 0 no finding at or above --fail-on, 1 findings at or above --fail-on, 2 bad input, "
       "usage, or no capture.");

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -38,6 +39,7 @@ struct ScanArgs {
   std::vector<std::string> paths;
   std::string torch_npu, format = "text", select, ignore, output, fail_on = "error";
   std::string baseline, write_baseline;
+  ConfigChoice config_choice;
   bool fix = false, diff = false;
   unsigned threads = 0;
 };
@@ -195,9 +197,70 @@ std::string why_not_writable(const FileResult& r) {
   return {};
 }
 
+// What --fix and --diff leave alone: findings the configuration's per-file-ignores or the
+// --baseline leave out of the report (comments' suppressions never reach here: scan_source
+// drops them). docs/configuration.md says so.
+struct HeldBack {
+  const PathIgnores* ignores = nullptr;
+  std::optional<Baseline> baseline;
+  std::string baseline_path;
+
+  // The findings of r (whose text is now `text`) that may be fixed.
+  std::vector<ScanFinding> fixable(const FileResult& r, std::string_view text,
+                                   const std::vector<ScanFinding>& findings) const {
+    std::optional<Baseline> left = baseline;   // each entry holds back one finding
+    SourceLineCache lines(nullptr);
+    lines.use_text(r.path, text);
+    std::vector<ScanFinding> out;
+    for (const ScanFinding& f : findings) {
+      if (ignores && ignores->ignores(r.path, f.rule)) continue;
+      if (left && left->take(baseline_entry(f.rule, r.path, f.line, f.message, "", baseline_path, lines))) continue;
+      out.push_back(f);
+    }
+    return out;
+  }
+};
+
+// --diff writes nothing, so the findings that remain after its fixes are reported at the lines
+// of the files as they are: one the first scan had is taken as it was (line, column, edits);
+// one the fixes brought is put at the line its hunk replaces, without edits.
+std::vector<ScanFinding> at_original_lines(const FileResult& original, std::string_view fixed_text,
+                                           std::vector<ScanFinding> remaining) {
+  const std::vector<LineOrigin> origins = line_origins(original.text, fixed_text);
+  auto origin = [&](int line) {
+    return line >= 1 && size_t(line) <= origins.size() ? origins[size_t(line) - 1] : LineOrigin{size_t(std::max(line, 1) - 1), true};
+  };
+  std::vector<bool> used(original.findings.size());
+  std::vector<ScanFinding> out;
+  for (ScanFinding& f : remaining) {
+    LineOrigin o = origin(f.line);
+    const int line = int(std::min(o.old_line + 1, size_t(std::max<size_t>(original.lines, 1))));
+    size_t match = used.size();
+    for (size_t k = 0; k < original.findings.size() && match == used.size(); ++k) {
+      const ScanFinding& g = original.findings[k];
+      if (!used[k] && g.rule == f.rule && g.line == line && (!o.same || g.column == f.column)) match = k;
+    }
+    if (match < used.size()) {
+      used[match] = true;
+      out.push_back(original.findings[match]);
+      continue;
+    }
+    f.end_line = std::max(line, int(origin(f.end_line).old_line) + 1);
+    if (!o.same) f.column = 1, f.end_column = 1;
+    f.line = line;
+    f.edits.clear();
+    out.push_back(std::move(f));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ScanFinding& a, const ScanFinding& b) {
+    return a.line != b.line ? a.line < b.line : a.column < b.column;
+  });
+  return out;
+}
+
 // Applies each file's fixes (re-scanning until nothing more applies, at most 4 rounds) and
 // either writes the files (--fix) or prints a diff (--diff). Returns the number of fixed findings.
-size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool write, bool& io_error) {
+size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool write, bool& io_error,
+                 const HeldBack& held) {
   size_t fixed = 0;
   for (auto& r : results) {
     if (r.status != FileStatus::Scanned || r.syntax_error) continue;
@@ -213,7 +276,7 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
     std::string text = r.text;
     FileResult cur = r;
     for (int round = 0; round < 4; ++round) {
-      auto edits = collect_edits(cur.findings);
+      auto edits = collect_edits(held.fixable(r, text, cur.findings));
       if (edits.empty()) break;
       std::vector<TextEdit> applied;
       std::string next = apply_edits(text, edits, &applied);
@@ -257,7 +320,7 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
     }
     fixed += fixed_here;  // counted once written (or shown, with --diff)
     cur.text.clear();
-    r.findings = std::move(cur.findings);
+    r.findings = write ? std::move(cur.findings) : at_original_lines(r, text, std::move(cur.findings));
   }
   return fixed;
 }
@@ -315,7 +378,7 @@ int run_scan(const CLI::App& cmd, ScanArgs a) {
   }
   Config config;
   try {
-    config = find_config(from_stdin ? "." : a.paths.front());
+    config = load_config(a.config_choice, from_stdin ? "." : a.paths.front());
   } catch (const std::exception& e) {
     std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
     return kExitBadInput;
@@ -376,7 +439,16 @@ int run_scan(const CLI::App& cmd, ScanArgs a) {
 
   size_t fixed = 0;
   if (a.fix || a.diff) {
-    fixed = fix_files(results, opts, !a.diff, io_error);
+    HeldBack held;
+    held.ignores = &config.per_file_ignores;
+    held.baseline_path = a.baseline;
+    try {
+      if (!a.baseline.empty()) held.baseline = Baseline::load(a.baseline);
+    } catch (const std::exception& e) {
+      std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
+      return kExitBadInput;
+    }
+    fixed = fix_files(results, opts, !a.diff, io_error, held);
     drop_path_ignored(results, config.per_file_ignores);   // a fixed file was scanned again (counted above)
   }
   try {
@@ -427,7 +499,8 @@ void add_scan_command(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_option("--torch-npu", args->torch_npu, "torch_npu wheel whose op lists to check against: 2.1.0.post8, a bare line 2.1.0, 2.15.0-dev (default: the newest release)");
   cmd->add_option("--format", args->format, "text, json or sarif (SARIF 2.1.0, for code scanning)");
-  cmd->add_flag("--fix", args->fix, "apply the exact fixes in place");
+  cmd->add_flag("--fix", args->fix, "apply the exact fixes in place (none of a finding a comment suppresses, "
+                "per-file-ignores drop or the --baseline holds)");
   cmd->add_flag("--diff", args->diff, "print the fixes as a unified diff and write nothing: apply it with `patch -p1` in this directory (files outside it are named from /: `patch -d / -p1`)");
   cmd->add_option("--select", args->select, "only these rule ids or prefixes, any case, comma-separated (e.g. CUDA,SYNC101)");
   cmd->add_option("--ignore", args->ignore, "skip these rule ids or prefixes, comma-separated");
@@ -441,11 +514,12 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--fail-on", args->fail_on, "exit 1 when a finding has this severity or worse")
       ->check(CLI::IsMember({"info", "warning", "error", "never"}))
       ->capture_default_str();
+  add_config_options(*cmd, args->config_choice);
   cmd->footer(
       "Silence one line with `# npu-doctor: ignore[CUDA002,SYNC101]` (or `# noqa: CUDA002`; a bare `# noqa` "
       "silences nothing here), a whole file with `# npu-doctor: ignore-file[CUDA002]`. Settings come from "
       "[tool.npu-doctor] in pyproject.toml or npu-doctor.toml, the nearest above the first path; options "
-      "override them (docs/configuration.md). "
+      "override them (`npu-doctor docs configuration`). "
       "Rule docs: `npu-doctor rules ID`. Exit codes: 0 no finding at or above --fail-on, 1 findings at or "
       "above --fail-on remain, 2 usage or I/O error.");
   cmd->callback([cmd, args, &exit_code] { exit_code = run_scan(*cmd, *args); });

@@ -112,6 +112,14 @@ std::optional<double> stat_value(dom::element e) {
 
 // --- npu-doctor's index.jsonl ------------------------------------------------------------
 
+std::string dump_not_started_message(std::string_view reason) {
+  const bool numpy = reason.find("numpy") != std::string_view::npos;
+  return fmt::format("the tensor dump did not start in the program ({}), so no tensor was dumped{}", reason,
+                     numpy ? ": the dump writes .npy files with numpy; install numpy in the Python that runs the "
+                             "program and run it again"
+                           : "");
+}
+
 void parse_index_jsonl(std::string_view text, const std::string& name, Dump& out) {
   out.layout = DumpLayout::Ours;
   out.task = "tensor";
@@ -143,9 +151,18 @@ void parse_index_jsonl(std::string_view text, const std::string& name, Dump& out
         throw InputError(name, at, "first line is not an npu-doctor dump header ({\"format\":\"npu-doctor-dump\",...})");
       if (obj["version"].get_int64().get(version) || version != 1)
         throw InputError(name, at, "unsupported npu-doctor dump version (1 is read)");
-      std::string_view torch;
+      std::string_view torch, not_started;
       if (obj["torch"].get_string().get(torch) == simdjson::SUCCESS) out.framework = "torch " + std::string(torch);
+      // The shim could not dump (npu_doctor/_dump.py _write_not_started): say why, not "no dump".
+      if (obj["not_started"].get_string().get(not_started) == simdjson::SUCCESS)
+        throw InputError(name, at, dump_not_started_message(not_started));
       header = true;
+      continue;
+    }
+    std::string_view stopped;
+    if (obj["stopped"].get_string().get(stopped) == simdjson::SUCCESS) {   // Dumper.fail()
+      out.notes.push_back(fmt::format("{}: byte {}: the dump stopped early in the program ({}): the tensors after "
+                                      "this point were not dumped", name, at, stopped));
       continue;
     }
     DumpEntry e;
@@ -238,7 +255,7 @@ struct MsprobeReader {
       check_relative_path(file, name, at == std::string::npos ? 0 : at);
       if (file.size() >= 3 && file.compare(file.size() - 3, 3, ".pt") == 0)
         fail(fmt::format("{}: tensor file {} is a torch.save pickle (.pt); npu-doctor never loads pickles, "
-                                     "because loading one can run arbitrary code (see docs/security.md). Dump with "
+                                     "because loading one can run arbitrary code (see `npu-doctor docs security`). Dump with "
                                      "numpy output (msprobe's MindSpore dumps are .npy) or npu-doctor run --dump",
                                      entry, file));
       e.file = "dump_tensor_data/" + file;
@@ -492,6 +509,23 @@ Dump read_dump(const std::string& path) {
   if (d.entries.empty())
     throw InputError(path, 0, "no dump here: no index.jsonl, dump/index.jsonl, msprobe dump.json, or .npy files", false);
   return d;
+}
+
+std::string dump_problem(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(fs::path(dir) / "index.jsonl", ec))
+    return fmt::format("no tensor dump was written in {} (the dump starts with the capture, when the program imports "
+                       "torch)", dir);
+  std::string out;
+  try {
+    Dump d = read_dump(dir);
+    if (d.entries.empty())
+      out = fmt::format("no tensor was dumped in {}: nothing the selection names ran in the recorded steps", dir);
+    for (const std::string& note : d.notes) out += (out.empty() ? "" : "; ") + note;
+  } catch (const InputError& e) {
+    out = e.describe();
+  }
+  return out;
 }
 
 }  // namespace npud

@@ -64,6 +64,15 @@ void parse_msprobe_json(std::string_view text, const std::string& name, Dump& ou
 // msprobe's stack.json (entry -> "File X, line N, in f, \n code" strings): attaches stacks.
 void parse_msprobe_stack(std::string_view text, const std::string& name, Dump& out);
 
+// Why a run's --dump holds no tensor, from the reason the shim wrote in the index header
+// ("ModuleNotFoundError: No module named 'numpy'"), with what to do about it.
+std::string dump_not_started_message(std::string_view reason);
+
+// What a run's report says about its --dump folder `dir` (CAPTURE_DIR/dump): "" when it holds
+// tensors `compare` can read, else why not (not started, no index, nothing matched); the
+// notes of a dump that stopped early are appended.
+std::string dump_problem(const std::string& dir);
+
 // Checks a relative path from an index lexically: not empty, not absolute, no '..' part.
 // Throws InputError(name, offset) otherwise.
 void check_relative_path(const std::string& rel, const std::string& name, uint64_t offset);

@@ -52,6 +52,10 @@ struct TextOptions {
   bool color = false;
   bool verbose = false;          // all notes and every finding of a rule (default: top 5 per rule)
   bool host_ranking = false;     // show HOT001's host-op timings (always with verbose)
+  // Columns the top-problem lines are cut to: the terminal's when the report goes to stdout
+  // (util/terminal.hpp), else kDefaultTextWidth.
+  static constexpr size_t kDefaultTextWidth = 127;
+  size_t width = kDefaultTextWidth;
 };
 void render_text(std::ostream& os, const Report& report, const TextOptions& opts);
 // One JSON object; schema in docs/json-schema.md (kJsonSchemaVersion).

@@ -14,13 +14,13 @@
 #include "report/text_style.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_pairs.hpp"
+#include "util/terminal.hpp"
 
 namespace npud {
 namespace {
 
 constexpr size_t kFindingsPerRule = 5;
 constexpr size_t kNotesPerFinding = 2;
-constexpr size_t kTopLineWidth = 110;
 constexpr std::string_view kHostRanking = kHostRankingRule;
 
 using Style = TextStyle;
@@ -104,19 +104,16 @@ std::string summary_line(const Report& report) {
 
 // "top problems": the first findings in ranking order (severity, then estimated cost), one
 // line each, so the first screen says what to fix first. Only when there is more than one.
-static void render_top(std::ostream& os, const Report& report, const Style& st) {
+// Each line is cut to `width` columns (at least the rule and 20 columns of its message).
+static void render_top(std::ostream& os, const Report& report, const Style& st, size_t width) {
   std::vector<const Finding*> top = top_problems(report.findings);
   if (top.size() < 2) return;
-  os << st.bold("top problems") << st.dim(" (severity, then estimated time lost; docs/json-schema.md `cost_ns`)")
+  os << st.bold("top problems") << st.dim(" (severity, then estimated time lost: `cost_ns` in `npu-doctor docs json-schema`)")
      << '\n';
   for (size_t i = 0; i < top.size(); ++i) {
-    std::string line = terminal_safe(top[i]->message);
-    if (line.size() > kTopLineWidth) {
-      size_t cut = kTopLineWidth - 3;
-      while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;   // not inside a UTF-8 char
-      line = line.substr(0, cut) + "...";
-    }
-    os << fmt::format("  {}. {:<12}", i + 1, top[i]->rule) << line << '\n';
+    std::string head = fmt::format("  {}. {:<12}", i + 1, top[i]->rule);
+    os << head << cut_to_width(terminal_safe(top[i]->message), std::max<size_t>(20, width - std::min(width, head.size())))
+       << '\n';
   }
   os << '\n';
 }
@@ -134,7 +131,7 @@ void render_text(std::ostream& os, const Report& report, const TextOptions& opts
            << "\n\n";
   for (const std::string& note : report.notes) os << st.dim("note: ") << terminal_safe(note) << "\n\n";
   if (report.amp) render_amp_text(os, *report.amp, opts.color);
-  render_top(os, report, st);
+  render_top(os, report, st, opts.width);
   // Rules in order of their worst finding (findings arrive sorted worst first).
   std::vector<std::string> order;
   std::map<std::string, std::vector<const Finding*>> by_rule;

@@ -94,7 +94,7 @@ class DriftStartRule final : public Rule {
                                     s.diverging_local));
     if (overflow || n.drift.gained_nonfinite()) f.notes.emplace_back(kOverflowModeNote);
     if (std::string m = measurement_note(h); !m.empty()) f.notes.push_back(m);
-    f.notes.push_back("thresholds (docs/metrics.md): cos < 0.999 or new NaN/Inf");
+    f.notes.push_back("thresholds (`npu-doctor docs metrics`): cos < 0.999 or new NaN/Inf");
     out.push_back(std::move(f));
   }
 };

@@ -301,12 +301,12 @@ class HostDeviceSync final : public Rule {
       // names the measured time too, which the time_ns metric beside it shows (issue 30).
       if (capture && is_upload(g.category))
         f.message = fmt::format("{}{}: {} blocking host-to-device cop{}{}, each waiting for the NPU's task queue to "
-                                "drain (about {} in all on an NPU, docs/cost-model.md; {} measured here)",
+                                "drain (about {} in all on an NPU, `npu-doctor docs cost-model`; {} measured here)",
                                 g.what, at, g.count, g.count == 1 ? "y" : "ies", rate, format_duration(f.cost_ns),
                                 format_duration(g.time_ns));
       else if (capture)
         f.message = fmt::format("{}{}: {} host-device sync{}{}, each draining the NPU's task queue (about {} in all "
-                                "on an NPU, docs/cost-model.md; {} measured here)",
+                                "on an NPU, `npu-doctor docs cost-model`; {} measured here)",
                                 g.what, at, g.count, g.count == 1 ? "" : "s", rate, format_duration(f.cost_ns),
                                 format_duration(g.time_ns));
       else

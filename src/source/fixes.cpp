@@ -74,17 +74,14 @@ std::string diff_header_path(const std::string& path, const std::string& cwd) {
   return out.substr(out.find_first_not_of('/'));
 }
 
-std::string unified_diff(std::string_view path, std::string_view old_text, std::string_view new_text) {
-  if (old_text == new_text) return {};
-  const size_t kContext = 3;
-  const size_t kWindow = 200;  // how far ahead to look for the lines to line up again
-  auto a = split_lines(old_text);
-  auto b = split_lines(new_text);
-  size_t n = a.size(), m = b.size();
+namespace {
 
-  // Line up the two texts greedily: fixes change a few lines locally, so after a difference
-  // the nearest pair of equal lines (smallest skip in both) is where they agree again. Any
-  // alignment gives a correct diff; this one gives the small diff for local edits.
+// Lines up the two texts greedily: fixes change a few lines locally, so after a difference
+// the nearest pair of equal lines (smallest skip in both) is where they agree again. Any
+// alignment gives a correct diff; this one gives the small diff for local edits.
+std::vector<Change> align_lines(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b) {
+  const size_t kWindow = 200;  // how far ahead to look for the lines to line up again
+  size_t n = a.size(), m = b.size();
   std::vector<Change> changes;
   size_t i = 0, j = 0;
   while (i < n || j < m) {
@@ -112,6 +109,34 @@ std::string unified_diff(std::string_view path, std::string_view old_text, std::
     changes.push_back(std::move(c));
     i += da, j += db;
   }
+  return changes;
+}
+
+}  // namespace
+
+std::vector<LineOrigin> line_origins(std::string_view old_text, std::string_view new_text) {
+  auto a = split_lines(old_text);
+  auto b = split_lines(new_text);
+  std::vector<LineOrigin> out;
+  out.reserve(b.size());
+  size_t i = 0;   // old line of the next new line
+  for (const Change& c : align_lines(a, b)) {
+    for (; i < c.first; ++i) out.push_back({i, true});
+    for (size_t k = 0; k < c.new_lines.size(); ++k)
+      out.push_back({c.first + std::min(k, c.old_lines.empty() ? 0 : c.old_lines.size() - 1), false});
+    i = c.first + c.old_lines.size();
+  }
+  for (; out.size() < b.size(); ++i) out.push_back({i, true});
+  return out;
+}
+
+std::string unified_diff(std::string_view path, std::string_view old_text, std::string_view new_text) {
+  if (old_text == new_text) return {};
+  const size_t kContext = 3;
+  auto a = split_lines(old_text);
+  auto b = split_lines(new_text);
+  size_t n = a.size();
+  std::vector<Change> changes = align_lines(a, b);
   if (changes.empty()) return {};
 
   std::string out = "--- a/" + std::string(path) + "\n+++ b/" + std::string(path) + "\n";

@@ -2,6 +2,7 @@
 --help talks about its own options only. Needs the built binary (NPUD_BINARY), not torch."""
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -12,8 +13,21 @@ import unittest
 BINARY = os.environ.get("NPUD_BINARY", "")
 
 
-def npud(*args):
-    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=60)
+def npud(*args, env=None):
+    full_env = dict(os.environ)
+    full_env.pop("COLUMNS", None)   # the width is each test's choice
+    full_env.update(env or {})
+    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=60, env=full_env)
+
+
+SOURCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def commands():
+    """The commands `npu-doctor --help` lists."""
+    out = npud("--help", env={"COLUMNS": "1000"}).stdout
+    listed = out[out.index("Subcommands:"):].splitlines()[1:]
+    return [line.split()[0] for line in listed if line.startswith("  ") and line.split()]
 
 
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
@@ -208,6 +222,118 @@ class CommandLine(unittest.TestCase):
                 with self.subTest(word=word):
                     self.assertEqual(npud("rules", word).returncode, 0, word)
         self.assertEqual(npud("rules", "nosuch").returncode, 2)
+
+
+    def test_help_of_every_command_fits_the_terminal_width(self):
+        """#30: 12 of 20 `--help` lines were over 80 columns. COLUMNS, else the window of a
+        terminal on stdout, else 80."""
+        cmds = commands()
+        for expected in ("analyze", "run", "scan", "docs", "completion"):
+            self.assertIn(expected, cmds)
+        for width, env in ((80, {"COLUMNS": "80"}), (120, {"COLUMNS": "120"}), (80, {})):
+            for cmd in [()] + [(c,) for c in cmds]:
+                with self.subTest(width=width, env=env, cmd=cmd):
+                    r = npud(*cmd, "--help", env=env)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    self.assertEqual([l for l in r.stdout.splitlines() if len(l) > width], [])
+        wide = npud("scan", "--help", env={"COLUMNS": "120"}).stdout
+        self.assertGreater(max(len(l) for l in wide.splitlines()), 80)   # the width is used, not 80 always
+        # A command to copy (in backquotes) stays on one line.
+        self.assertIn("`patch -d / -p1`", npud("scan", "--help", env={"COLUMNS": "80"}).stdout)
+
+    def test_top_problem_lines_are_cut_at_the_terminal_width(self):
+        """#30: top-problem lines were cut at 128 characters whatever the width."""
+        trace = os.path.join(SOURCE_DIR, "tests", "data", "chrome", "small_object.json")
+        for width in (80, 120):
+            with self.subTest(width=width):
+                out = npud("analyze", "--fail-on", "never", trace, env={"COLUMNS": str(width)}).stdout
+                top = out[out.index("top problems"):].split("\n\n")[0].splitlines()[1:]
+                self.assertGreaterEqual(len(top), 2, out)
+                self.assertTrue(all(len(l) <= width for l in top), top)
+                if width == 80:
+                    self.assertTrue(any(l.endswith("...") for l in top), top)
+        # In a file (or a pipe without COLUMNS): the fixed width of before, 127 columns.
+        out = npud("analyze", "--fail-on", "never", trace).stdout
+        top = out[out.index("top problems"):].split("\n\n")[0].splitlines()[1:]
+        self.assertTrue(all(len(l) <= 127 for l in top), top)
+
+    def test_docs_prints_the_docs_that_reports_and_help_cite(self):
+        """#30: reports and --help cited docs/... files that a pip install lacks."""
+        listing = npud("docs")
+        self.assertEqual(listing.returncode, 0, listing.stderr)
+        topics = [l.split()[0] for l in listing.stdout.splitlines() if l.startswith("  ")]
+        self.assertEqual([l for l in listing.stdout.splitlines() if len(l) > 80], [])
+        for expected in ("configuration", "capture", "formats/capture", "formats/dump", "json-schema", "cost-model"):
+            self.assertIn(expected, topics)
+        for topic in topics:
+            with self.subTest(topic=topic):
+                r = npud("docs", topic)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(os.path.join(SOURCE_DIR, "docs", topic + ".md")) as f:
+                    self.assertEqual(r.stdout, f.read())
+        self.assertEqual(npud("docs", "docs/formats/dump.md").stdout, npud("docs", "formats/dump").stdout)
+        for word in ("sync001", "host-device-sync", "docs/rules/SYNC001.md"):
+            self.assertEqual(npud("docs", word).stdout, npud("rules", "SYNC001").stdout, word)
+        r = npud("docs", "nosuch")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no doc 'nosuch'", r.stderr)
+        # Every `npu-doctor docs X` a --help cites is there, and no --help cites docs/X.md.
+        for cmd in [()] + [(c,) for c in commands()]:
+            text = npud(*cmd, "--help", env={"COLUMNS": "1000"}).stdout
+            with self.subTest(cmd=cmd):
+                self.assertNotRegex(text, r"docs/[\w/-]+\.md")
+                for topic in set(re.findall(r"`npu-doctor docs ([\w/.-]+)`", text)) - {"TOPIC"}:
+                    self.assertEqual(npud("docs", topic).returncode, 0, topic)
+
+    def test_no_message_cites_a_docs_file(self):
+        """What the binary prints names `npu-doctor docs X`, never docs/X.md (string literals of
+        src/; comments may cite the files)."""
+        cited = []
+        for root, _, files in os.walk(os.path.join(SOURCE_DIR, "src")):
+            for name in files:
+                if not name.endswith((".cpp", ".hpp")) or name == "docs_cmd.cpp":
+                    continue
+                with open(os.path.join(root, name)) as f:
+                    for n, line in enumerate(f, 1):
+                        code = line.split("//")[0]
+                        if re.search(r'"[^"]*docs/[\w/-]+\.md', code):
+                            cited.append("%s:%d" % (name, n))
+        self.assertEqual(cited, [])
+        topics = set()
+        for root, _, files in os.walk(os.path.join(SOURCE_DIR, "src")):
+            for name in files:
+                if name.endswith(".cpp"):
+                    with open(os.path.join(root, name)) as f:
+                        topics.update(re.findall(r"`npu-doctor docs ([\w/.-]+)`", f.read()))
+        self.assertIn("cost-model", topics)
+        for topic in topics - {"TOPIC", "ID"}:
+            self.assertEqual(npud("docs", topic).returncode, 0, topic)
+
+    def test_completion_scripts_come_from_the_command_table(self):
+        cmds = commands()
+        bash = npud("completion", "bash")
+        self.assertEqual(bash.returncode, 0, bash.stderr)
+        self.assertEqual(subprocess.run(["bash", "-n"], input=bash.stdout, text=True).returncode, 0)
+
+        def complete(*words):
+            script = bash.stdout + "COMP_WORDS=(npu-doctor %s); COMP_CWORD=%d; _npu_doctor; printf '%%s\\n' \"${COMPREPLY[@]}\"\n" % (
+                " ".join("'%s'" % w for w in words), len(words))
+            return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60).stdout.split()
+
+        self.assertEqual(set(complete("")), set(cmds) | {"help", "-V", "--version", "-h", "--help"})
+        self.assertIn("--no-config", complete("scan", "--"))
+        self.assertIn("--capture-dir", complete("run", "--"))
+        self.assertNotIn("--out-dir", complete("run", "--"))   # a hidden, retired spelling
+        self.assertIn("formats/dump", complete("docs", ""))
+        for shell, check in (("zsh", ["zsh", "-n"]), ("fish", ["fish", "--no-execute"])):
+            with self.subTest(shell=shell):
+                r = npud("completion", shell)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                for cmd in cmds:
+                    self.assertIn("'%s'" % cmd, r.stdout)
+                if shutil.which(check[0]):
+                    self.assertEqual(subprocess.run(check, input=r.stdout, text=True).returncode, 0)
+        self.assertEqual(npud("completion", "tcsh").returncode, 2)
 
 
 if __name__ == "__main__":

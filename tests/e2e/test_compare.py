@@ -272,7 +272,7 @@ pair("fp16_noise", x, x.astype(np.float16).astype(np.float32))
         code, out, err = compare(ref, pt)
         self.assertEqual(code, 2)
         self.assertIn("pickle", err)
-        self.assertIn("docs/security.md", err)
+        self.assertIn("npu-doctor docs security", err)
 
     # --- the real msprobe fixtures -----------------------------------------------------------
     def test_real_msprobe_fixtures(self):

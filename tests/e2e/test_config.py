@@ -178,6 +178,104 @@ class ScanBaselineAndStdin(unittest.TestCase):
         self.assertEqual({f["location"]["file"] for f in report["findings"]}, {"-"})
 
 
+@unittest.skipUnless(BINARY, "NPUD_BINARY not set")
+class ConfigChoice(unittest.TestCase):
+    """--config FILE and --no-config, on every command that reads the configuration."""
+
+    def setUp(self):
+        self.d = Folder()
+        self.d.write("src/train.py", SOURCE)
+        self.d.write("pyproject.toml", '[tool.npu-doctor]\nignore = ["cuda"]\n')
+
+    def tearDown(self):
+        self.d.close()
+
+    def test_every_command_that_reads_the_configuration_has_both(self):
+        for cmd in ("scan", "analyze", "run", "amp-check"):
+            with self.subTest(cmd=cmd):
+                code, out, _ = npud([cmd, "--help"], self.d.path)
+                self.assertIn("--config", out)
+                self.assertIn("--no-config", out)
+
+    def test_scan_config_file_and_no_config(self):
+        strict = self.d.write("ci/strict.toml", 'select = ["CUDA002"]\n')
+        code, report, err = scan_json(self.d, "--config", "ci/strict.toml")
+        self.assertEqual(ids(report), [("CUDA002", 3)], err)
+        self.assertEqual(os.path.abspath(os.path.join(self.d.path, report["summary"]["config"])), strict)
+        code, report, _ = scan_json(self.d, "--no-config")
+        self.assertEqual(len(report["findings"]), 3)
+        self.assertIsNone(report["summary"]["config"])
+        code, report, _ = scan_json(self.d)
+        self.assertEqual(ids(report), [("SYNC101", 5)])   # the nearest file, as before
+
+    def test_config_errors(self):
+        code, _, err = npud(["scan", "--config", "ci/none.toml", "src"], self.d.path)
+        self.assertEqual(code, 2)
+        self.assertIn("ci/none.toml", err)
+        self.d.write("other/pyproject.toml", '[project]\nname = "x"\n')
+        code, _, err = npud(["scan", "--config", "other/pyproject.toml", "src"], self.d.path)
+        self.assertEqual(code, 2)
+        self.assertIn("other/pyproject.toml: --config: this pyproject.toml has no [tool.npu-doctor] table", err)
+        code, _, err = npud(["scan", "--config", "pyproject.toml", "--no-config", "src"], self.d.path)
+        self.assertEqual(code, 2)
+        self.assertIn("excludes", err)
+
+    def test_analyze_config_file_and_no_config(self):
+        trace = os.path.join(HERE, "..", "data", "chrome", "small_object.json")
+        shutil.copy(trace, os.path.join(self.d.path, "trace.json"))
+        near = self.d.write("npu-doctor.toml", 'fail-on = "never"\n')
+        other = self.d.write("ci/analyze.toml", 'fail-on = "info"\n')
+
+        def analyze(*args):
+            code, out, err = npud(["analyze", "--format", "json", *args, "trace.json"], self.d.path)
+            return json.loads(out)["summary"].get("config"), err
+
+        self.assertEqual(analyze()[0], near)
+        self.assertEqual(analyze("--config", other)[0], other)
+        self.assertIsNone(analyze("--no-config")[0])
+
+
+@unittest.skipUnless(BINARY, "NPUD_BINARY not set")
+class FixLeavesWhatIsLeftOut(unittest.TestCase):
+    """--fix and --diff fix nothing a comment suppresses, per-file-ignores drop or the baseline holds."""
+
+    def setUp(self):
+        self.d = Folder()
+
+    def tearDown(self):
+        self.d.close()
+
+    def test_suppressed_ignored_and_baselined_findings_are_not_fixed(self):
+        head = "import torch\nimport torch_npu\n"
+        suppressed = "a = torch.zeros(3).cuda()  # noqa: CUDA002\n"
+        baselined = "b = torch.zeros(3).cuda()\n"
+        self.d.write("src/train.py", head + suppressed + baselined)
+        ignored = self.d.write("src/other.py", head + "d = torch.zeros(3).cuda()\n")
+        self.d.write("npu-doctor.toml", '[per-file-ignores]\n"other.py" = ["CUDA002"]\n')
+        code, _, err = npud(["scan", "src", "--write-baseline", "baseline.json"], self.d.path)
+        self.assertEqual(code, 0, err)
+        train = self.d.write("src/train.py", head + suppressed + baselined + "c = torch.zeros(3).cuda()\n")
+        code, out, err = npud(["scan", "--diff", "--baseline", "baseline.json", "src"], self.d.path)
+        self.assertEqual([l for l in out.splitlines() if l.startswith(("-", "+")) and not l.startswith(("---", "+++"))],
+                         ["-c = torch.zeros(3).cuda()", "+c = torch.zeros(3).npu()"], out)
+        code, out, err = npud(["scan", "--fix", "--baseline", "baseline.json", "src"], self.d.path)
+        with open(train) as f:
+            self.assertEqual(f.read(), head + suppressed + baselined + "c = torch.zeros(3).npu()\n")
+        with open(ignored) as f:
+            self.assertEqual(f.read(), head + "d = torch.zeros(3).cuda()\n")
+
+    def test_sarif_leaves_suppressed_and_baselined_findings_out_and_stays_valid(self):
+        self.d.write("src/train.py", SOURCE.replace(".cuda()", ".cuda()  # noqa: CUDA002"))
+        npud(["scan", "src", "--write-baseline", "baseline.json", "--select", "SYNC"], self.d.path)
+        code, out, err = npud(["scan", "--format", "sarif", "--baseline", "baseline.json", "src"], self.d.path)
+        sarif = json.loads(out)
+        errors = e2e_support.sarif_schema_errors(sarif)
+        if errors is None:
+            self.skipTest("the jsonschema package is missing: SARIF not validated")
+        self.assertEqual(errors, [])
+        self.assertEqual([r["ruleId"] for r in sarif["runs"][0]["results"]], ["CUDA001"])
+
+
 def copy_program(folder, edit=None):
     """sync_item.py (and its common.py) in folder, the planted line edited by edit(line)."""
     shutil.copy(os.path.join(PROGRAMS, "common.py"), folder.path)

@@ -244,6 +244,29 @@ class RunEdges(unittest.TestCase):
         self.assertEqual(report["summary"]["steps"], 3)
         self.assertTrue(os.path.isdir(os.path.join(shim_parent, "npu_doctor")))   # the link's removal left it
 
+    def test_dump_without_numpy_is_said_in_the_report_and_by_compare(self):
+        # issue 30: `run --dump` in a Python without numpy was one stderr line, and `compare` on
+        # the folder then said "no dump here". The program hides numpy from itself.
+        program = write_program(self.dir, "no_numpy.py", "import sys\nsys.modules['numpy'] = None\n" +
+                                textwrap.dedent(SYNC_AFTER_STEP.replace("STEPS", "4")))
+        r, report, capture = self.run_json("nonumpy", program, "--fail-on", "never", "--dump", "all")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        notes = [w["message"] for w in report["warnings"] if w["message"].startswith("--dump all:")]
+        self.assertEqual(len(notes), 1, report["warnings"])
+        self.assertIn("the tensor dump did not start in the program (ModuleNotFoundError", notes[0])
+        self.assertIn("install numpy in the Python that runs the program", notes[0])
+        text = npud("run", "-q", "--steps", "1:3", "--capture-dir", os.path.join(self.dir, "nonumpy"),
+                    "--fail-on", "never", "--dump", "all", "--", PYTHON, program)
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("note: --dump all: ", text.stdout)
+        self.assertIn("did not start in the program", text.stdout.split("\n\n")[0])   # at the top
+        dump_dir = os.path.join(self.dir, "nonumpy")
+        compared = npud("compare", "-q", dump_dir, dump_dir)
+        self.assertEqual(compared.returncode, 2, compared.stdout)
+        self.assertIn("index.jsonl: byte 0: the tensor dump did not start in the program", compared.stderr)
+        self.assertIn("install numpy", compared.stderr)
+        self.assertNotIn("no dump here", compared.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

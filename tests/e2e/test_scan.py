@@ -314,6 +314,28 @@ class ScanEndToEnd(unittest.TestCase):
             self.assertEqual((f["location"]["file"], f["location"]["line"], f["location"]["column"]),
                              (f["file"], f["line"], f["column"]))
 
+    def test_diff_reports_what_remains_at_the_lines_of_the_unchanged_file(self):
+        # issue 30: --diff writes nothing, yet the findings left after its fixes were reported at
+        # the fixed file's lines. Here the fix inserts `import torch_npu` (line 2), so SYNC101 at
+        # line 4 would have read line 5.
+        path = os.path.join(self.tmp, "shift.py")
+        source = "import torch\nx = torch.zeros(3).cuda()\nfor i in range(3):\n    v = x.sum().item()\n"
+        with open(path, "w") as f:
+            f.write(source)
+        plain = json.loads(scan("--format", "json", "shift.py", cwd=self.tmp).stdout)
+        sync = [(f["line"], f["column"], f["end_line"], f["end_column"]) for f in plain["findings"] if f["id"] == "SYNC101"]
+        self.assertEqual([s[0] for s in sync], [4])
+        r = scan("--diff", "--format", "json", "shift.py", cwd=self.tmp)
+        self.assertIn("+import torch_npu", r.stdout)
+        self.assertEqual(read(path), source)   # nothing written
+        left = json.loads(r.stderr[r.stderr.index("{"):])
+        self.assertEqual([(f["id"], f["line"], f["column"], f["end_line"], f["end_column"]) for f in left["findings"]],
+                         [("SYNC101",) + sync[0]])
+        self.assertEqual(left["summary"]["fixed"], 2)
+        text = scan("--diff", "shift.py", cwd=self.tmp)
+        self.assertIn("shift.py:4:", text.stderr)
+        self.assertNotIn("shift.py:5:", text.stderr)
+
     def test_sarif_output(self):
         out = os.path.join(self.tmp, "scan.sarif")
         r = scan("--format", "sarif", "-o", out, "cuda.py", cwd=DATA)

@@ -166,6 +166,34 @@ TEST(NumericDump, IndexLinesBadAndCutOff) {
   EXPECT_NE(error_of_read(d.path).find("shape"), std::string::npos);
 }
 
+// Issue 30: a run whose Python lacked numpy left no dump, and compare said "no dump here". The
+// shim now writes a header saying why (npu_doctor/_dump.py), and a line when the dump stopped.
+TEST(NumericDump, NotStartedAndStoppedDumpsSayWhy) {
+  TempDir d;
+  write(d.path / "dump/index.jsonl",
+        R"({"format":"npu-doctor-dump","version":1,"argv":[],"select":"*","not_started":)"
+        R"("ModuleNotFoundError: import of numpy halted; None in sys.modules"})" "\n");
+  std::string e = error_of_read(d.path);
+  EXPECT_NE(e.find("index.jsonl: byte 0: the tensor dump did not start in the program (ModuleNotFoundError"),
+            std::string::npos) << e;
+  EXPECT_NE(e.find("install numpy in the Python that runs the program"), std::string::npos) << e;
+  EXPECT_EQ(dump_problem((d.path / "dump").string()), e);
+  EXPECT_NE(dump_problem((d.path / "nowhere").string()).find("no tensor dump was written in"), std::string::npos);
+
+  write_npy(d.path / "dump/tensors/000001.npy", {1, 2, 3, 4}, "(4,)");
+  std::string good = std::string(kHeader) + "\n" + entry(1, "k", "tensors/000001.npy") + "\n";
+  write(d.path / "dump/index.jsonl", good + R"({"stopped":"RuntimeError: boom"})" "\n");
+  Dump dump = read_dump(d.path.string());
+  EXPECT_EQ(dump.entries.size(), 1u);
+  ASSERT_EQ(dump.notes.size(), 1u);
+  EXPECT_NE(dump.notes[0].find("the dump stopped early in the program (RuntimeError: boom)"), std::string::npos);
+  EXPECT_NE(dump_problem((d.path / "dump").string()).find("stopped early"), std::string::npos);
+  write(d.path / "dump/index.jsonl", std::string(kHeader) + "\n");
+  EXPECT_NE(dump_problem((d.path / "dump").string()).find("nothing the selection names ran"), std::string::npos);
+  write(d.path / "dump/index.jsonl", good);
+  EXPECT_EQ(dump_problem((d.path / "dump").string()), "");
+}
+
 // #18.9: an index dtype that disagrees with the .npy header was trusted (metrics on the wrong
 // precision). bfloat16 saved widened to float32 is how dumps hold it, and is accepted.
 TEST(NumericDump, IndexDtypeThatLiesAboutTheFile) {
@@ -239,7 +267,7 @@ TEST(NumericDump, MsprobeTensorTaskNpyAndPt) {
   write(tgt.path / "step0/rank0/dump.json", pt);
   std::string e = error_of_read(tgt.path);
   EXPECT_NE(e.find("pickle"), std::string::npos) << e;
-  EXPECT_NE(e.find("docs/security.md"), std::string::npos) << e;
+  EXPECT_NE(e.find("npu-doctor docs security"), std::string::npos) << e;
 
   std::string escape = json;
   escape.replace(escape.find("Functional.relu.0.forward.input.0.npy"), 37, "../../../../etc/passwd");

@@ -367,6 +367,26 @@ TEST(Scan, UnifiedDiffHunks) {
 // child process first and reported as PARSE001 when the child dies. Variants: a chained
 // assignment ending in a syntax error, unclosed brackets, deep f-strings under an assignment
 // chain. The file after it (another piece) is still scanned when the file is cut in pieces.
+// scan --diff reports what remains at the lines of the unchanged file (issue 30): each line of
+// the fixed text maps to the line it came from, by the alignment the diff shows.
+TEST(Scan, LineOriginsFollowTheDiff) {
+  std::string a = "import torch\nx = 1\ny = 2\nz = 3\n";
+  std::string b = "import torch\nimport torch_npu\nx = 1\ny = 22\nz = 3\n";
+  auto o = line_origins(a, b);
+  ASSERT_EQ(o.size(), 5u);
+  EXPECT_TRUE(o[0].same);
+  EXPECT_EQ(o[0].old_line, 0u);
+  EXPECT_FALSE(o[1].same);   // inserted before old line 1
+  EXPECT_EQ(o[1].old_line, 1u);
+  EXPECT_TRUE(o[2].same);
+  EXPECT_EQ(o[2].old_line, 1u);
+  EXPECT_FALSE(o[3].same);   // changed in place
+  EXPECT_EQ(o[3].old_line, 2u);
+  EXPECT_TRUE(o[4].same);
+  EXPECT_EQ(o[4].old_line, 3u);
+  EXPECT_EQ(line_origins(a, a).size(), 4u);
+}
+
 TEST(Scan, ParserCrashIsAFindingNotACrash) {
   REQUIRE_SCAN();
   auto repeat = [](std::string_view s, int n) {
