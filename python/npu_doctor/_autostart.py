@@ -5,7 +5,10 @@ early: the recorder starts right after the program's own `import torch` finished
                           of the process that captures; processes that inherited it before,
                           e.g. two workers of one shell line, each write their own file:
                           the first to start gets `path`, the others <name>.<pid>.npud.json
-                          beside it, see _claim_capture_path)
+                          beside it, see _claim_capture_path). A worker of a distributed
+                          launch (RANK set: torchrun, accelerate, deepspeed) writes
+                          <name>.rank<RANK>.npud.json; the launcher itself captures nothing
+                          and leaves the variable to its workers (_is_launcher).
     NPUD_STEPS=A:B        steps to record, inclusive (default 1:3)
     NPUD_TEST_FAULT=N     test hook: an internal error at the Nth recorded event
     NPUD_DUMP=SELECT      also dump the selected tensors of the recorded steps to
@@ -20,6 +23,49 @@ import sys
 DEFAULT_STEPS = "1:3"
 
 
+# The programs that start a distributed job's workers: they import torch but run no step, and
+# their workers must inherit NPUD_CAPTURE. Console scripts by file name; `python -m` launchers
+# by module name.
+_LAUNCHERS = {"torchrun", "accelerate", "deepspeed"}
+_LAUNCHER_MODULES = {"torch.distributed.run", "torch.distributed.launch", "accelerate.commands.launch",
+                     "accelerate.commands.accelerate_cli", "deepspeed.launcher.runner"}
+
+
+def _module_run_by_m():
+    """The module of `python -m MODULE`, or None. torch is imported while runpy still looks the
+    module up, before it sets sys.argv[0] (then still '-m'): the command line says it."""
+    argv = getattr(sys, "orig_argv", None)
+    if argv is None:
+        try:
+            with open("/proc/self/cmdline", "rb") as f:
+                argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0")]
+        except OSError:
+            return None
+    for i, a in enumerate(argv[1:-1], 1):
+        if a == "-m":
+            return argv[i + 1]
+        if a.startswith("-m") and len(a) > 2:
+            return a[2:]
+        if not a.startswith("-"):
+            return None   # the script: no -m
+    return None
+
+
+def _is_launcher(argv0):
+    if argv0 in ("-m", "") or argv0.endswith(".py"):
+        module = _module_run_by_m()
+        if module is not None:
+            return module in _LAUNCHER_MODULES
+    return os.path.basename(argv0) in _LAUNCHERS or any(
+        argv0.endswith(os.path.join(*m.split(".")) + ".py") for m in _LAUNCHER_MODULES)
+
+
+def _rank():
+    """The worker's global rank as the launcher set it (RANK), or None."""
+    rank = os.environ.get("RANK", "")
+    return int(rank) if rank.isdigit() else None
+
+
 def _claim_capture_path(path):
     """(path to write, whether to create it exclusively). Several processes of one `npu-doctor
     run` may inherit NPUD_CAPTURE (a shell line or a launcher that starts workers before any of
@@ -31,17 +77,31 @@ def _claim_capture_path(path):
         return path, False          # ours, empty: the writer truncates it
     except FileExistsError:
         pass
+    return _beside(path, str(os.getpid())), True
+
+
+def _beside(path, tag):
+    """<name>.<tag>.npud.json beside path."""
     folder, name = os.path.split(path)
     stem = name[:-len(".npud.json")] if name.endswith(".npud.json") else name
-    return os.path.join(folder, "%s.%d.npud.json" % (stem, os.getpid())), True
+    return os.path.join(folder, "%s.%s.npud.json" % (stem, tag))
+
+
+def _rank_capture_path(path, rank):
+    """(path, exclusive) for the worker of rank `rank`: <name>.rank<R>.npud.json, claimed like
+    path itself; a second process with the same RANK (a restarted worker) takes its pid's name."""
+    return _claim_capture_path(_beside(path, "rank%d" % rank))
 
 
 def _start_capture():
+    if _is_launcher(sys.argv[0] if sys.argv else ""):
+        return   # NPUD_CAPTURE stays set: the workers it starts capture
     path = os.environ.pop("NPUD_CAPTURE", None)
     if not path:
         return
     try:
-        path, exclusive = _claim_capture_path(path)
+        rank = _rank()
+        path, exclusive = _claim_capture_path(path) if rank is None else _rank_capture_path(path, rank)
         import npu_doctor
         from ._recorder import Recorder, parse_steps
         try:

@@ -410,6 +410,11 @@ class Recorder:
             "cwd": _cwd(),
             "steps": steps_text(self.steps),
         }
+        # A worker of a distributed launch (torchrun, accelerate, deepspeed): the cluster view
+        # places it by rank and knows how many there are (docs/formats/capture.md).
+        for key, var in (("rank", "RANK"), ("world_size", "WORLD_SIZE")):
+            if os.environ.get(var, "").isdigit():
+                args[key] = int(os.environ[var])
         if self.amp is not None:
             args.update(self.amp.header_args())
         self._write_raw(_events.header_event(self._pid, args))

@@ -184,44 +184,63 @@ bool is_cluster_input(const std::string& path) {
   return !find_msprof_cluster_output(path).empty() || rank_inputs_in(path).size() >= 2;
 }
 
+namespace {
+
+// The rank profiles `inputs` read and summarised on worker threads, then the cluster view of
+// them (`label`: the directory or run it came from). `notes`: what finding the inputs said.
+int cluster_of_inputs(const std::vector<std::string>& inputs, std::vector<std::string> notes, const std::string& label,
+                      const AnalyzeOptions& o, const std::vector<const Rule*>& rules) {
+  std::vector<uint64_t> bytes;
+  for (const auto& p : inputs) {
+    std::vector<UnlistedFolder> unlisted;
+    bytes.push_back(input_bytes(p, unlisted));
+    // The rank's own folder unreadable: its read fails and says so; a folder inside it is
+    // one the reader does not need (it reads ASCEND_PROFILER_OUTPUT), or its read fails too.
+    for (const auto& u : unlisted)
+      if (u.path != fs::path(p))
+        notes.push_back(fmt::format("{} could not be listed ({}): its size is not counted and the rank was "
+                                    "read without it", u.path.string(), u.reason));
+  }
+  unsigned jobs = o.jobs ? std::min<unsigned>(o.jobs, unsigned(inputs.size())) : default_jobs(inputs, bytes);
+  if (!o.quiet && ::isatty(STDERR_FILENO))
+    std::cerr << fmt::format("npu-doctor: {} rank profiles in {}, {} at a time\n", inputs.size(), label, jobs);
+  size_t failed = 0;
+  std::vector<RankSummary> summaries = summarize_ranks(inputs, bytes, o, rules, jobs, failed);
+  if (summaries.empty()) return kExitBadInput;
+  ClusterReport report = build_cluster_report(summaries, label);
+  report.notes.insert(report.notes.end(), notes.begin(), notes.end());
+  if (failed) report.notes.push_back(fmt::format("{} rank profile{} could not be read (errors above)", failed, failed == 1 ? "" : "s"));
+  int code = render_cluster(report, o.format, o.output, o.verbose, o.fail_on);
+  return failed ? kExitBadInput : code;
+}
+
+}  // namespace
+
 int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
   std::vector<const Rule*> rules;
   if (!cluster_format_or_report(o.format) || !rules_or_report(o, rules)) return kExitBadInput;
   if (!output_writable_or_report(o.output)) return kExitBadInput;   // before reading every rank
-  std::vector<RankSummary> summaries;
-  size_t failed = 0;
-  std::vector<std::string> listing_notes;  // folders skipped while finding and sizing the ranks
   if (std::string out = find_msprof_cluster_output(dir); !out.empty()) {
+    std::vector<RankSummary> summaries;
     try {
       summaries = read_msprof_cluster(out);
     } catch (const InputError& e) {
       std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
       return kExitBadInput;
     }
-  } else {
-    std::vector<std::string> inputs = rank_inputs_in(dir, &listing_notes);
-    std::vector<uint64_t> bytes;
-    for (const auto& p : inputs) {
-      std::vector<UnlistedFolder> unlisted;
-      bytes.push_back(input_bytes(p, unlisted));
-      // The rank's own folder unreadable: its read fails and says so; a folder inside it is
-      // one the reader does not need (it reads ASCEND_PROFILER_OUTPUT), or its read fails too.
-      for (const auto& u : unlisted)
-        if (u.path != fs::path(p))
-          listing_notes.push_back(fmt::format("{} could not be listed ({}): its size is not counted and the rank was "
-                                              "read without it", u.path.string(), u.reason));
-    }
-    unsigned jobs = o.jobs ? std::min<unsigned>(o.jobs, unsigned(inputs.size())) : default_jobs(inputs, bytes);
-    if (!o.quiet && ::isatty(STDERR_FILENO))
-      std::cerr << fmt::format("npu-doctor: {} rank profiles in {}, {} at a time\n", inputs.size(), dir, jobs);
-    summaries = summarize_ranks(inputs, bytes, o, rules, jobs, failed);
+    if (summaries.empty()) return kExitBadInput;
+    return render_cluster(build_cluster_report(summaries, dir), o.format, o.output, o.verbose, o.fail_on);
   }
-  if (summaries.empty()) return kExitBadInput;
-  ClusterReport report = build_cluster_report(summaries, dir);
-  report.notes.insert(report.notes.end(), listing_notes.begin(), listing_notes.end());
-  if (failed) report.notes.push_back(fmt::format("{} rank profile{} could not be read (errors above)", failed, failed == 1 ? "" : "s"));
-  int code = render_cluster(report, o.format, o.output, o.verbose, o.fail_on);
-  return failed ? kExitBadInput : code;
+  std::vector<std::string> listing_notes;  // folders skipped while finding and sizing the ranks
+  std::vector<std::string> inputs = rank_inputs_in(dir, &listing_notes);
+  return cluster_of_inputs(inputs, std::move(listing_notes), dir, o, rules);
+}
+
+int analyze_rank_captures(const std::vector<std::string>& captures, const std::string& label,
+                          std::vector<std::string> notes, const AnalyzeOptions& o) {
+  std::vector<const Rule*> rules;
+  if (!cluster_format_or_report(o.format) || !rules_or_report(o, rules)) return kExitBadInput;
+  return cluster_of_inputs(captures, std::move(notes), label, o, rules);
 }
 
 namespace {

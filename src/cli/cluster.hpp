@@ -22,4 +22,9 @@ std::vector<std::string> rank_inputs_in(const std::string& dir, std::vector<std:
 // `analyze DIR` in cluster mode. Returns the exit code.
 int analyze_cluster(const std::string& dir, const AnalyzeOptions& opts);
 
+// The cluster view of the per-rank captures of one `run` (a distributed launch: one
+// capture.rank<R>.npud.json per worker), `label` naming the run. Returns the exit code.
+int analyze_rank_captures(const std::vector<std::string>& captures, const std::string& label,
+                          std::vector<std::string> notes, const AnalyzeOptions& opts);
+
 }  // namespace npud

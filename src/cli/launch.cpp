@@ -26,6 +26,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/baseline.hpp"
+#include "cli/cluster.hpp"
 #include "cli/commands.hpp"
 #include "cli/inputs.hpp"
 #include "numeric/dump.hpp"
@@ -218,27 +219,56 @@ static std::string python_flag_hiding_the_shim(const std::vector<std::string>& p
   return {};
 }
 
-// capture.<pid>.npud.json: the capture of another process of the run (the shim's
-// _autostart._claim_capture_path), when several inherited NPUD_CAPTURE.
-static bool is_other_process_capture(const std::string& name) {
+// The tag of a capture file's name: what lies between "capture." and ".npud.json" (the shim's
+// _autostart names them), or "" for any other name.
+static std::string_view capture_tag(std::string_view name) {
   constexpr std::string_view kPrefix = "capture.", kSuffix = ".npud.json";
   if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) || !name.ends_with(kSuffix))
-    return false;
-  std::string_view pid(name.data() + kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
-  return pid.find_first_not_of("0123456789") == std::string_view::npos;
+    return {};
+  return name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
 }
 
-// The other processes' non-empty captures in dir, sorted by name.
-static std::vector<std::string> other_process_captures(const std::string& dir) {
+static bool all_digits(std::string_view s) { return !s.empty() && s.find_first_not_of("0123456789") == s.npos; }
+
+// capture.<pid>.npud.json: the capture of another process of the run, when several inherited
+// NPUD_CAPTURE.
+static bool is_other_process_capture(const std::string& name) { return all_digits(capture_tag(name)); }
+
+// capture.rank<R>.npud.json: the capture of the worker of rank R of a distributed launch
+// (torchrun, accelerate, deepspeed set RANK); -1 for any other name.
+static int rank_of_capture(const std::string& name) {
+  std::string_view tag = capture_tag(name);
+  if (!tag.starts_with("rank") || !all_digits(tag.substr(4)) || tag.size() > 13) return -1;
+  int rank = 0;
+  std::from_chars(tag.data() + 4, tag.data() + tag.size(), rank);
+  return rank;
+}
+
+// The non-empty captures in dir whose name `keep` accepts, sorted by name.
+template <typename Keep>
+static std::vector<std::string> captures_in(const std::string& dir, Keep keep) {
   std::vector<std::string> out;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code size_ec;
-    if (is_other_process_capture(it->path().filename().string()) && it->is_regular_file(size_ec) &&
-        it->file_size(size_ec) > 0 && !size_ec)
+    if (keep(it->path().filename().string()) && it->is_regular_file(size_ec) && it->file_size(size_ec) > 0 && !size_ec)
       out.push_back(fs::absolute(it->path()).string());
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The other processes' non-empty captures in dir, sorted by name.
+static std::vector<std::string> other_process_captures(const std::string& dir) {
+  return captures_in(dir, is_other_process_capture);
+}
+
+// The ranks' non-empty captures in dir, by rank.
+static std::vector<std::string> rank_captures(const std::string& dir) {
+  std::vector<std::string> out = captures_in(dir, [](const std::string& n) { return rank_of_capture(n) >= 0; });
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+    return rank_of_capture(fs::path(a).filename().string()) < rank_of_capture(fs::path(b).filename().string());
+  });
   return out;
 }
 
@@ -338,6 +368,7 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
   fs::path capture = fs::absolute(fs::path(ro.out_dir) / kCaptureName);
   fs::remove(capture, ec);   // a stale capture must not pass for this run's
   for (const std::string& stale : other_process_captures(ro.out_dir)) fs::remove(stale, ec);
+  for (const std::string& stale : rank_captures(ro.out_dir)) fs::remove(stale, ec);
 
   // Only the bootstrap folder goes on PYTHONPATH: it loads npu_doctor from python_dir by
   // location, so a wheel's whole site-packages never lands in front of the program's path.
@@ -359,7 +390,25 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
   }
 
   std::vector<std::string> others = other_process_captures(ro.out_dir);
+  std::vector<std::string> ranks = rank_captures(ro.out_dir);
   auto size = fs::file_size(capture, ec);
+  if ((ec || size == 0) && ranks.size() == 1) {
+    // One worker of a distributed launch: its capture is the run's.
+    capture = ranks.front();
+    ranks.clear();
+    size = fs::file_size(capture, ec);
+  }
+  if (ranks.size() >= 2) {
+    // A distributed launch: the report is the cluster view of the ranks' captures
+    // (launch_and_analyze); capture.npud.json, when a process without RANK wrote one, is named.
+    if (!ro.quiet)
+      std::cerr << fmt::format("npu-doctor: {} ranks wrote their captures: {}\n", ranks.size(), fmt::join(ranks, ", "));
+    out.capture = !ec && size > 0 ? capture.string() : std::string();
+    out.rank_captures = std::move(ranks);
+    out.other_captures = std::move(others);
+    out.exit_code = child.exit_code;
+    return -1;
+  }
   if ((ec || size == 0) && !others.empty()) {
     // The process that claimed the name wrote nothing (its capture never started): report on
     // the first other one.
@@ -498,7 +547,7 @@ int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
   ao.command = req.command_name;
   ao.require_steps = req.steps;
   ao.text_paths_relative = true;
-  if (!launched.other_captures.empty())
+  if (!launched.other_captures.empty() && launched.rank_captures.empty())
     ao.report_notes.push_back(fmt::format(
         "{} other process{} of the program wrote {} own capture beside this one: {}; this report is of {} only "
         "(`npu-doctor analyze FILE` reports on another)",
@@ -506,10 +555,24 @@ int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
         launched.other_captures.size() == 1 ? "its" : "their", fmt::join(launched.other_captures, ", "),
         launched.capture));
   if (!req.dump.empty()) {
-    std::string dir = (fs::path(launched.capture).parent_path() / "dump").string();
+    const std::string& any = launched.capture.empty() ? launched.rank_captures.front() : launched.capture;
+    std::string dir = (fs::path(any).parent_path() / "dump").string();
     // The shim said it on stderr as it happened; the report says it where it is read.
     if (std::string problem = dump_problem(dir); !problem.empty())
       ao.report_notes.push_back(fmt::format("--dump {}: {}", req.dump, problem));
+  }
+  if (!launched.rank_captures.empty()) {
+    std::vector<std::string> notes = ao.report_notes;
+    std::vector<std::string> unranked = launched.other_captures;
+    if (!launched.capture.empty()) unranked.insert(unranked.begin(), launched.capture);
+    if (!unranked.empty())
+      notes.push_back(fmt::format("{} process{} without a RANK wrote {} own capture, not in this view: {} "
+                                  "(`npu-doctor analyze FILE` reports on one)",
+                                  unranked.size(), unranked.size() == 1 ? "" : "es", unranked.size() == 1 ? "its" : "their",
+                                  fmt::join(unranked, ", ")));
+    std::string dir = fs::path(launched.rank_captures.front()).parent_path().string();
+    int cluster_code = analyze_rank_captures(launched.rank_captures, dir, std::move(notes), ao);
+    return launched.exit_code ? launched.exit_code : cluster_code;
   }
   int report_code = analyze_trace_file(launched.capture, ao);
   return launched.exit_code ? launched.exit_code : report_code;

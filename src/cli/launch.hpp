@@ -33,6 +33,9 @@ struct Launched {
   // Captures other processes of the run wrote beside it (capture.<pid>.npud.json: processes
   // that inherited NPUD_CAPTURE, e.g. two workers of one shell line), by name.
   std::vector<std::string> other_captures;
+  // The workers' captures of a distributed launch (capture.rank<R>.npud.json), by rank, when
+  // two or more ranks wrote one: the report is then their cluster view.
+  std::vector<std::string> rank_captures;
   int exit_code = 0;                      // the program's status (128 + N when killed by signal N)
 };
 

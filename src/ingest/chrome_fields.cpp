@@ -41,7 +41,7 @@ void EventFields::reset() {
   tensor_ints.clear();
   has_inputs = has_outputs = false;
   format = torch = python = device_str = torch_npu = steps = {};
-  capture_version = -1;
+  capture_version = capture_rank = capture_world_size = -1;
   op = thread = where = dispatch = cwd = packages_raw = {};
   steps_completed = -1;
   cpu_kernel = expanded = false;
@@ -309,6 +309,7 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
         if (key == "step") lenient_int(a, ev.step);
         else if (key == "name") lenient_string(a, ev.arg_name);
         else if (key == "kind") lenient_string(a, ev.copy_kind);
+        else if (key == "rank") lenient_int(a, ev.capture_rank);
         else if (key == "mode") raw_amp(c, a, ev, kAmpMode);
         else if (key == "zero") raw_amp(c, a, ev, kAmpZero);
         else if (key == "argv") {
@@ -384,6 +385,7 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
         break;
       case 10:
         if (key == "Input Dims") read_nested(c, a, ev.dims);
+        else if (key == "world_size") lenient_int(a, ev.capture_world_size);
         else if (key == "Input type") {
           od::array arr;
           if (a.get_array().get(arr)) break;

@@ -79,6 +79,7 @@ struct EventFields {
   // capture header ("npu_doctor" metadata event)
   std::string_view format, torch, python, device_str, torch_npu, steps;
   int64_t capture_version = -1;
+  int64_t capture_rank = -1, capture_world_size = -1;   // a capture header's RANK / WORLD_SIZE
   // capture status and facts ("npu_doctor_end", "npu_doctor_error", "npu_doctor_op" events)
   std::string_view op, thread, where, dispatch, cwd;
   std::string_view packages_raw;   // "npu_doctor_packages": {"transformers": "5.17.0", ...} as raw JSON

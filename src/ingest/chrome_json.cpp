@@ -753,6 +753,9 @@ void ChromeBuilder::metadata(uint64_t offset) {
     t_.set_env("argv", ev_.argv);
     if (!ev_.cwd.empty()) t_.set_env("cwd", ev_.cwd);
     if (!ev_.steps.empty()) t_.set_env("steps", ev_.steps);
+    // A worker of a distributed launch: the cluster view places it (cluster/rank_summary).
+    if (ev_.capture_rank >= 0) t_.set_env("rank", std::to_string(ev_.capture_rank));
+    if (ev_.capture_world_size > 0) t_.set_env("world_size", std::to_string(ev_.capture_world_size));
     if (ev_.has_amp) amp_.header(ev_, t_);
   } else if (ev_.name == "npu_doctor_end" && is_capture_) {
     t_.capture.ended = true;

@@ -1,0 +1,105 @@
+"""`npu-doctor run` on a distributed launch (issue 29 section 5): every worker captures
+(capture.rank<RANK>.npud.json), the launcher captures nothing and passes the capture on, and
+the report is the cluster view of the ranks: findings on every rank, rank-only findings. Two launchers: torchrun (`python -m torch.distributed.run --standalone`), and a
+hand-written launcher that sets RANK/WORLD_SIZE itself and never imports torch (the
+mechanism is RANK, not the launcher's name). gloo on 2 CPU processes.
+Needs torch with torch.distributed (gloo)."""
+
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+from e2e_support import PYTHON, planted_line, python_has
+
+BINARY = os.environ.get("NPUD_BINARY", "")
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+PROGRAM = os.path.join(PROGRAMS, "ddp_train.py")
+
+# Starts WORLD_SIZE copies of the program with RANK/LOCAL_RANK/WORLD_SIZE/MASTER_* set, as
+# torchrun does, without importing torch; exits with the first failing worker's status.
+HAND_LAUNCHER = textwrap.dedent("""\
+    import os, subprocess, sys
+    port, program = sys.argv[1], sys.argv[2]
+    procs = []
+    for rank in range(2):
+        env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2",
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        procs.append(subprocess.Popen([sys.executable, program], env=env))
+    sys.exit(max(p.wait() for p in procs))
+    """)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+def torchrun_works():
+    """Whether this Python's torchrun starts workers at all (Debian's torch 1.13 torchrun fails
+    on Python 3.11 inside torch.distributed.elastic, npu-doctor or not)."""
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "ok.py")
+        with open(script, "w") as f:
+            f.write("pass\n")
+        r = subprocess.run([PYTHON, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "1", script],
+                           capture_output=True, text=True, timeout=300)
+        return r.returncode == 0
+
+
+@unittest.skipUnless(BINARY, "NPUD_BINARY is not set")
+@unittest.skipUnless(python_has("torch"), "this Python has no torch")
+class RunOnRanks(unittest.TestCase):
+    def run_cluster(self, launcher):
+        folder = tempfile.mkdtemp(prefix="npud-ranks-")
+        captures = os.path.join(folder, "capture")
+        report = os.path.join(folder, "report.json")
+        r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "--format", "json", "-o", report,
+                            "--capture-dir", captures, "--", *launcher], capture_output=True, text=True, timeout=600,
+                           cwd=folder, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        with open(report) as f:
+            return json.load(f), sorted(os.listdir(captures))
+
+    def check(self, d, files):
+        self.assertIn("capture.rank0.npud.json", files)
+        self.assertIn("capture.rank1.npud.json", files)
+        self.assertEqual(d["command"], "cluster")
+        self.assertEqual(d["world_size"], 2)
+        self.assertEqual([r["rank"] for r in d["ranks"]], [0, 1])
+        self.assertTrue(all(r["steps"] == 3 for r in d["ranks"]), d["ranks"])
+        # On every rank: the loss read each step.
+        sync_line = planted_line(PROGRAMS, "ddp_train.py", "PLANTED-SYNC")
+        self.assertIn(("SYNC001", sync_line), {(f["id"], f["location"]["line"]) for f in d["common_findings"]})
+        # Rank 1 only: the boolean mask's data-dependent shapes, at the user's line.
+        shapes_line = planted_line(PROGRAMS, "ddp_train.py", "PLANTED-SHAPES")
+        partial = [f for f in d["partial_findings"] if f["id"] == "DYNSHAPE001"]
+        self.assertTrue(partial, d["partial_findings"])
+        self.assertEqual(partial[0]["ranks"], [1])
+        self.assertEqual(os.path.realpath(partial[0]["location"]["file"]), os.path.realpath(PROGRAM))
+        self.assertEqual(partial[0]["location"]["line"], shapes_line)
+
+    def test_torchrun(self):
+        if not torchrun_works():
+            self.skipTest("this Python's torchrun does not start workers even without npu-doctor")
+        d, files = self.run_cluster([PYTHON, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                                     PROGRAM])
+        self.check(d, files)
+        # The launcher imports torch but ran no step: it wrote no capture of its own.
+        self.assertNotIn("capture.npud.json", files)
+
+    def test_launcher_that_sets_rank_itself(self):
+        folder = tempfile.mkdtemp(prefix="npud-launcher-")
+        launcher = os.path.join(folder, "launch.py")
+        with open(launcher, "w") as f:
+            f.write(HAND_LAUNCHER)
+        d, files = self.run_cluster([PYTHON, launcher, free_port(), PROGRAM])
+        self.check(d, files)
+
+
+if __name__ == "__main__":
+    unittest.main()
