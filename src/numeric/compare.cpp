@@ -10,7 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "ingest/input_error.hpp"
-#include "numeric/npy.hpp"
+#include "numeric/tensor_file.hpp"
 
 namespace npud {
 
@@ -28,8 +28,9 @@ std::string_view status_name(PairResult::Status s) {
 
 namespace {
 
-// The dtype an index names against the .npy header's. bfloat16 is saved widened to float32
-// (numpy has no bfloat16); a dtype .npy cannot hold (complex, float8) is not checked.
+// The dtype an index names against the tensor file's. bfloat16 is saved to .npy widened to
+// float32 (numpy has no bfloat16); a dtype neither file kind holds here (complex, float8) is
+// not checked.
 bool dtype_agrees(std::string_view index_dtype, DType file) {
   if (index_dtype.empty() || index_dtype == dtype_name(file)) return true;
   if (index_dtype == "bfloat16") return file == DType::F32;
@@ -154,32 +155,32 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
       p.diverges = true;
       p.reason = fmt::format("shape {} in the reference, {} in the target", shape_text(r.shape), shape_text(t.shape));
     } else if (!r.file.empty() && !t.file.empty()) {
-      MappedNpy a(r.file), b(t.file);
+      TensorFile a(r.file, r.member), b(t.file, t.member);
       for (const auto* side : {&a, &b}) {
         const DumpEntry& e = side == &a ? r : t;
-        if (side->header().shape != e.shape)
-          throw InputError(side->path(), side->header().data_offset,
+        if (side->shape() != e.shape)
+          throw InputError(side->path(), side->data_offset(),
                            fmt::format("the file's shape {} is not the index's {} (for {})",
-                                       shape_text(side->header().shape), shape_text(e.shape), e.key));
-        if (!dtype_agrees(e.dtype, side->header().dtype))
-          throw InputError(side->path(), side->header().data_offset,
+                                       shape_text(side->shape()), shape_text(e.shape), e.key));
+        if (!dtype_agrees(e.dtype, side->dtype()))
+          throw InputError(side->path(), side->data_offset(),
                            fmt::format("the file's dtype {} is not the index's {} (for {}); the metrics would be "
                                        "computed on the wrong precision",
-                                       dtype_name(side->header().dtype), e.dtype, e.key));
+                                       dtype_name(side->dtype()), e.dtype, e.key));
       }
-      if (a.header().fortran_order != b.header().fortran_order) {
+      if (a.fortran_order() != b.fortran_order()) {
         size_t non_unit = 0;
         for (int64_t dim : r.shape) non_unit += dim > 1;
         if (non_unit > 1)
-          throw InputError(a.header().fortran_order ? a.path() : b.path(), 0,
+          throw InputError(a.fortran_order() ? a.path() : b.path(), 0,
                            fmt::format("fortran_order differs from {} (one side is column-major): re-save both in "
-                                       "C order", a.header().fortran_order ? b.path() : a.path()),
+                                       "C order", a.fortran_order() ? b.path() : a.path()),
                            false);
       }
       MetricsOptions mo;
       mo.threads = opts.threads;
       uint64_t pair_bytes = file_bytes(r.file) + file_bytes(t.file);
-      uint64_t n = a.header().count;
+      uint64_t n = a.count();
       if (opts.on_progress && n > 0)
         mo.on_progress = [&](uint64_t elems) { opts.on_progress(done + pair_bytes * std::min(elems, n) / n, total); };
       p.metrics = compute_metrics(a.view(), b.view(), mo);

@@ -1,0 +1,21 @@
+#include "numeric/tensor_file.hpp"
+
+namespace npud {
+
+bool is_pt_path(std::string_view path) {
+  auto ends = [&](std::string_view ext) {
+    return path.size() > ext.size() && path.substr(path.size() - ext.size()) == ext;
+  };
+  return ends(".pt") || ends(".pth");
+}
+
+TensorFile::TensorFile(const std::string& path, const std::string& member) {
+  if (is_pt_path(path)) {
+    pt_ = std::make_unique<MappedPt>(path);
+    index_ = pt_->find(member);
+  } else {
+    npy_ = std::make_unique<MappedNpy>(path);
+  }
+}
+
+}  // namespace npud

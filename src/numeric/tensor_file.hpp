@@ -1,0 +1,41 @@
+// One tensor of a dump, from a .npy file or from a .pt file (by the file's extension),
+// mapped read-only: what compare needs of either (shape, dtype, elements).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numeric/npy.hpp"
+#include "numeric/pt.hpp"
+#include "numeric/tensor_view.hpp"
+
+namespace npud {
+
+// A torch.save file by its name: .pt or .pth.
+bool is_pt_path(std::string_view path);
+
+class TensorFile {
+ public:
+  // member: the tensor's name inside a .pt file ("" = its only tensor); "" for .npy.
+  // Throws InputError.
+  TensorFile(const std::string& path, const std::string& member);
+
+  const std::string& path() const { return npy_ ? npy_->path() : pt_->path(); }
+  const std::vector<int64_t>& shape() const { return npy_ ? npy_->header().shape : tensor().shape; }
+  DType dtype() const { return npy_ ? npy_->header().dtype : tensor().dtype; }
+  bool fortran_order() const { return npy_ && npy_->header().fortran_order; }
+  uint64_t count() const { return npy_ ? npy_->header().count : tensor().count; }
+  uint64_t data_offset() const { return npy_ ? npy_->header().data_offset : tensor().data_offset; }
+  TensorView view() { return npy_ ? npy_->view() : pt_->view(index_); }
+
+ private:
+  const PtTensor& tensor() const { return pt_->contents().tensors[index_]; }
+  std::unique_ptr<MappedNpy> npy_;
+  std::unique_ptr<MappedPt> pt_;
+  size_t index_ = 0;
+};
+
+}  // namespace npud
