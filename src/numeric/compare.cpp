@@ -4,6 +4,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -121,6 +122,19 @@ uint64_t file_bytes(const std::string& f) {
   return ec ? 0 : uint64_t(n);
 }
 
+// What a pair reads from one side (progress, "tensor data read"): the whole tensor file, or
+// a tensor's elements when it is one of several in a .pt file (a state_dict).
+uint64_t entry_bytes(const DumpEntry& e) {
+  if (e.member.empty()) return file_bytes(e.file);
+  uint64_t n = 1, size = 4;
+  for (DType d : {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64,
+                  DType::U8, DType::U16, DType::U32, DType::U64, DType::Bool})
+    if (e.dtype == dtype_name(d)) size = dtype_size(d);
+  for (int64_t dim : e.shape)
+    if (__builtin_mul_overflow(n, uint64_t(dim), &n)) return UINT64_MAX / 4;
+  return __builtin_mul_overflow(n, size, &n) ? UINT64_MAX / 4 : n;
+}
+
 }  // namespace
 
 CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOptions& opts) {
@@ -137,7 +151,7 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
   for (auto [ri, ti] : pairs) {
     ref_used[ri] = target_used[ti] = true;
     const DumpEntry &r = ref.entries[ri], &t = target.entries[ti];
-    if (!r.file.empty() && !t.file.empty() && r.shape == t.shape) total += file_bytes(r.file) + file_bytes(t.file);
+    if (!r.file.empty() && !t.file.empty() && r.shape == t.shape) total += entry_bytes(r) + entry_bytes(t);
   }
   for (size_t i = 0; i < ref_used.size(); ++i)
     if (!ref_used[i]) res.only_ref.push_back(i);
@@ -145,6 +159,7 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
     if (!target_used[i]) res.only_target.push_back(i);
 
   uint64_t done = 0;
+  std::shared_ptr<MappedPt> last_ref_pt, last_target_pt;  // one parse per .pt file holding many tensors
   for (auto [ri, ti] : pairs) {
     const DumpEntry &r = ref.entries[ri], &t = target.entries[ti];
     PairResult p;
@@ -155,7 +170,7 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
       p.diverges = true;
       p.reason = fmt::format("shape {} in the reference, {} in the target", shape_text(r.shape), shape_text(t.shape));
     } else if (!r.file.empty() && !t.file.empty()) {
-      TensorFile a(r.file, r.member), b(t.file, t.member);
+      TensorFile a(r.file, r.member, &last_ref_pt), b(t.file, t.member, &last_target_pt);
       for (const auto* side : {&a, &b}) {
         const DumpEntry& e = side == &a ? r : t;
         if (side->shape() != e.shape)
@@ -179,7 +194,7 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
       }
       MetricsOptions mo;
       mo.threads = opts.threads;
-      uint64_t pair_bytes = file_bytes(r.file) + file_bytes(t.file);
+      uint64_t pair_bytes = entry_bytes(r) + entry_bytes(t);
       uint64_t n = a.count();
       if (opts.on_progress && n > 0)
         mo.on_progress = [&](uint64_t elems) { opts.on_progress(done + pair_bytes * std::min(elems, n) / n, total); };

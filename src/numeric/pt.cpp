@@ -93,7 +93,7 @@ PtContents read_pt_index(const std::string& path) {
 
 MappedPt::MappedPt(const std::string& path) : file_(path) {
   contents_ = parse_pt(file_.bytes(), path);
-  copies_.resize(contents_.tensors.size());
+  for (size_t i = 0; i < contents_.tensors.size(); ++i) by_name_.emplace(contents_.tensors[i].name, i);
   file_.advise_sequential();
 }
 
@@ -104,8 +104,7 @@ size_t MappedPt::find(const std::string& member) const {
     throw InputError(path(), 0, fmt::format("holds {} tensors where one was expected (a dump's .pt file holds one "
                                             "tensor)", ts.size()), false);
   }
-  for (size_t i = 0; i < ts.size(); ++i)
-    if (ts[i].name == member) return i;
+  if (auto it = by_name_.find(member); it != by_name_.end()) return it->second;
   throw InputError(path(), 0, fmt::format("holds no tensor named '{}'", member), false);
 }
 
@@ -148,9 +147,8 @@ TensorView pt_view(std::string_view file, const PtContents& c, size_t i, std::ve
   return v;
 }
 
-TensorView MappedPt::view(size_t i) {
-  if (!copies_.at(i)) copies_[i] = std::make_unique<std::vector<char>>();
-  return pt_view(file_.bytes(), contents_, i, *copies_[i], path());
+TensorView MappedPt::view(size_t i, std::vector<char>& copy) const {
+  return pt_view(file_.bytes(), contents_, i, copy, path());
 }
 
 }  // namespace npud

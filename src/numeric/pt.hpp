@@ -6,9 +6,9 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "numeric/tensor_view.hpp"
@@ -39,7 +39,8 @@ PtContents read_pt_index(const std::string& path);
 TensorView pt_view(std::string_view file, const PtContents& c, size_t i, std::vector<char>& copy,
                    const std::string& name);
 
-// A .pt file mapped read-only for the lifetime of this object.
+// A .pt file mapped read-only for the lifetime of this object, parsed once (a state_dict's
+// tensors are all read from one parse).
 class MappedPt {
  public:
   explicit MappedPt(const std::string& path);  // throws InputError
@@ -47,13 +48,13 @@ class MappedPt {
   const std::string& path() const { return file_.path(); }
   // Index of the tensor named `member` ("" = the file's only tensor); throws InputError.
   size_t find(const std::string& member) const;
-  // pt_view of tensor i; a gathered copy lives as long as this object.
-  TensorView view(size_t i);
+  // pt_view of tensor i (a gathered copy goes to `copy`).
+  TensorView view(size_t i, std::vector<char>& copy) const;
 
  private:
   MappedFile file_;
   PtContents contents_;
-  std::vector<std::unique_ptr<std::vector<char>>> copies_;
+  std::unordered_map<std::string, size_t> by_name_;
 };
 
 }  // namespace npud

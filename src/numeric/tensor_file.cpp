@@ -9,9 +9,14 @@ bool is_pt_path(std::string_view path) {
   return ends(".pt") || ends(".pth");
 }
 
-TensorFile::TensorFile(const std::string& path, const std::string& member) {
+TensorFile::TensorFile(const std::string& path, const std::string& member, std::shared_ptr<MappedPt>* last_pt) {
   if (is_pt_path(path)) {
-    pt_ = std::make_unique<MappedPt>(path);
+    if (last_pt && *last_pt && (*last_pt)->path() == path) {
+      pt_ = *last_pt;
+    } else {
+      pt_ = std::make_shared<MappedPt>(path);
+      if (last_pt) *last_pt = pt_;
+    }
     index_ = pt_->find(member);
   } else {
     npy_ = std::make_unique<MappedNpy>(path);

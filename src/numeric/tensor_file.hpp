@@ -20,8 +20,9 @@ bool is_pt_path(std::string_view path);
 class TensorFile {
  public:
   // member: the tensor's name inside a .pt file ("" = its only tensor); "" for .npy.
-  // Throws InputError.
-  TensorFile(const std::string& path, const std::string& member);
+  // last_pt: the .pt file this side opened before, reused when `path` is the same (the
+  // tensors of one state_dict come one after the other), replaced otherwise. Throws InputError.
+  TensorFile(const std::string& path, const std::string& member, std::shared_ptr<MappedPt>* last_pt = nullptr);
 
   const std::string& path() const { return npy_ ? npy_->path() : pt_->path(); }
   const std::vector<int64_t>& shape() const { return npy_ ? npy_->header().shape : tensor().shape; }
@@ -29,13 +30,14 @@ class TensorFile {
   bool fortran_order() const { return npy_ && npy_->header().fortran_order; }
   uint64_t count() const { return npy_ ? npy_->header().count : tensor().count; }
   uint64_t data_offset() const { return npy_ ? npy_->header().data_offset : tensor().data_offset; }
-  TensorView view() { return npy_ ? npy_->view() : pt_->view(index_); }
+  TensorView view() { return npy_ ? npy_->view() : pt_->view(index_, copy_); }
 
  private:
   const PtTensor& tensor() const { return pt_->contents().tensors[index_]; }
   std::unique_ptr<MappedNpy> npy_;
-  std::unique_ptr<MappedPt> pt_;
+  std::shared_ptr<MappedPt> pt_;
   size_t index_ = 0;
+  std::vector<char> copy_;  // a strided view gathered into C order
 };
 
 }  // namespace npud
