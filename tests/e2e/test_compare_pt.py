@@ -5,7 +5,6 @@ the values read checked against numpy's own .npy copies, and hostile .pt files (
 calls os.system or builtins.eval) refused with exit 2 before anything runs.
 """
 
-import json
 import os
 import shutil
 import struct
@@ -15,22 +14,12 @@ import unittest
 import zipfile
 
 from e2e_support import PYTHON, python_has
+from test_compare import BINARY, compare, compare_json   # functions only: no TestCase is imported
 
-BINARY = os.environ.get("NPUD_BINARY", "")
 HAVE_TORCH = python_has("torch")
 HAVE_NUMPY = python_has("numpy")
 # Debian's torch 1.13, for dumps written by one torch and compared with another's.
 SYSTEM_PYTHON = "/usr/bin/python3"
-
-
-def compare(*args):
-    r = subprocess.run([BINARY, "compare", "-q", *args], capture_output=True, text=True, timeout=300)
-    return r.returncode, r.stdout, r.stderr
-
-
-def compare_json(ref, target, *args):
-    code, out, err = compare(ref, target, "--format", "json", *args)
-    return code, (json.loads(out) if out.strip() else None), err
 
 
 def run_python(text, python=PYTHON):
@@ -289,8 +278,8 @@ class ComparePtEndToEnd(unittest.TestCase):
     def test_legacy_format_is_refused(self):
         for side in ("ref", "tgt"):
             os.makedirs(self.path(side))
-        run_python("import torch, sys; torch.save(torch.ones(3), sys.argv[1], _use_new_zipfile_serialization=False)"
-                   .replace("sys.argv[1]", repr(self.path("ref", "x.pt"))))
+        run_python("import torch; torch.save(torch.ones(3), %r, _use_new_zipfile_serialization=False)"
+                   % self.path("ref", "x.pt"))
         run_python("import torch; torch.save(torch.ones(3), %r)" % self.path("tgt", "x.pt"))
         code, out, err = compare(self.path("ref"), self.path("tgt"))
         self.assertEqual(code, 2, out + err)
