@@ -21,7 +21,10 @@ bool PickledTensor::contiguous() const {
 namespace {
 
 // The names torch.save pickles for tensors, each resolved when its GLOBAL is read.
-enum class Callable : uint8_t { None, RebuildV2, RebuildV3, RebuildParameter, OrderedDict, StorageClass, UntypedStorage, DTypeObj };
+enum class Callable : uint8_t {
+  None, RebuildV2, RebuildV3, RebuildParameter, RebuildNpu, NpuFormat, OrderedDict, StorageClass, UntypedStorage,
+  DTypeObj
+};
 
 struct NamedDType { std::string_view name; DType dtype; };
 // torch.<X>Storage: the legacy typed storages torch still writes for the classic dtypes.
@@ -191,6 +194,11 @@ class Vm {
     if (module == "torch._utils" && name == "_rebuild_tensor_v2") v.callable = Callable::RebuildV2;
     else if (module == "torch._utils" && name == "_rebuild_tensor_v3") v.callable = Callable::RebuildV3;
     else if (module == "torch._utils" && name == "_rebuild_parameter") v.callable = Callable::RebuildParameter;
+    // torch_npu's Tensor.__reduce_ex__ for a tensor on an NPU (what msprobe saves on Ascend):
+    // _rebuild_tensor_v2's arguments of the tensor's CPU copy, plus its NPU storage format
+    // (an int, a bool, or a torch_npu.npu._format.Format, an IntEnum pickled as Format(int)).
+    else if (module == "torch_npu.utils.storage" && name == "_rebuild_npu_tensor") v.callable = Callable::RebuildNpu;
+    else if (module == "torch_npu.npu._format" && name == "Format") v.callable = Callable::NpuFormat;
     else if (module == "collections" && name == "OrderedDict") v.callable = Callable::OrderedDict;
     else if (module == "torch.storage" && name == "UntypedStorage") v.callable = Callable::UntypedStorage;
     else if (module == "torch") {
@@ -331,6 +339,18 @@ class Vm {
         return make(Value::Kind::Dict);
       case Callable::RebuildV2: return rebuild_tensor(false, a);
       case Callable::RebuildV3: return rebuild_tensor(true, a);
+      case Callable::RebuildNpu: {
+        if (a.size() != 7 || (at(a[6]).kind != Value::Kind::Int && at(a[6]).kind != Value::Kind::Bool))
+          refuse(op_at_, "torch_npu's _rebuild_npu_tensor called with other than _rebuild_tensor_v2's six arguments "
+                         "and an NPU format");
+        return rebuild_tensor(false, a);
+      }
+      case Callable::NpuFormat: {
+        if (a.size() != 1 || at(a[0]).kind != Value::Kind::Int)
+          refuse(op_at_, "torch_npu.npu._format.Format called with other than one int");
+        Value v = at(a[0]);
+        return make(std::move(v));
+      }
       case Callable::RebuildParameter: {
         if (a.size() != 3 || at(a[0]).kind != Value::Kind::Tensor)
           refuse(op_at_, "_rebuild_parameter called with other than (tensor, requires_grad, hooks)");

@@ -3,6 +3,8 @@
 // containers (protocols 2-5) and the few names torch pickles for them
 // (docs/formats/dump.md, "PyTorch .pt files"):
 //   torch._utils._rebuild_tensor_v2 / _rebuild_tensor_v3 / _rebuild_parameter,
+//   torch_npu.utils.storage._rebuild_npu_tensor and torch_npu.npu._format.Format (a tensor
+//   saved on an Ascend NPU: its CPU copy's storage and the NPU format, an int),
 //   collections.OrderedDict (called with no arguments: the empty backward-hooks dict),
 //   torch.<X>Storage for the compared dtypes, torch.storage.UntypedStorage, torch.<dtype>,
 // and storages as BINPERSID ('storage', class, key, location, numel) tuples. Any other name,

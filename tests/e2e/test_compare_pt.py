@@ -88,10 +88,33 @@ for rel, t in tensors.items():
 
 # An msprobe PyTorch tensor dump (the layout mindstudio-probe 26.2.0 writes: dump.json under
 # step0/rank0, one torch.save file per tensor under dump_tensor_data/, named
-# <entry>.<input|output>.<index>.pt, each a contiguous detached clone).
+# <entry>.<input|output>.<index>.pt, each a contiguous detached clone). With "npu", each
+# tensor is pickled as torch_npu pickles a tensor that lives on an NPU (msprobe clones on the
+# device): Tensor.__reduce_ex__ returns torch_npu.utils.storage._rebuild_npu_tensor with the
+# CPU copy's storage and the NPU format, a torch_npu.npu._format.Format. Stand-ins for those
+# two torch_npu names are written to a folder on sys.path, so the file holds exactly the
+# GLOBALs an Ascend machine writes.
+FAKE_TORCH_NPU = {
+    "torch_npu/__init__.py": "",
+    "torch_npu/utils/__init__.py": "",
+    "torch_npu/utils/storage.py": "import torch\n"
+                                  "def _rebuild_npu_tensor(storage, offset, size, stride, grad, hooks, fmt):\n"
+                                  "    return torch._utils._rebuild_tensor_v2(storage, offset, size, stride, grad, hooks)\n",
+    "torch_npu/npu/__init__.py": "",
+    "torch_npu/npu/_format.py": "import enum\nclass Format(enum.IntEnum):\n    ND = 2\n",
+}
 MSPROBE_SCRIPT = r"""
-import json, os, sys, torch
-root, scale = sys.argv[1], float(sys.argv[2])
+import collections, json, os, sys, torch
+root, scale, npu = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "npu"
+if npu:
+    sys.path.insert(0, sys.argv[4])
+    from torch_npu.utils.storage import _rebuild_npu_tensor
+    from torch_npu.npu._format import Format
+    def _reduce_ex(self, proto):
+        t = self.cpu()
+        return _rebuild_npu_tensor, (t.storage(), t.storage_offset(), tuple(t.size()), t.stride(), t.requires_grad,
+                                     collections.OrderedDict(), Format.ND)
+    torch.Tensor.__reduce_ex__ = _reduce_ex
 rank = os.path.join(root, "step0", "rank0")
 os.makedirs(os.path.join(rank, "dump_tensor_data"), exist_ok=True)
 g = torch.Generator().manual_seed(3)
@@ -214,11 +237,17 @@ class ComparePtEndToEnd(unittest.TestCase):
         self.assertEqual(doc["first_divergence"]["key"], "b_rescaled")
         self.assertEqual({p["key"]: p for p in doc["pairs"]}["views/transposed"]["metrics"]["max_abs"], 0.0)
 
-    def msprobe_dump(self, name, scale):
+    def msprobe_dump(self, name, scale, npu=False):
         script = self.path("msprobe.py")
         with open(script, "w") as f:
             f.write(MSPROBE_SCRIPT)
-        r = subprocess.run([PYTHON, script, self.path(name), str(scale)], capture_output=True, text=True, timeout=300)
+        fake = self.path("fake_torch_npu")
+        for rel, text in FAKE_TORCH_NPU.items():
+            os.makedirs(os.path.dirname(os.path.join(fake, rel)), exist_ok=True)
+            with open(os.path.join(fake, rel), "w") as f:
+                f.write(text)
+        r = subprocess.run([PYTHON, script, self.path(name), str(scale), "npu" if npu else "cpu", fake],
+                           capture_output=True, text=True, timeout=300)
         self.assertEqual(r.returncode, 0, r.stderr)
         return self.path(name)
 
@@ -241,6 +270,17 @@ class ComparePtEndToEnd(unittest.TestCase):
         self.assertEqual(pairs["Functional.linear.0.forward.input.1"]["status"], "compared")
         self.assertEqual(pairs["Tensor.__add__.2.forward.input.0"]["dtype"], "bfloat16")
         self.assertTrue(pairs["Tensor.__add__.2.forward.output.0"]["diverges"])
+
+        # Saved on an NPU (torch_npu's pickle of a device tensor): the same values are read.
+        npu = self.msprobe_dump("npu", 1.01, npu=True)
+        with open(os.path.join(npu, "step0", "rank0", "dump_tensor_data", "Functional.gelu.1.forward.output.0.pt"),
+                  "rb") as f:
+            self.assertIn(b"torch_npu.utils.storage\n_rebuild_npu_tensor", f.read())
+        code, doc, err = compare_json(tgt, npu, "--all")
+        self.assertEqual(code, 0, err)
+        self.assertTrue(all(p["metrics"]["max_abs"] == 0.0 for p in doc["pairs"]), doc["pairs"])
+        code, doc, err = compare_json(ref, npu)
+        self.assertEqual(doc["first_divergence"]["key"], "Functional.gelu.1.forward.output.0")
 
     # --- refused files -------------------------------------------------------------------
     def assert_refused(self, code, err, file, offset, marker):

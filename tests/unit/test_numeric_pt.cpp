@@ -146,6 +146,24 @@ TEST(NumericPtPickle, RebuildV3WithADtype) {
   EXPECT_EQ(r.tensors[0].storage_bytes, 8u);
 }
 
+TEST(NumericPtPickle, TensorSavedOnAnNpu) {
+  // torch_npu's Tensor.__reduce_ex__ on an NPU tensor (what msprobe's save_pt writes on Ascend):
+  // _rebuild_tensor_v2's arguments for the CPU copy plus the NPU format, an IntEnum (2 = ND).
+  Pickle p;
+  p.global("torch_npu.utils.storage", "_rebuild_npu_tensor").op('(');
+  p.op('(').str("storage").global("torch", "HalfStorage").str("0").str("cpu").int1(6).op('t').op('Q');
+  p.int1(0).ints({2, 3}).ints({3, 1}).op('\x89').global("collections", "OrderedDict").op(')').op('R');
+  p.global("torch_npu.npu._format", "Format").int1(2).op('\x85').op('R').op('t').op('R');
+  TorchPickle r = read_torch_pickle(p.stop(), "t.pt");
+  ASSERT_EQ(r.tensors.size(), 1u);
+  EXPECT_EQ(r.tensors[0].dtype, DType::F16);
+  EXPECT_EQ(r.tensors[0].shape, (std::vector<int64_t>{2, 3}));
+  // Anything but an int as the format is refused.
+  Pickle bad;
+  bad.global("torch_npu.npu._format", "Format").str("x").op('\x85').op('R');
+  EXPECT_NE(error_of(bad.stop()).find("Format called with other than one int"), std::string::npos);
+}
+
 TEST(NumericPtPickle, HostileGlobalsAreRefusedWhereTheyStand) {
   // os.system('touch x'): refused at the GLOBAL, before anything could be called.
   uint64_t at = 0;
