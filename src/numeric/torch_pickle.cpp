@@ -22,8 +22,8 @@ namespace {
 
 // The names torch.save pickles for tensors, each resolved when its GLOBAL is read.
 enum class Callable : uint8_t {
-  None, RebuildV2, RebuildV3, RebuildParameter, RebuildNpu, NpuFormat, OrderedDict, StorageClass, UntypedStorage,
-  DTypeObj
+  None, RebuildV2, RebuildV3, RebuildParameter, RebuildNpu, NpuFormat, FormatByName, OrderedDict, StorageClass,
+  UntypedStorage, DTypeObj
 };
 
 struct NamedDType { std::string_view name; DType dtype; };
@@ -199,6 +199,9 @@ class Vm {
     // (an int, a bool, or a torch_npu.npu._format.Format, an IntEnum pickled as Format(int)).
     else if (module == "torch_npu.utils.storage" && name == "_rebuild_npu_tensor") v.callable = Callable::RebuildNpu;
     else if (module == "torch_npu.npu._format" && name == "Format") v.callable = Callable::NpuFormat;
+    // Some Pythons (3.11.0-3.11.4) pickle an enum member by name: getattr(Format, 'ND'). The
+    // name resolves, but REDUCE accepts it only on (Format, a string): nothing is looked up.
+    else if ((module == "__builtin__" || module == "builtins") && name == "getattr") v.callable = Callable::FormatByName;
     else if (module == "collections" && name == "OrderedDict") v.callable = Callable::OrderedDict;
     else if (module == "torch.storage" && name == "UntypedStorage") v.callable = Callable::UntypedStorage;
     else if (module == "torch") {
@@ -349,6 +352,14 @@ class Vm {
         if (a.size() != 1 || at(a[0]).kind != Value::Kind::Int)
           refuse(op_at_, "torch_npu.npu._format.Format called with other than one int");
         Value v = at(a[0]);
+        return make(std::move(v));
+      }
+      case Callable::FormatByName: {
+        if (a.size() != 2 || at(a[0]).kind != Value::Kind::Global || at(a[0]).callable != Callable::NpuFormat ||
+            at(a[1]).kind != Value::Kind::Str)
+          refuse(op_at_, "getattr called on other than (torch_npu.npu._format.Format, a member name)");
+        Value v;
+        v.kind = Value::Kind::Int;  // the format's value does not matter here: the data is the CPU copy's
         return make(std::move(v));
       }
       case Callable::RebuildParameter: {

@@ -158,6 +158,20 @@ TEST(NumericPtPickle, TensorSavedOnAnNpu) {
   ASSERT_EQ(r.tensors.size(), 1u);
   EXPECT_EQ(r.tensors[0].dtype, DType::F16);
   EXPECT_EQ(r.tensors[0].shape, (std::vector<int64_t>{2, 3}));
+  // Python 3.11.0-3.11.4 pickle the enum member by name, getattr(Format, 'ND'); getattr on
+  // anything else is refused.
+  Pickle by_name;
+  by_name.global("torch_npu.utils.storage", "_rebuild_npu_tensor").op('(');
+  by_name.op('(').str("storage").global("torch", "HalfStorage").str("0").str("cpu").int1(6).op('t').op('Q');
+  by_name.int1(0).ints({2, 3}).ints({3, 1}).op('\x89').global("collections", "OrderedDict").op(')').op('R');
+  by_name.global("__builtin__", "getattr").global("torch_npu.npu._format", "Format").str("ND").op('\x86').op('R');
+  by_name.op('t').op('R');
+  EXPECT_EQ(read_torch_pickle(by_name.stop(), "t.pt").tensors.size(), 1u);
+  EXPECT_NE(error_of(Pickle().global("builtins", "getattr").global("os", "path").stop()).find("GLOBAL 'os path'"),
+            std::string::npos);
+  EXPECT_NE(error_of(Pickle().global("builtins", "getattr").global("torch", "FloatStorage").str("x").op('\x86').op('R').stop())
+                .find("getattr called on other than"),
+            std::string::npos);
   // Anything but an int as the format is refused.
   Pickle bad;
   bad.global("torch_npu.npu._format", "Format").str("x").op('\x85').op('R');
