@@ -48,14 +48,24 @@ struct Pickle {
     for (int x : v) int1(x);
     return op('t');
   }
+  // A rebuild call up to its backward hooks: fn(storage, offset, shape, stride, False,
+  // OrderedDict() — the caller adds any further argument, then closes it with call().
+  Pickle& rebuild(std::string_view fn, std::string_view storage_class, std::string_view key, int numel, int offset,
+                  const std::vector<int>& shape, const std::vector<int>& stride) {
+    size_t dot = fn.rfind('.'), sdot = storage_class.rfind('.');
+    global(fn.substr(0, dot), fn.substr(dot + 1)).op('(');
+    op('(').str("storage").global(storage_class.substr(0, sdot), storage_class.substr(sdot + 1)).str(key).str("cpu");
+    int4(numel).op('t').op('Q');
+    int4(offset).ints(shape).ints(stride).op('\x89');
+    return global("collections", "OrderedDict").op(')').op('R');
+  }
+  Pickle& call() { return op('t').op('R'); }
   // torch's _rebuild_tensor_v2 call, as torch 1.13 and 2.x write it.
   Pickle& tensor(std::string_view storage_class, std::string_view key, int numel, int offset,
                  const std::vector<int>& shape, const std::vector<int>& stride) {
-    global("torch._utils", "_rebuild_tensor_v2").op('(');
-    op('(').str("storage").global("torch", storage_class).str(key).str("cpu").int4(numel).op('t').op('Q');
-    int4(offset).ints(shape).ints(stride).op('\x89');
-    global("collections", "OrderedDict").op(')').op('R');
-    return op('t').op('R');
+    return rebuild("torch._utils._rebuild_tensor_v2", "torch." + std::string(storage_class), key, numel, offset, shape,
+                   stride)
+        .call();
   }
   std::string stop() { return s + '.'; }
 };
@@ -136,10 +146,8 @@ TEST(NumericPtPickle, DictOfViewsAndAParameter) {
 
 TEST(NumericPtPickle, RebuildV3WithADtype) {
   Pickle p;
-  p.global("torch._utils", "_rebuild_tensor_v3").op('(');
-  p.op('(').str("storage").global("torch.storage", "UntypedStorage").str("0").str("cpu").int1(8).op('t').op('Q');
-  p.int1(0).ints({4}).ints({1}).op('\x89').global("collections", "OrderedDict").op(')').op('R');
-  p.global("torch", "uint16").op('t').op('R');
+  p.rebuild("torch._utils._rebuild_tensor_v3", "torch.storage.UntypedStorage", "0", 8, 0, {4}, {1});
+  p.global("torch", "uint16").call();
   TorchPickle r = read_torch_pickle(p.stop(), "t.pt");
   ASSERT_EQ(r.tensors.size(), 1u);
   EXPECT_EQ(r.tensors[0].dtype, DType::U16);
@@ -149,11 +157,10 @@ TEST(NumericPtPickle, RebuildV3WithADtype) {
 TEST(NumericPtPickle, TensorSavedOnAnNpu) {
   // torch_npu's Tensor.__reduce_ex__ on an NPU tensor (what msprobe's save_pt writes on Ascend):
   // _rebuild_tensor_v2's arguments for the CPU copy plus the NPU format, an IntEnum (2 = ND).
+  const char* fn = "torch_npu.utils.storage._rebuild_npu_tensor";
   Pickle p;
-  p.global("torch_npu.utils.storage", "_rebuild_npu_tensor").op('(');
-  p.op('(').str("storage").global("torch", "HalfStorage").str("0").str("cpu").int1(6).op('t').op('Q');
-  p.int1(0).ints({2, 3}).ints({3, 1}).op('\x89').global("collections", "OrderedDict").op(')').op('R');
-  p.global("torch_npu.npu._format", "Format").int1(2).op('\x85').op('R').op('t').op('R');
+  p.rebuild(fn, "torch.HalfStorage", "0", 6, 0, {2, 3}, {3, 1});
+  p.global("torch_npu.npu._format", "Format").int1(2).op('\x85').op('R').call();
   TorchPickle r = read_torch_pickle(p.stop(), "t.pt");
   ASSERT_EQ(r.tensors.size(), 1u);
   EXPECT_EQ(r.tensors[0].dtype, DType::F16);
@@ -161,11 +168,9 @@ TEST(NumericPtPickle, TensorSavedOnAnNpu) {
   // Python 3.11.0-3.11.4 pickle the enum member by name, getattr(Format, 'ND'); getattr on
   // anything else is refused.
   Pickle by_name;
-  by_name.global("torch_npu.utils.storage", "_rebuild_npu_tensor").op('(');
-  by_name.op('(').str("storage").global("torch", "HalfStorage").str("0").str("cpu").int1(6).op('t').op('Q');
-  by_name.int1(0).ints({2, 3}).ints({3, 1}).op('\x89').global("collections", "OrderedDict").op(')').op('R');
+  by_name.rebuild(fn, "torch.HalfStorage", "0", 6, 0, {2, 3}, {3, 1});
   by_name.global("__builtin__", "getattr").global("torch_npu.npu._format", "Format").str("ND").op('\x86').op('R');
-  by_name.op('t').op('R');
+  by_name.call();
   EXPECT_EQ(read_torch_pickle(by_name.stop(), "t.pt").tensors.size(), 1u);
   EXPECT_NE(error_of(Pickle().global("builtins", "getattr").global("os", "path").stop()).find("GLOBAL 'os path'"),
             std::string::npos);
