@@ -62,6 +62,8 @@ std::vector<ZipEntry> read_zip_directory(std::string_view bytes, const std::stri
   if (count > kMaxZipEntries)
     r.fail(end, fmt::format("{} entries in the zip archive, over the limit of {}", count, kMaxZipEntries));
   r.need(cd_offset, cd_size, "the central directory");
+  if (count > cd_size / kCentralSize)
+    r.fail(end, fmt::format("the end record claims {} entries in a central directory of {} bytes", count, cd_size));
 
   std::vector<ZipEntry> out;
   out.reserve(size_t(count));

@@ -138,7 +138,13 @@ class Vm {
     return make(std::move(v));
   }
   Value& at(uint32_t i) { return values_[i]; }
-  void push(uint32_t v) { stack_.push_back(v); }
+  // Every container item was pushed first: bounding pushes bounds the items a BINGET-heavy
+  // pickle can make (2 bytes of pickle per 4-byte item otherwise).
+  void push(uint32_t v) {
+    if (++pushes_ > kMaxPickleStackPushes)
+      fail(op_at_, fmt::format("more than {} values pushed by data.pkl", kMaxPickleStackPushes));
+    stack_.push_back(v);
+  }
   uint32_t pop() {
     if (stack_.size() <= (marks_.empty() ? 0 : marks_.back()))
       fail(op_at_, "the pickle pops from an empty stack (malformed pickle)");
@@ -497,9 +503,17 @@ class Vm {
       fail(p_.size(), fmt::format("the saved object is nested deeper than {} levels (or contains itself)",
                                   kMaxPickleDepth));
     const Value& x = values_[v];
-    auto child = [&](const std::string& key) { return name.empty() ? key : name + "." + key; };
+    auto child = [&](const std::string& key) {
+      if (name.size() + key.size() + 1 > kMaxTensorNameBytes)
+        fail(p_.size(), fmt::format("a name in the saved object is longer than {} bytes", kMaxTensorNameBytes));
+      return name.empty() ? key : name + "." + key;
+    };
     switch (x.kind) {
       case Value::Kind::Tensor: {
+        names_bytes_ += name.size();
+        if (out.tensors.size() >= kMaxPickledTensors || names_bytes_ > kMaxTensorNamesBytes)
+          fail(p_.size(), fmt::format("the saved object reaches more than {} tensors or {} bytes of tensor names",
+                                      kMaxPickledTensors, kMaxTensorNamesBytes));
         PickledTensor t = tensors_[size_t(x.i)];
         t.name = name;
         out.tensors.push_back(std::move(t));
@@ -532,6 +546,7 @@ class Vm {
   std::vector<size_t> marks_;
   std::vector<uint32_t> memo_;
   std::vector<PickledTensor> tensors_;
+  uint64_t pushes_ = 0, names_bytes_ = 0;
 };
 
 }  // namespace

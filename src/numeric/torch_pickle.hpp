@@ -23,7 +23,11 @@ namespace npud {
 
 // Bounds against hostile pickles (a real state_dict of 100k tensors is ~30 objects each).
 inline constexpr uint64_t kMaxPickleObjects = uint64_t(1) << 23;  // values created, memo slots
+inline constexpr uint64_t kMaxPickleStackPushes = kMaxPickleObjects * 4;  // bounds stack + container items
 inline constexpr int kMaxPickleDepth = 64;                        // container nesting
+inline constexpr uint64_t kMaxPickledTensors = uint64_t(1) << 20;  // tensors reached in the saved object
+inline constexpr uint64_t kMaxTensorNameBytes = 4096;             // one tensor's name ("a.b.c")
+inline constexpr uint64_t kMaxTensorNamesBytes = uint64_t(1) << 26;  // all names together
 inline constexpr int kMaxTensorDims = 64;
 
 struct PickledTensor {

@@ -260,6 +260,15 @@ TEST(NumericPtPickle, MalformedAndHostileStructure) {
   for (int i = 0; i < 40; ++i) fan.op('h').raw(memo0).op('h').raw(memo0).op('\x86').op('q').raw(memo0);
   std::string e = error_of(fan.stop());
   EXPECT_NE(e.find("shared references"), std::string::npos) << e;
+  // A name nested past 4 KiB: {k: {k: ... tensor}} with one 1000-byte key.
+  Pickle deep;
+  deep.op('}').str(std::string(1000, 'k')).op('q').raw(memo0);
+  for (int i = 0; i < 5; ++i) deep.op('}').op('h').raw(memo0);
+  deep.tensor("FloatStorage", "0", 1, 0, {}, {});
+  for (int i = 0; i < 5; ++i) deep.op('s');
+  deep.op('s');
+  e = error_of(deep.stop());
+  EXPECT_NE(e.find("longer than 4096 bytes"), std::string::npos) << e;
 }
 
 TEST(NumericPtFile, ZipAroundThePickle) {
@@ -308,6 +317,9 @@ TEST(NumericPtFile, RefusedFiles) {
             std::string::npos);
   EXPECT_NE(error(zip({{"m/byteorder", "middle"}})).find("byteorder"), std::string::npos);
   EXPECT_NE(error(zip({{"m/version", "3"}})).find("no m/data.pkl"), std::string::npos);
+  std::string lying = zip({{"m/data.pkl", pkl}});
+  lying[lying.size() - 12] = lying[lying.size() - 14] = '\xff';  // the end record claims 255 entries
+  EXPECT_NE(error(lying).find("claims 255 entries"), std::string::npos) << error(lying);
   std::string cut = zip({{"m/data.pkl", pkl}, {"m/data/0", floats({1, 2, 3})}});
   EXPECT_NE(error(cut.substr(0, cut.size() - 30)).find("zip"), std::string::npos);
   // The offset of a hostile GLOBAL is the file's byte: data.pkl's data starts after its local header.
