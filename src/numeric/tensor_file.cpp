@@ -2,12 +2,7 @@
 
 namespace npud {
 
-bool is_pt_path(std::string_view path) {
-  auto ends = [&](std::string_view ext) {
-    return path.size() > ext.size() && path.substr(path.size() - ext.size()) == ext;
-  };
-  return ends(".pt") || ends(".pth");
-}
+bool is_pt_path(std::string_view path) { return path.size() > 3 && path.substr(path.size() - 3) == ".pt"; }
 
 TensorFile::TensorFile(const std::string& path, const std::string& member, std::shared_ptr<MappedPt>* last_pt) {
   if (is_pt_path(path)) {

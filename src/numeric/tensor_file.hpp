@@ -14,7 +14,8 @@
 
 namespace npud {
 
-// A torch.save file by its name: .pt or .pth.
+// A torch.save file by its name: .pt (not .pth: Python's site folders hold text .pth files,
+// and a tree of tensors that held one would be refused).
 bool is_pt_path(std::string_view path);
 
 class TensorFile {
