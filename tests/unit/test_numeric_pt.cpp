@@ -80,26 +80,40 @@ std::string error_of(const std::string& pickle, uint64_t* offset = nullptr) {
   return "";
 }
 
-// A stored zip archive as torch.save writes it (no alignment padding: the reader needs none).
-std::string zip(const std::vector<std::pair<std::string, std::string>>& files, uint16_t method = 0) {
+// A stored zip archive as torch.save writes it (no alignment padding: the reader needs none);
+// zip64: sizes and offsets saturated in the central directory and given in zip64 extra
+// fields, and a zip64 end record with its locator, as writers do past 4 GiB.
+std::string zip(const std::vector<std::pair<std::string, std::string>>& files, uint16_t method = 0,
+                bool zip64 = false) {
   auto le = [](std::string& o, uint64_t v, int n) {
     for (int i = 0; i < n; ++i) o += char((v >> (8 * i)) & 0xff);
   };
+  const uint64_t sat = zip64 ? 0xffffffff : 0;
   std::string out, cd;
   for (const auto& [name, data] : files) {
     uint64_t at = out.size();
     le(out, 0x04034b50, 4); le(out, 20, 2); le(out, 0, 2); le(out, method, 2); le(out, 0, 4); le(out, 0, 4);
     le(out, data.size(), 4); le(out, data.size(), 4); le(out, name.size(), 2); le(out, 0, 2);
     out += name + data;
-    le(cd, 0x02014b50, 4); le(cd, 20, 2); le(cd, 20, 2); le(cd, 0, 2); le(cd, method, 2); le(cd, 0, 4); le(cd, 0, 4);
-    le(cd, data.size(), 4); le(cd, data.size(), 4); le(cd, name.size(), 2); le(cd, 0, 2); le(cd, 0, 2);
-    le(cd, 0, 2); le(cd, 0, 2); le(cd, 0, 4); le(cd, at, 4);
+    le(cd, 0x02014b50, 4); le(cd, 45, 2); le(cd, 45, 2); le(cd, 0, 2); le(cd, method, 2); le(cd, 0, 4); le(cd, 0, 4);
+    le(cd, sat ? sat : data.size(), 4); le(cd, sat ? sat : data.size(), 4); le(cd, name.size(), 2);
+    le(cd, zip64 ? 28 : 0, 2); le(cd, 0, 2); le(cd, 0, 2); le(cd, 0, 2); le(cd, 0, 4); le(cd, sat ? sat : at, 4);
     cd += name;
+    if (zip64) {
+      le(cd, 1, 2); le(cd, 24, 2); le(cd, data.size(), 8); le(cd, data.size(), 8); le(cd, at, 8);
+    }
   }
   uint64_t cd_at = out.size();
   out += cd;
-  le(out, 0x06054b50, 4); le(out, 0, 2); le(out, 0, 2); le(out, files.size(), 2); le(out, files.size(), 2);
-  le(out, cd.size(), 4); le(out, cd_at, 4); le(out, 0, 2);
+  if (zip64) {
+    uint64_t end64 = out.size();
+    le(out, 0x06064b50, 4); le(out, 44, 8); le(out, 45, 2); le(out, 45, 2); le(out, 0, 4); le(out, 0, 4);
+    le(out, files.size(), 8); le(out, files.size(), 8); le(out, cd.size(), 8); le(out, cd_at, 8);
+    le(out, 0x07064b50, 4); le(out, 0, 4); le(out, end64, 8); le(out, 1, 4);
+  }
+  le(out, 0x06054b50, 4); le(out, 0, 2); le(out, 0, 2); le(out, zip64 ? 0xffff : files.size(), 2);
+  le(out, zip64 ? 0xffff : files.size(), 2); le(out, zip64 ? sat : cd.size(), 4); le(out, zip64 ? sat : cd_at, 4);
+  le(out, 0, 2);
   return out;
 }
 
@@ -296,6 +310,14 @@ TEST(NumericPtFile, ZipAroundThePickle) {
 
   EXPECT_TRUE(parse_pt(zip({{"m/data.pkl", pkl}, {"m/byteorder", "big"}, {"m/data/0", floats({1, 2, 3})}}), "m.pt")
                   .byte_swapped);
+
+  // zip64 records (what a writer emits past 4 GiB) give the same entries.
+  f = zip({{"m/data.pkl", t}, {"m/data/0", floats({1, 2, 3, 4, 5, 6})}}, 0, true);
+  c = parse_pt(f, "m.pt");
+  ASSERT_EQ(c.tensors.size(), 1u);
+  v = pt_view(f, c, 0, copy, "m.pt");
+  std::memcpy(got.data(), v.data, 24);
+  EXPECT_EQ(got, (std::vector<float>{1, 4, 2, 5, 3, 6}));
 }
 
 TEST(NumericPtFile, RefusedFiles) {
