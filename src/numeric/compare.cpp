@@ -171,6 +171,19 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
       p.reason = fmt::format("shape {} in the reference, {} in the target", shape_text(r.shape), shape_text(t.shape));
     } else if (!r.file.empty() && !t.file.empty()) {
       TensorFile a(r.file, r.member, &last_ref_pt), b(t.file, t.member, &last_target_pt);
+      if (std::string u = a.uncompared_dtype().empty() ? b.uncompared_dtype() : a.uncompared_dtype(); !u.empty()) {
+        // msprobe's statistics still say something about it.
+        if (r.stats && t.stats) {
+          compare_stats(*r.stats, *t.stats, opts.thresholds, p);
+        } else {
+          p.status = PairResult::Status::NotComparable;
+          p.reason = fmt::format("{} tensor: complex and float8 dtypes are not compared", u);
+        }
+        if (p.diverges && !res.first_divergence) res.first_divergence = res.pairs.size();
+        res.diverging += p.diverges;
+        res.pairs.push_back(std::move(p));
+        continue;
+      }
       for (const auto* side : {&a, &b}) {
         const DumpEntry& e = side == &a ? r : t;
         if (side->shape() != e.shape)

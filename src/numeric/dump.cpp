@@ -429,7 +429,7 @@ void add_pt_entries(Dump& d, const std::string& rel, const std::string& key, con
     e.file = file;
     e.member = t.name;
     e.shape = t.shape;
-    e.dtype = std::string(dtype_name(t.dtype));
+    e.dtype = t.uncompared_dtype.empty() ? std::string(dtype_name(t.dtype)) : t.uncompared_dtype;
     d.entries.push_back(std::move(e));
   }
 }

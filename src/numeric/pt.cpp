@@ -80,7 +80,7 @@ PtContents parse_pt(std::string_view b, const std::string& name) {
                                    t.storage_key, data->size, t.storage_bytes));
     PtTensor pt;
     static_cast<PickledTensor&>(pt) = std::move(t);
-    pt.data_offset = data->data_offset + pt.storage_offset * dtype_size(pt.dtype);
+    pt.data_offset = data->data_offset + pt.storage_offset * pt.element_bytes;
     out.tensors.push_back(std::move(pt));
   }
   return out;
@@ -111,6 +111,9 @@ size_t MappedPt::find(const std::string& member) const {
 TensorView pt_view(std::string_view file, const PtContents& c, size_t i, std::vector<char>& copy,
                    const std::string& name) {
   const PtTensor& t = c.tensors.at(i);
+  if (!t.uncompared_dtype.empty())
+    throw InputError(name, t.data_offset, fmt::format("tensor '{}' is {}, a dtype compare does not measure", t.name,
+                                                      t.uncompared_dtype));
   TensorView v;
   v.dtype = t.dtype;
   v.byte_swapped = c.byte_swapped;

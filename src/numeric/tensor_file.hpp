@@ -30,6 +30,8 @@ class TensorFile {
   DType dtype() const { return npy_ ? npy_->header().dtype : tensor().dtype; }
   bool fortran_order() const { return npy_ && npy_->header().fortran_order; }
   uint64_t count() const { return npy_ ? npy_->header().count : tensor().count; }
+  // A .pt tensor's dtype that compare does not measure (complex, float8); "" otherwise.
+  std::string uncompared_dtype() const { return npy_ ? std::string() : tensor().uncompared_dtype; }
   uint64_t data_offset() const { return npy_ ? npy_->header().data_offset : tensor().data_offset; }
   TensorView view() { return npy_ ? npy_->view() : pt_->view(index_, copy_); }
 

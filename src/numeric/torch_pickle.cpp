@@ -40,10 +40,24 @@ constexpr NamedDType kDTypes[] = {
     {"int64", DType::I64}, {"long", DType::I64}, {"uint8", DType::U8}, {"uint16", DType::U16},
     {"uint32", DType::U32}, {"uint64", DType::U64}, {"bool", DType::Bool}};
 
+// Dtypes torch saves that compare does not measure: their tensors are read (shape, bounds)
+// and reported as not comparable; element sizes keep the bounds checks exact.
+struct OtherDType { std::string_view name; std::string_view dtype; uint8_t size; };
+constexpr OtherDType kOtherStorageClasses[] = {
+    {"ComplexFloatStorage", "complex64", 8}, {"ComplexDoubleStorage", "complex128", 16}};
+constexpr OtherDType kOtherDTypes[] = {
+    {"complex32", "complex32", 4}, {"chalf", "complex32", 4}, {"complex64", "complex64", 8},
+    {"cfloat", "complex64", 8}, {"complex128", "complex128", 16}, {"cdouble", "complex128", 16},
+    {"float8_e4m3fn", "float8_e4m3fn", 1}, {"float8_e5m2", "float8_e5m2", 1},
+    {"float8_e4m3fnuz", "float8_e4m3fnuz", 1}, {"float8_e5m2fnuz", "float8_e5m2fnuz", 1},
+    {"float8_e8m0fnu", "float8_e8m0fnu", 1}};
+
 struct Value {
   enum class Kind : uint8_t { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, Storage, Tensor } kind = Kind::None;
   Callable callable = Callable::None;  // Global
   DType dtype = DType::F32;            // Global (StorageClass, DTypeObj), Storage (typed)
+  std::string_view other;              // ... or, when set, a dtype compare does not measure
+  uint8_t other_size = 0;              //     and its element size
   bool typed = true;                   // Storage: false for an UntypedStorage (bytes)
   int64_t i = 0;                       // Int, Bool; Storage: numel; Tensor: index into tensors
   double f = 0;
@@ -215,10 +229,10 @@ class Vm {
         if (c.name == name) { v.callable = Callable::StorageClass; v.dtype = c.dtype; }
       for (const NamedDType& c : kDTypes)
         if (c.name == name) { v.callable = Callable::DTypeObj; v.dtype = c.dtype; }
-      if (v.callable == Callable::None)
-        fail(op_at_, fmt::format("'torch.{}' is not a dtype npu-doctor compares (float16, bfloat16, float32, "
-                                 "float64, int8-64, uint8-64, bool; complex, quantized and float8 tensors are not "
-                                 "compared)", shown(name)));
+      for (const OtherDType& c : kOtherStorageClasses)
+        if (c.name == name) { v.callable = Callable::StorageClass; v.other = c.dtype; v.other_size = c.size; }
+      for (const OtherDType& c : kOtherDTypes)
+        if (c.name == name) { v.callable = Callable::DTypeObj; v.other = c.dtype; v.other_size = c.size; }
     }
     if (v.callable == Callable::None)
       refuse(op_at_, fmt::format("GLOBAL '{} {}' is not a name torch.save writes for tensors", shown(module),
@@ -263,6 +277,8 @@ class Vm {
     v.kind = Value::Kind::Storage;
     v.typed = cls.callable == Callable::StorageClass;
     v.dtype = cls.dtype;
+    v.other = cls.other;
+    v.other_size = cls.other_size;
     v.s = at(t.items[2]).s;
     v.i = numel;
     if (v.s.empty() || v.s.size() > 64 || v.s.find_first_of("/\\") != std::string_view::npos)
@@ -296,11 +312,15 @@ class Vm {
       if (d.kind != Value::Kind::Global || d.callable != Callable::DTypeObj)
         refuse(op_at_, "_rebuild_tensor_v3's dtype argument is not a torch dtype");
       t.dtype = d.dtype;
+      t.uncompared_dtype = std::string(d.other);
+      t.element_bytes = d.other.empty() ? dtype_size(d.dtype) : d.other_size;
     } else {
       if (!st.typed) refuse(op_at_, "_rebuild_tensor_v2 on an UntypedStorage (torch passes a typed storage)");
       t.dtype = st.dtype;
+      t.uncompared_dtype = std::string(st.other);
+      t.element_bytes = st.other.empty() ? dtype_size(st.dtype) : st.other_size;
     }
-    const uint64_t es = dtype_size(t.dtype);
+    const uint64_t es = t.element_bytes;
     uint64_t storage_bytes;
     if (__builtin_mul_overflow(uint64_t(st.i), st.typed ? es : 1, &storage_bytes))
       fail(op_at_, "the storage's size in bytes overflows 64 bits");

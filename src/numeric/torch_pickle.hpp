@@ -6,7 +6,8 @@
 //   torch_npu.utils.storage._rebuild_npu_tensor and torch_npu.npu._format.Format (a tensor
 //   saved on an Ascend NPU: its CPU copy's storage and the NPU format, an int),
 //   collections.OrderedDict (called with no arguments: the empty backward-hooks dict),
-//   torch.<X>Storage for the compared dtypes, torch.storage.UntypedStorage, torch.<dtype>,
+//   torch.<X>Storage for the compared dtypes, torch.storage.UntypedStorage, torch.<dtype>
+//   (complex and float8 ones too: such tensors are read but marked uncompared_dtype),
 // and storages as BINPERSID ('storage', class, key, location, numel) tuples. Any other name,
 // a call of anything but those rebuild functions, or any other opcode is refused with the
 // byte offset: nothing in the file is run.
@@ -33,6 +34,8 @@ inline constexpr int kMaxTensorDims = 64;
 struct PickledTensor {
   std::string name;            // its place in the saved object: "" for a lone tensor, "fc1.weight", "0", "a.b"
   DType dtype = DType::F32;
+  std::string uncompared_dtype;  // set for a dtype compare does not measure (complex, float8): dtype is then moot
+  uint64_t element_bytes = 4;
   std::string storage_key;     // the archive's data/<key>
   uint64_t storage_bytes = 0;  // what the pickle says the storage holds
   uint64_t storage_offset = 0; // elements

@@ -282,6 +282,29 @@ class ComparePtEndToEnd(unittest.TestCase):
         code, doc, err = compare_json(ref, npu)
         self.assertEqual(doc["first_divergence"]["key"], "Functional.gelu.1.forward.output.0")
 
+    @unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s" % PYTHON)
+    def test_complex_and_float8_are_not_comparable(self):
+        """Read (bounds checked) and reported as not comparable, not refused: the rest of the
+        dump is still compared."""
+        for side in ("ref", "tgt"):
+            run_python("import torch, os\n"
+                       "d = %r\n"
+                       "os.makedirs(d)\n"
+                       "torch.save(torch.arange(6.0), os.path.join(d, 'a.pt'))\n"
+                       "torch.save(torch.arange(6.0).to(torch.complex64), os.path.join(d, 'c64.pt'))\n"
+                       "if hasattr(torch, 'float8_e4m3fn'):\n"
+                       "    torch.save(torch.arange(6.0).to(torch.float8_e4m3fn), os.path.join(d, 'f8.pt'))\n"
+                       % self.path(side))
+        code, doc, err = compare_json(self.path("ref"), self.path("tgt"), "--all")
+        self.assertEqual(code, 0, err)
+        pairs = {p["key"]: p for p in doc["pairs"]}
+        self.assertEqual(pairs["a"]["status"], "compared")
+        self.assertEqual(pairs["c64"]["status"], "not_comparable")
+        self.assertIn("complex64 tensor", pairs["c64"]["reason"])
+        self.assertEqual(pairs["c64"]["dtype"], "complex64")
+        if "f8" in pairs:
+            self.assertEqual(pairs["f8"]["status"], "not_comparable")
+
     # --- refused files -------------------------------------------------------------------
     def assert_refused(self, code, err, file, offset, marker):
         self.assertEqual(code, 2, err)
