@@ -331,8 +331,8 @@ int compare_command(const CompareCliOptions& o) {
 
 void add_compare_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
-      "compare", "Compare two tensor dumps of the same program (npu-doctor run --dump, plain .npy trees, msprobe "
-                 "dumps): metrics per tensor and the first divergence");
+      "compare", "Compare two tensor dumps of the same program (npu-doctor run --dump, plain trees of .npy or "
+                 "torch.save .pt files, msprobe dumps): metrics per tensor and the first divergence");
   auto o = std::make_shared<CompareCliOptions>();
   cmd->add_option("REF", o->ref, "reference dump (the trusted run, e.g. fp32): directory, index.jsonl or dump.json")
       ->required();

@@ -4,13 +4,14 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "ingest/input_error.hpp"
-#include "numeric/npy.hpp"
+#include "numeric/tensor_file.hpp"
 
 namespace npud {
 
@@ -28,8 +29,9 @@ std::string_view status_name(PairResult::Status s) {
 
 namespace {
 
-// The dtype an index names against the .npy header's. bfloat16 is saved widened to float32
-// (numpy has no bfloat16); a dtype .npy cannot hold (complex, float8) is not checked.
+// The dtype an index names against the tensor file's. bfloat16 is saved to .npy widened to
+// float32 (numpy has no bfloat16); a dtype neither file kind holds here (complex, float8) is
+// not checked.
 bool dtype_agrees(std::string_view index_dtype, DType file) {
   if (index_dtype.empty() || index_dtype == dtype_name(file)) return true;
   if (index_dtype == "bfloat16") return file == DType::F32;
@@ -120,6 +122,19 @@ uint64_t file_bytes(const std::string& f) {
   return ec ? 0 : uint64_t(n);
 }
 
+// What a pair reads from one side (progress, "tensor data read"): the whole tensor file, or
+// a tensor's elements when it is one of several in a .pt file (a state_dict).
+uint64_t entry_bytes(const DumpEntry& e) {
+  if (e.member.empty()) return file_bytes(e.file);
+  uint64_t n = 1, size = 4;
+  for (DType d : {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64,
+                  DType::U8, DType::U16, DType::U32, DType::U64, DType::Bool})
+    if (e.dtype == dtype_name(d)) size = dtype_size(d);
+  for (int64_t dim : e.shape)
+    if (__builtin_mul_overflow(n, uint64_t(dim), &n)) return UINT64_MAX / 4;
+  return __builtin_mul_overflow(n, size, &n) ? UINT64_MAX / 4 : n;
+}
+
 }  // namespace
 
 CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOptions& opts) {
@@ -136,7 +151,7 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
   for (auto [ri, ti] : pairs) {
     ref_used[ri] = target_used[ti] = true;
     const DumpEntry &r = ref.entries[ri], &t = target.entries[ti];
-    if (!r.file.empty() && !t.file.empty() && r.shape == t.shape) total += file_bytes(r.file) + file_bytes(t.file);
+    if (!r.file.empty() && !t.file.empty() && r.shape == t.shape) total += entry_bytes(r) + entry_bytes(t);
   }
   for (size_t i = 0; i < ref_used.size(); ++i)
     if (!ref_used[i]) res.only_ref.push_back(i);
@@ -144,6 +159,7 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
     if (!target_used[i]) res.only_target.push_back(i);
 
   uint64_t done = 0;
+  std::shared_ptr<MappedPt> last_ref_pt, last_target_pt;  // one parse per .pt file holding many tensors
   for (auto [ri, ti] : pairs) {
     const DumpEntry &r = ref.entries[ri], &t = target.entries[ti];
     PairResult p;
@@ -154,32 +170,45 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
       p.diverges = true;
       p.reason = fmt::format("shape {} in the reference, {} in the target", shape_text(r.shape), shape_text(t.shape));
     } else if (!r.file.empty() && !t.file.empty()) {
-      MappedNpy a(r.file), b(t.file);
+      TensorFile a(r.file, r.member, &last_ref_pt), b(t.file, t.member, &last_target_pt);
+      if (std::string u = a.uncompared_dtype().empty() ? b.uncompared_dtype() : a.uncompared_dtype(); !u.empty()) {
+        // msprobe's statistics still say something about it.
+        if (r.stats && t.stats) {
+          compare_stats(*r.stats, *t.stats, opts.thresholds, p);
+        } else {
+          p.status = PairResult::Status::NotComparable;
+          p.reason = fmt::format("{} tensor: complex and float8 dtypes are not compared", u);
+        }
+        if (p.diverges && !res.first_divergence) res.first_divergence = res.pairs.size();
+        res.diverging += p.diverges;
+        res.pairs.push_back(std::move(p));
+        continue;
+      }
       for (const auto* side : {&a, &b}) {
         const DumpEntry& e = side == &a ? r : t;
-        if (side->header().shape != e.shape)
-          throw InputError(side->path(), side->header().data_offset,
+        if (side->shape() != e.shape)
+          throw InputError(side->path(), side->data_offset(),
                            fmt::format("the file's shape {} is not the index's {} (for {})",
-                                       shape_text(side->header().shape), shape_text(e.shape), e.key));
-        if (!dtype_agrees(e.dtype, side->header().dtype))
-          throw InputError(side->path(), side->header().data_offset,
+                                       shape_text(side->shape()), shape_text(e.shape), e.key));
+        if (!dtype_agrees(e.dtype, side->dtype()))
+          throw InputError(side->path(), side->data_offset(),
                            fmt::format("the file's dtype {} is not the index's {} (for {}); the metrics would be "
                                        "computed on the wrong precision",
-                                       dtype_name(side->header().dtype), e.dtype, e.key));
+                                       dtype_name(side->dtype()), e.dtype, e.key));
       }
-      if (a.header().fortran_order != b.header().fortran_order) {
+      if (a.fortran_order() != b.fortran_order()) {
         size_t non_unit = 0;
         for (int64_t dim : r.shape) non_unit += dim > 1;
         if (non_unit > 1)
-          throw InputError(a.header().fortran_order ? a.path() : b.path(), 0,
+          throw InputError(a.fortran_order() ? a.path() : b.path(), 0,
                            fmt::format("fortran_order differs from {} (one side is column-major): re-save both in "
-                                       "C order", a.header().fortran_order ? b.path() : a.path()),
+                                       "C order", a.fortran_order() ? b.path() : a.path()),
                            false);
       }
       MetricsOptions mo;
       mo.threads = opts.threads;
-      uint64_t pair_bytes = file_bytes(r.file) + file_bytes(t.file);
-      uint64_t n = a.header().count;
+      uint64_t pair_bytes = entry_bytes(r) + entry_bytes(t);
+      uint64_t n = a.count();
       if (opts.on_progress && n > 0)
         mo.on_progress = [&](uint64_t elems) { opts.on_progress(done + pair_bytes * std::min(elems, n) / n, total); };
       p.metrics = compute_metrics(a.view(), b.view(), mo);

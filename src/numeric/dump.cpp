@@ -17,6 +17,8 @@
 #include "ingest/input_error.hpp"
 #include "ingest/json_error_at.hpp"
 #include "numeric/npy.hpp"
+#include "numeric/pt.hpp"
+#include "numeric/tensor_file.hpp"
 #include "util/text.hpp"
 
 namespace npud {
@@ -28,6 +30,7 @@ std::string_view layout_name(DumpLayout l) {
   switch (l) {
     case DumpLayout::Ours: return "npu-doctor";
     case DumpLayout::NpyTree: return "npy-tree";
+    case DumpLayout::PtTree: return "pt-tree";
     case DumpLayout::Msprobe: return "msprobe";
   }
   return "?";
@@ -253,11 +256,6 @@ struct MsprobeReader {
     if (tensor_task && obj["data_name"].get_string().get(data_name) == simdjson::SUCCESS) {
       std::string file = std::string(data_name);
       check_relative_path(file, name, at == std::string::npos ? 0 : at);
-      if (file.size() >= 3 && file.compare(file.size() - 3, 3, ".pt") == 0)
-        fail(fmt::format("{}: tensor file {} is a torch.save pickle (.pt); npu-doctor never loads pickles, "
-                                     "because loading one can run arbitrary code (see `npu-doctor docs security`). Dump with "
-                                     "numpy output (msprobe's MindSpore dumps are .npy) or npu-doctor run --dump",
-                                     entry, file));
       e.file = "dump_tensor_data/" + file;
     }
     out.entries.push_back(std::move(e));
@@ -432,9 +430,30 @@ Dump read_msprobe(const std::string& user_path, const fs::path& json) {
   return d;
 }
 
-Dump read_npy_tree(const std::string& user_path, const fs::path& dir) {
+// Entries of one .pt file of a plain tree: the file's key for a lone tensor, key/name for each
+// tensor of a saved dict or list (a state_dict: "model/fc1.weight").
+void add_pt_entries(Dump& d, const std::string& rel, const std::string& key, const std::string& file) {
+  PtContents c = read_pt_index(file);
+  if (c.tensors.empty())
+    d.notes.push_back(fmt::format("{}: holds no tensor ({} other values); skipped", file, c.other_values));
+  for (const PtTensor& t : c.tensors) {
+    DumpEntry e;
+    bool lone = t.name.empty();
+    e.key = lone ? key : key + "/" + t.name;
+    e.kind = "tensor";
+    e.name = lone ? rel : rel + ":" + t.name;
+    e.group = "tensor";
+    e.file = file;
+    e.member = t.name;
+    e.shape = t.shape;
+    e.dtype = t.uncompared_dtype.empty() ? std::string(dtype_name(t.dtype)) : t.uncompared_dtype;
+    d.entries.push_back(std::move(e));
+  }
+}
+
+Dump read_tensor_tree(const std::string& user_path, const fs::path& dir) {
   Dump d;
-  d.layout = DumpLayout::NpyTree;
+  d.layout = DumpLayout::PtTree;
   d.task = "tensor";
   d.path = user_path;
   fs::path root = canonical_dir(dir.string());
@@ -444,7 +463,7 @@ Dump read_npy_tree(const std::string& user_path, const fs::path& dir) {
   for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const fs::path& p = it->path();
-    if (p.extension() != ".npy") continue;
+    if (p.extension() != ".npy" && !is_pt_path(p.filename().string())) continue;
     std::error_code fec;
     if (fs::is_directory(p, fec)) continue;
     rels.push_back(fs::relative(p, root, fec).generic_string());
@@ -452,12 +471,19 @@ Dump read_npy_tree(const std::string& user_path, const fs::path& dir) {
   if (ec) throw InputError(dir.string(), 0, fmt::format("cannot list: {}", ec.message()), false);
   std::sort(rels.begin(), rels.end());
   for (const std::string& rel : rels) {
+    std::string file = resolve_inside(root, rel, d.root, 0, false);
+    std::string key = rel.substr(0, rel.rfind('.'));
+    if (is_pt_path(rel)) {
+      add_pt_entries(d, rel, key, file);
+      continue;
+    }
+    d.layout = DumpLayout::NpyTree;
     DumpEntry e;
-    e.key = rel.substr(0, rel.size() - 4);
+    e.key = key;
     e.kind = "tensor";
     e.name = rel;
     e.group = "tensor";
-    e.file = resolve_inside(root, rel, d.root, 0, false);
+    e.file = file;
     NpyHeader h = read_npy_header(e.file);
     e.shape = h.shape;
     e.dtype = std::string(dtype_name(h.dtype));
@@ -505,9 +531,10 @@ Dump read_dump(const std::string& path) {
     throw InputError(path, 0, fmt::format("{} msprobe dump.json files below this directory (first {}, then {}); name "
                                           "one step/rank directory", jsons.size(), jsons[0].string(), jsons[1].string()),
                      false);
-  Dump d = read_npy_tree(path, p);
+  Dump d = read_tensor_tree(path, p);
   if (d.entries.empty())
-    throw InputError(path, 0, "no dump here: no index.jsonl, dump/index.jsonl, msprobe dump.json, or .npy files", false);
+    throw InputError(path, 0, "no dump here: no index.jsonl, dump/index.jsonl, msprobe dump.json, .npy or .pt files",
+                     false);
   return d;
 }
 

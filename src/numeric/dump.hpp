@@ -1,7 +1,8 @@
 // Tensor dump directories (docs/formats/dump.md): npu-doctor's own dumps (index.jsonl +
-// tensors/), plain trees of .npy files, and msprobe dumps (dump.json, statistics or tensor
-// task). Each becomes one list of entries in dump order; tensor files are located and
-// checked to stay inside the dump directory, but not read here.
+// tensors/), plain trees of .npy and torch.save .pt files, and msprobe dumps (dump.json,
+// statistics or tensor task, tensors in .npy or .pt files). Each becomes one list of entries
+// in dump order; tensor files are located and checked to stay inside the dump directory (a
+// plain tree's .npy headers and .pt pickles are read for shapes), their data is not read here.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +13,9 @@
 
 namespace npud {
 
-enum class DumpLayout { Ours, NpyTree, Msprobe };
-std::string_view layout_name(DumpLayout l);  // "npu-doctor", "npy-tree", "msprobe"
+// A plain tree is an "npy-tree" when it holds any .npy file, a "pt-tree" when only .pt files.
+enum class DumpLayout { Ours, NpyTree, PtTree, Msprobe };
+std::string_view layout_name(DumpLayout l);  // "npu-doctor", "npy-tree", "pt-tree", "msprobe"
 
 struct DumpFrame {
   std::string file;
@@ -28,14 +30,16 @@ struct TensorStats {
 
 struct DumpEntry {
   std::string key;       // the matching key
-  std::string kind;      // "module", "op" or "tensor" (npy trees)
-  std::string name;      // module path, op name, msprobe entry, or relative file path
-  std::string io;        // "input", "kwarg", "output" ("" for npy trees)
+  std::string kind;      // "module", "op" or "tensor" (plain trees)
+  std::string name;      // module path, op name, msprobe entry, or relative file path (and the tensor's
+                         // name inside a .pt file holding several: "model.pt:fc1.weight")
+  std::string io;        // "input", "kwarg", "output" ("" for plain trees)
   std::string arg;       // argument index (or kwarg name)
   std::string group;     // entries may be paired by order only within one group (and shape)
   std::string dtype;     // normalised: "float16", "bfloat16", "float32", "int64", "bool", ...
   std::vector<int64_t> shape;
   std::string file;      // tensor file: relative while parsing, absolute after read_dump; "" = none
+  std::string member;    // the tensor inside a .pt file holding several ("" = the file's only tensor)
   std::vector<DumpFrame> stack;  // innermost first
   std::optional<TensorStats> stats;
   uint64_t offset = 0;   // where the entry starts in its index file (for errors)
@@ -45,7 +49,7 @@ struct Dump {
   DumpLayout layout = DumpLayout::Ours;
   std::string path;        // what the user named
   std::string root;        // directory tensor files are relative to (canonical)
-  std::string index;       // the index file read (index.jsonl, dump.json), "" for npy trees
+  std::string index;       // the index file read (index.jsonl, dump.json), "" for plain trees
   std::string task;        // msprobe: "statistics" or "tensor"; ours: "tensor"
   std::string framework;   // msprobe: "pytorch", "mindspore"; ours: the torch version line
   std::vector<DumpEntry> entries;

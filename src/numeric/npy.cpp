@@ -2,7 +2,6 @@
 #include "numeric/npy.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -277,35 +276,17 @@ NpyHeader read_npy_header(const std::string& path) {
   return parse_header(head, size, path);
 }
 
-MappedNpy::MappedNpy(const std::string& path) : path_(path) {
-  Fd f;
-  uint64_t size = open_and_stat(path, f);
-  if (size == 0) throw InputError(path, 0, "empty file (not a .npy file)");
-  map_ = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, f.fd, 0);
-  if (map_ == MAP_FAILED) {
-    map_ = nullptr;
-    throw InputError(path, 0, fmt::format("cannot map: {}", std::strerror(errno)), false);
-  }
-  map_size_ = size;
-  try {
-    header_ = parse_npy(std::string_view(static_cast<const char*>(map_), size), path);
-  } catch (...) {
-    ::munmap(map_, map_size_);
-    map_ = nullptr;
-    throw;
-  }
-  ::madvise(map_, map_size_, MADV_SEQUENTIAL);
-}
-
-MappedNpy::~MappedNpy() {
-  if (map_) ::munmap(map_, map_size_);
+MappedNpy::MappedNpy(const std::string& path) : file_(path) {
+  if (file_.bytes().empty()) throw InputError(path, 0, "empty file (not a .npy file)");
+  header_ = parse_npy(file_.bytes(), path);
+  file_.advise_sequential();
 }
 
 TensorView MappedNpy::view() const {
   TensorView v;
   v.dtype = header_.dtype;
   v.byte_swapped = header_.byte_swapped;
-  v.data = static_cast<const char*>(map_) + header_.data_offset;
+  v.data = file_.bytes().data() + header_.data_offset;
   v.count = header_.count;
   return v;
 }

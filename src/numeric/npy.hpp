@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "numeric/tensor_view.hpp"
+#include "util/mapped_file.hpp"
 
 namespace npud {
 
@@ -37,19 +38,14 @@ NpyHeader read_npy_header(const std::string& path);
 class MappedNpy {
  public:
   explicit MappedNpy(const std::string& path);  // throws InputError
-  ~MappedNpy();
-  MappedNpy(const MappedNpy&) = delete;
-  MappedNpy& operator=(const MappedNpy&) = delete;
 
   const NpyHeader& header() const { return header_; }
   TensorView view() const;
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_.path(); }
 
  private:
-  std::string path_;
+  MappedFile file_;
   NpyHeader header_;
-  void* map_ = nullptr;
-  size_t map_size_ = 0;
 };
 
 }  // namespace npud

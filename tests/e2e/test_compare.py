@@ -1,6 +1,7 @@
 """End to end: `npu-doctor compare` on real dumps: two `npu-doctor run --dump` runs of a small
 program (fp32 vs a planted fp16 cast), plain npy trees written by numpy, hand-made msprobe
-directories (tensor task with .npy, and with .pt, refused), and the real msprobe fixtures
+directories (tensor task with .npy, and with a legacy-format .pt, refused; torch.save .pt files
+are test_compare_pt.py's), and the real msprobe fixtures
 in ../shared (skipped with a message when absent).
 """
 
@@ -268,11 +269,11 @@ pair("fp16_noise", x, x.astype(np.float16).astype(np.float32))
         self.assertEqual(doc["first_divergence"]["key"], "Functional.linear.1.forward.output.0")
         self.assertEqual(doc["first_divergence"]["metrics"]["cos"], 0.0)
 
+        # .pt files are read (test_compare_pt.py); this one is a bare legacy-format pickle.
         pt = self.msprobe_dir("pt", [n.replace(".npy", ".pt") for n in names], [[1, 2, 3, 4], [1, 1, 1, 1]])
         code, out, err = compare(ref, pt)
         self.assertEqual(code, 2)
-        self.assertIn("pickle", err)
-        self.assertIn("npu-doctor docs security", err)
+        self.assertIn("Functional.linear.0.forward.output.0.pt: byte 0: a legacy torch.save file", err)
 
     # --- the real msprobe fixtures -----------------------------------------------------------
     def test_real_msprobe_fixtures(self):
