@@ -422,8 +422,11 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
     trace.comm_step_times = read_rank_communication((dir / "communication.json").string());
   if (!has_trace_view && !has_kernels_csv)
     trace.warnings.push_back({fmt::format("{}: no trace_view.json or kernel_details.csv: no events, only aggregate "
-                                          "statistics",
-                                          dir.string()),
+                                          "statistics{}",
+                                          dir.string(),
+                                          trace.step_trace_times.empty()
+                                              ? ""
+                                              : " (the cluster view takes the step times from step_trace_time.csv)"),
                               0});
 
   trace.source = path;
