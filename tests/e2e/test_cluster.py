@@ -500,9 +500,10 @@ class StepTraceTimeCluster(unittest.TestCase):
                 f.write("{}")
             with open(os.path.join(run, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"), "w") as f:
                 f.write(",".join(["Step"] + header[3:]) + "\n" + ",".join([cells[0]] + cells[3:]) + "\n")
-        for source in (MSPROF, self.root):
+        for source, step_source in ((MSPROF, "cluster_step_trace_time.csv"), (self.root, "step_trace_time.csv")):
             code, rep, err = cluster_json("analyze", source, "-q", "--fail-on", "never")
             self.assertEqual(code, 0, err)
+            self.assertEqual({r["step_source"] for r in rep["ranks"]}, {step_source})
             spreads = {s["dimension"]: s for s in rep["spreads"]}
             for dim, ms in MSPROF_FIXTURE_SPREADS_MS.items():
                 self.assertAlmostEqual(spreads[dim]["spread_ns"] / 1e6, ms, delta=0.0005)
