@@ -36,6 +36,19 @@ std::vector<StepBreakdown> step_breakdowns(const Trace& t) {
   return out;
 }
 
+StepBreakdown step_from_step_trace(const StepTraceTime& row) {
+  StepBreakdown b;
+  b.number = row.step;
+  b.computing_ns = row.computing_ns;
+  b.communication_ns = row.comm_not_overlapped_ns + row.overlapped_ns;
+  b.overlapped_ns = row.overlapped_ns;
+  b.free_ns = row.free_ns;
+  b.step_ns = row.computing_ns + row.comm_not_overlapped_ns + row.free_ns;
+  b.stage_ns = row.stage_ns;
+  b.bubble_ns = row.bubble_ns;
+  return b;
+}
+
 StepBreakdown mean_breakdown(const std::vector<StepBreakdown>& steps) {
   StepBreakdown m;
   if (steps.empty()) return m;

@@ -84,6 +84,9 @@ double value_of(const StepBreakdown& b, std::string_view dim) {
   if (dim == "computing") return double(b.computing_ns);
   if (dim == "free") return double(b.free_ns);
   if (dim == "communication") return double(b.communication_ns);
+  if (dim == "communication not overlapped") return double(b.comm_not_overlapped_ns());
+  if (dim == "stage") return double(b.stage_ns);
+  if (dim == "bubble") return double(b.bubble_ns);
   if (dim == "wait") return double(std::max<int64_t>(b.comm_wait_ns, 0));
   // A measured wait can exceed the communication the device tasks show (msprof counts the
   // whole op, tasks may be missing from the trace): never a negative transfer.
@@ -124,6 +127,47 @@ std::string explain(const SlowRank& s) {
     return fmt::format("rank {} communicates {}{}: {}", s.rank, how, where,
                        "per-collective timings are missing, so waiting and a slow link cannot be told apart");
   return fmt::format("rank {}'s steps take {}{}", s.rank, how, where);
+}
+
+// The mean of a field a source may not record (-1 on a step): -1 unless every step has it.
+double mean_if_recorded(const std::vector<StepBreakdown>& steps, std::string_view dim) {
+  for (const StepBreakdown& b : steps)
+    if (value_of(b, dim) < 0) return -1;
+  return steps.empty() ? -1 : mean_of(steps, dim);
+}
+
+// msprof-analyze's advisor (SlowRankAnalyzer): per dimension, max - min over every (rank,
+// step) row, reported above 5 % of the mean row's computing + communication not overlapped +
+// free. The first rank in rank order wins ties.
+std::vector<Spread> spreads_of(const std::vector<const RankSummary*>& ranks,
+                               const std::vector<std::vector<StepBreakdown>>& steps) {
+  std::vector<Spread> out;
+  if (ranks.size() < 2) return out;
+  double total = 0;
+  size_t rows = 0;
+  for (const auto& st : steps)
+    for (const StepBreakdown& b : st) {
+      total += double(b.computing_ns + b.comm_not_overlapped_ns() + b.free_ns);
+      ++rows;
+    }
+  if (rows == 0) return out;
+  for (std::string_view dim : {"computing", "communication not overlapped", "free"}) {
+    Spread sp;
+    sp.dimension = std::string(dim);
+    sp.mean_step_ns = total / double(rows);
+    bool first = true;
+    for (size_t r = 0; r < ranks.size(); ++r)
+      for (const StepBreakdown& b : steps[r]) {
+        double v = value_of(b, dim);
+        if (first || v > sp.max_ns) sp.max_ns = v, sp.max_rank = ranks[r]->rank, sp.max_step = b.number;
+        if (first || v < sp.min_ns) sp.min_ns = v, sp.min_rank = ranks[r]->rank, sp.min_step = b.number;
+        first = false;
+      }
+    sp.spread_ns = sp.max_ns - sp.min_ns;
+    sp.above = sp.spread_ns > kSlowShare * sp.mean_step_ns;
+    out.push_back(sp);
+  }
+  return out;
 }
 
 // Ranks whose `dim` is more than kSlowShare of a step above the other ranks' median.
@@ -325,8 +369,12 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
       bool rank_wait = !st.empty();
       for (const StepBreakdown& b : st) rank_wait = rank_wait && b.comm_wait_ns >= 0;
       row.comm_wait_ns = rank_wait ? mean_of(st, "wait") : -1;
+      row.stage_ns = mean_if_recorded(st, "stage");
+      row.bubble_ns = mean_if_recorded(st, "bubble");
       step_times.push_back(row.step_ns);
     }
+    row.step_source = s.step_source;
+    row.wait_source = s.wait_source;
     r.ranks.push_back(row);
     if (s.rank >= 0) sources_of_rank[s.rank].push_back(s.source);
     if (s.world_size > kMaxWorldSize) {
@@ -400,6 +448,15 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
                                          stragglers.size() == 1 ? "" : "s", list);
       }
   }
+  // Each slow rank with msprof-analyze's spread of its dimension (communication: the part
+  // not overlapped, the advisor's "Communication").
+  r.spreads = spreads_of(ranks, steps);
+  for (SlowRank& s : r.slow)
+    for (const Spread& sp : r.spreads)
+      if (sp.dimension == s.dimension || (s.dimension == "communication" && sp.dimension == "communication not overlapped"))
+        s.message += fmt::format("; {} spread across ranks {} (rank {}{} to rank {}{})", sp.dimension,
+                                 spread_ms(sp.spread_ns), sp.max_rank, step_label(sp.max_step), sp.min_rank,
+                                 step_label(sp.min_step));
   std::stable_sort(r.slow.begin(), r.slow.end(), [](const SlowRank& a, const SlowRank& b) {
     return std::tie(a.severity, a.share_of_step) > std::tie(b.severity, b.share_of_step);
   });
@@ -441,6 +498,10 @@ std::string ms(double ns) { return ns < 0 ? "-" : fmt::format("{:.2f}", ns / 1e6
 
 }  // namespace
 
+std::string spread_ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+
+std::string step_label(int64_t step) { return step < 0 ? "" : fmt::format(" step {}", step); }
+
 std::string rank_list(const std::vector<int64_t>& ranks, size_t total, size_t max_shown) {
   std::string out;
   for (size_t i = 0; i < ranks.size() && i < max_shown; ++i) out += (i ? "," : "") + std::to_string(ranks[i]);
@@ -452,6 +513,25 @@ std::string rank_list(const std::vector<int64_t>& ranks, size_t total, size_t ma
 std::string finding_place(const Finding& f) {
   if (!f.location.file.empty()) return where(f.location);
   return f.location.op;
+}
+
+std::vector<std::string> input_lines(const ClusterReport& r) {
+  std::map<std::string, std::vector<int64_t>> steps_from, waits_from;
+  for (const RankRow& row : r.ranks) {
+    steps_from[row.step_source].push_back(row.rank);
+    if (!row.wait_source.empty()) waits_from[row.wait_source].push_back(row.rank);
+  }
+  std::vector<std::string> out;
+  auto line = [&out](std::string_view what, const std::map<std::string, std::vector<int64_t>>& from) {
+    std::string text;
+    for (const auto& [source, ranks] : from)
+      text += fmt::format("{}{} (rank{} {})", text.empty() ? "" : ", ", source.empty() ? "unknown" : source,
+                          ranks.size() == 1 ? "" : "s", rank_list(ranks));
+    if (!text.empty()) out.push_back(fmt::format("{} from: {}", what, text));
+  };
+  line("step times", steps_from);
+  line("measured waits", waits_from);
+  return out;
 }
 
 void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, bool verbose) {
@@ -506,6 +586,17 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
     print_row("median", med);
     os << fmt::format("  ({} of {} ranks shown: the first and the slow ones; --verbose or --format json for all)\n",
                       shown, r.ranks.size());
+  }
+  for (const std::string& line : input_lines(r)) os << "  " << terminal_safe(line) << "\n";
+  if (!r.spreads.empty()) {
+    os << "\n" << st.bold("spread across ranks")
+       << fmt::format(" (max - min over every rank's steps, msprof-analyze's slow-rank check: above {} of the mean step "
+                      "of {}):\n",
+                      format_share(kSlowShare), spread_ms(r.spreads.front().mean_step_ns));
+    for (const Spread& sp : r.spreads)
+      os << fmt::format("  {:<29} {:>13}  max rank {}{} ({}), min rank {}{} ({}){}\n", sp.dimension,
+                        spread_ms(sp.spread_ns), sp.max_rank, step_label(sp.max_step), spread_ms(sp.max_ns), sp.min_rank,
+                        step_label(sp.min_step), spread_ms(sp.min_ns), sp.above ? ": above" : "");
   }
   os << "\n" << st.bold("slow ranks") << fmt::format(" (more than {} of a step above the others' median):\n", format_share(kSlowShare));
   if (r.slow.empty()) os << "  none\n";
@@ -566,7 +657,19 @@ void render_cluster_json(std::ostream& os, const ClusterReport& r) {
     ns_or_null(w, "comm_wait_ns", row.comm_wait_ns);
     ns_or_null(w, "overlapped_ns", row.overlapped_ns);
     ns_or_null(w, "free_ns", row.free_ns);
+    ns_or_null(w, "stage_ns", row.stage_ns);
+    ns_or_null(w, "bubble_ns", row.bubble_ns);
+    w.field("step_source", row.step_source);
+    string_or_null(w, "wait_source", row.wait_source);
     w.field("findings", uint64_t(row.findings)).field("warnings", uint64_t(row.warnings)).end_object();
+  }
+  w.end_array();
+  w.key("spreads").begin_array();
+  for (const Spread& sp : r.spreads) {
+    w.begin_object().field("dimension", sp.dimension).field("spread_ns", int64_t(sp.spread_ns));
+    w.field("max_ns", int64_t(sp.max_ns)).field("max_rank", sp.max_rank).field("max_step", sp.max_step);
+    w.field("min_ns", int64_t(sp.min_ns)).field("min_rank", sp.min_rank).field("min_step", sp.min_step);
+    w.field("mean_step_ns", int64_t(sp.mean_step_ns)).field("above_threshold", sp.above).end_object();
   }
   w.end_array();
   w.key("slow_ranks").begin_array();

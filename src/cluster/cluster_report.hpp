@@ -24,8 +24,24 @@ struct RankRow {
   size_t steps = 0;
   double step_ns = 0, computing_ns = 0, communication_ns = 0, overlapped_ns = 0, free_ns = 0;
   double comm_wait_ns = -1;         // -1: unknown
+  double stage_ns = -1, bubble_ns = -1;  // step_trace_time's Stage / Bubble; -1: not recorded
   size_t findings = 0;              // HOT001 (a ranking, not a problem) not counted
   size_t warnings = 0;
+  std::string step_source;          // RankSummary::step_source
+  std::string wait_source;          // RankSummary::wait_source ("": no measured waits)
+};
+
+// msprof-analyze's slow-rank check in one dimension: the largest and the smallest value over
+// every compared rank's steps and their difference, against 5 % of the mean step (computing +
+// communication not overlapped + free). The same numbers as its advisor on the same inputs.
+struct Spread {
+  std::string dimension;            // "computing" | "communication not overlapped" | "free"
+  double max_ns = 0, min_ns = 0;
+  int64_t max_rank = -1, min_rank = -1;
+  int64_t max_step = -1, min_step = -1;   // step numbers (-1: not numbered)
+  double spread_ns = 0;             // max - min
+  double mean_step_ns = 0;
+  bool above = false;               // spread above kSlowShare of the mean step
 };
 
 // A rank that stands out in one dimension of the step breakdown.
@@ -57,6 +73,7 @@ struct ClusterReport {
   double median_step_ns = 0;
   std::string wait_basis;           // "measured" (msprof) | "estimated from collectives" | ""
   std::vector<SlowRank> slow;       // worst first
+  std::vector<Spread> spreads;      // computing, communication not overlapped, free (2+ compared ranks)
   std::vector<Finding> common;      // findings every rank has (one each, worst first)
   std::vector<PartialFinding> partial;  // findings only some ranks have, worst first
   std::vector<std::string> notes;   // duplicate ranks, truncated collectives, unreadable ranks, ranks left out
@@ -85,6 +102,13 @@ void render_cluster_json(std::ostream& os, const ClusterReport& r);
 std::string rank_list(const std::vector<int64_t>& ranks, size_t total = 0, size_t max_shown = 16);
 // Where a rank's finding is: "file:line", else its op.
 std::string finding_place(const Finding& f);
+
+// Which input the step times and the measured waits came from, by rank: "step times from:
+// step_trace_time.csv (ranks 0,1,2,3)" (text and HTML).
+std::vector<std::string> input_lines(const ClusterReport& r);
+// A spread's times as msprof-analyze rounds them: "622.989 ms".
+std::string spread_ms(double ns);
+std::string step_label(int64_t step);
 
 // Worst severity in the report (slow ranks and findings); nullopt when there is nothing.
 std::optional<Severity> worst_severity(const ClusterReport& r);

@@ -9,6 +9,7 @@
 #include "ingest/communication_json.hpp"
 #include "ingest/csv_table.hpp"
 #include "ingest/json_error_at.hpp"
+#include "ingest/step_trace_table.hpp"
 
 namespace npud {
 
@@ -65,17 +66,15 @@ std::vector<RankSummary> read_msprof_cluster(const std::string& output_dir) {
   const std::string table_path = (fs::path(output_dir) / kStepTable).string();
   Table t(table_path);
   Columns cols(t.header());
-  int step_col = t.required(cols, {"Step"});
+  StepTraceColumns step_cols(t, cols);
   int type_col = t.required(cols, {"Type"});
   int index_col = t.required(cols, {"Index"});
-  int computing = t.required(cols, {"Computing"});
-  int communication = t.required(cols, {"Communication"});
-  int overlapped = cols.find({"Overlapped"});
-  int free_col = t.required(cols, {"Free"});
+  t.required(cols, {"Computing"});
+  t.required(cols, {"Communication(Not Overlapped)", "Communication"});
+  t.required(cols, {"Free"});
 
   std::map<int64_t, RankSummary> ranks;
   std::vector<std::string> row;
-  auto ns = [&](int col, std::string_view what) { return col < 0 || is_na(row[size_t(col)]) ? 0 : t.time_ns(row, col, what); };
   while (t.next(row)) {
     if (trim(row[size_t(type_col)]) != "rank") continue;  // "stage" rows aggregate ranks
     auto rank = parse_int(row[size_t(index_col)]);
@@ -84,15 +83,8 @@ std::vector<RankSummary> read_msprof_cluster(const std::string& output_dir) {
     s.rank = *rank;
     s.source = table_path;
     s.format = "msprof-cluster";
-    StepBreakdown b;
-    b.number = is_na(row[size_t(step_col)]) ? -1 : parse_int(row[size_t(step_col)]).value_or(-1);
-    b.computing_ns = ns(computing, "Computing");
-    b.communication_ns = ns(communication, "Communication");
-    b.overlapped_ns = ns(overlapped, "Overlapped");
-    b.free_ns = ns(free_col, "Free");
-    // The table has no step duration: a step is what the device did plus what it did not.
-    b.step_ns = b.computing_ns + b.communication_ns - b.overlapped_ns + b.free_ns;
-    s.steps.push_back(b);
+    s.step_source = std::string(kStepTable);
+    s.steps.push_back(step_from_step_trace(step_cols.read(t, row)));
   }
   if (ranks.empty()) throw InputError(table_path, 0, "no 'rank' rows: nothing to report", false);
 
@@ -105,8 +97,10 @@ std::vector<RankSummary> read_msprof_cluster(const std::string& output_dir) {
       auto& steps = it->second.steps;
       // A "step" key without a number belongs to a rank's only step.
       for (StepBreakdown& b : steps)
-        if (b.number == key.second || (key.second < 0 && steps.size() == 1))
+        if (b.number == key.second || (key.second < 0 && steps.size() == 1)) {
           b.comm_wait_ns = std::max<int64_t>(b.comm_wait_ns, 0) + wait;
+          it->second.wait_source = std::string(kCommunication);
+        }
     }
 
   std::vector<RankSummary> out;

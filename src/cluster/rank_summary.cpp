@@ -57,12 +57,22 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
   for (const auto& kv : trace.env)
     if (kv.first != "rank" && kv.first != "world_size") s.env.push_back(kv);
 
-  s.steps = step_breakdowns(trace);
+  // The profiler's step table when the reader kept it (no trace_view.json), else the steps
+  // measured from the trace's events.
+  if (trace.step_trace_times.empty()) {
+    s.steps = step_breakdowns(trace);
+    s.step_source = std::string(kStepsFromTrace);
+  } else {
+    for (const StepTraceTime& row : trace.step_trace_times) s.steps.push_back(step_from_step_trace(row));
+    s.step_source = "step_trace_time.csv";
+  }
   // Waits msprof measured (torch_npu communication.json): by step number, or the one step.
   for (const CommStepTime& c : trace.comm_step_times)
     for (StepBreakdown& b : s.steps)
-      if (b.number == c.step || (c.step < 0 && s.steps.size() == 1))
+      if (b.number == c.step || (c.step < 0 && s.steps.size() == 1)) {
         b.comm_wait_ns = std::max<int64_t>(b.comm_wait_ns, 0) + c.wait_ns;
+        s.wait_source = "communication.json";
+      }
   // Collectives in time order, each with its step's number.
   std::unordered_map<std::string_view, uint32_t> name_index;
   for (const Kernel& k : trace.kernels) {
@@ -127,12 +137,16 @@ void write_rank_summary(std::ostream& os, const RankSummary& s) {
   w.key("env").begin_object();
   for (const auto& [k, v] : s.env) w.field(k, v);
   w.end_object();
+  w.field("step_source", s.step_source);
+  if (!s.wait_source.empty()) w.field("wait_source", s.wait_source);
   w.key("steps").begin_array();
   for (const StepBreakdown& b : s.steps) {
     w.begin_object();
     w.field("step", b.number).field("step_ns", b.step_ns).field("computing_ns", b.computing_ns);
     w.field("communication_ns", b.communication_ns).field("overlapped_ns", b.overlapped_ns).field("free_ns", b.free_ns);
     if (b.comm_wait_ns >= 0) w.field("comm_wait_ns", b.comm_wait_ns);
+    if (b.stage_ns >= 0) w.field("stage_ns", b.stage_ns);
+    if (b.bubble_ns >= 0) w.field("bubble_ns", b.bubble_ns);
     w.end_object();
   }
   w.end_array();
@@ -211,6 +225,9 @@ RankSummary read_rank_summary(const std::string& path) {
   s.source = f.text(o, "source");
   s.format = f.text(o, "format");
   s.torch_npu = f.text(o, "torch_npu");
+  s.step_source = f.text(o, "step_source");
+  if (s.step_source.empty()) s.step_source = std::string(kStepsFromTrace);  // written before step_source existed
+  s.wait_source = f.text(o, "wait_source");
   dom::object env;
   if (o["env"].get_object().get(env) == simdjson::SUCCESS)
     for (auto [k, v] : env) {
@@ -227,6 +244,8 @@ RankSummary read_rank_summary(const std::string& path) {
     b.overlapped_ns = f.integer(so, "overlapped_ns", 0);
     b.free_ns = f.integer(so, "free_ns", 0, true);
     b.comm_wait_ns = f.integer(so, "comm_wait_ns", -1);
+    b.stage_ns = f.integer(so, "stage_ns", -1);
+    b.bubble_ns = f.integer(so, "bubble_ns", -1);
     s.steps.push_back(b);
   }
   for (dom::element e : f.array(o, "collective_names")) {

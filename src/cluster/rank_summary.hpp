@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/step_breakdown.hpp"
@@ -31,6 +32,12 @@ struct RankSummary {
   std::string torch_npu;        // knowledge version the rules used
   std::vector<std::pair<std::string, std::string>> env;  // torch, torch_npu, device_name... as recorded
   std::vector<StepBreakdown> steps;
+  // The input the steps were measured from: "trace events" (a trace's kernels and ProfilerStep
+  // markers), "step_trace_time.csv" (torch_npu's own table, read when there is no
+  // trace_view.json) or "cluster_step_trace_time.csv" (msprof-analyze's); and the file the
+  // measured waits came from ("communication.json", "cluster_communication.json"; empty: none).
+  std::string step_source;
+  std::string wait_source;
   std::vector<std::string> collective_names;
   std::vector<Collective> collectives;
   bool collectives_truncated = false;   // more than kMaxCollectives: the rest were dropped
@@ -40,6 +47,7 @@ struct RankSummary {
 };
 
 inline constexpr size_t kMaxCollectives = 1'000'000;
+inline constexpr std::string_view kStepsFromTrace = "trace events";
 
 // The rank a file or directory name states ("rank-3", "rank_3", "rank3", torch_npu's
 // profiler_info_3.json inside a run directory); -1 when none.

@@ -18,6 +18,7 @@
 #include "ingest/chrome_json.hpp"
 #include "ingest/communication_json.hpp"
 #include "ingest/csv_table.hpp"
+#include "ingest/step_trace_table.hpp"
 #include "ingest/decimal_time.hpp"
 #include "ingest/input_error.hpp"
 #include "util/directory.hpp"
@@ -174,11 +175,13 @@ std::vector<CsvKernel> read_kernel_details(const std::string& path, uint64_t& by
 
 // step_trace_time.csv: per step, microseconds of Computing / Communication(Not Overlapped)
 // / Overlapped / Communication / Free ... It has no timestamps, so it cannot place steps:
-// the totals go to env (keys in docs/formats/ascend.md).
-void read_step_trace_time(const std::string& path, Trace& trace) {
+// the totals go to env (keys in docs/formats/ascend.md). `keep_rows` (no trace_view.json to
+// measure steps from): the rows also go to step_trace_times, the rank's step table.
+void read_step_trace_time(const std::string& path, Trace& trace, bool keep_rows) {
   Table t(path);
   Columns cols(t.header());
-  t.required(cols, {"Step"});
+  StepTraceColumns step_cols(t, cols);
+  keep_rows = keep_rows && step_cols.complete();
   struct Sum {
     const char* key;
     int col;
@@ -192,6 +195,7 @@ void read_step_trace_time(const std::string& path, Trace& trace) {
   size_t steps = 0;
   while (t.next(row)) {
     ++steps;
+    if (keep_rows) trace.step_trace_times.push_back(step_cols.read(t, row));
     for (Sum& s : sums)
       if (s.col >= 0 && !is_na(row[size_t(s.col)]) &&
           __builtin_add_overflow(s.ns, t.time_ns(row, s.col, t.header()[size_t(s.col)]), &s.ns))
@@ -411,14 +415,18 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
     std::vector<CsvKernel> rows = read_kernel_details(kernel_details.string(), trace.input_bytes);
     merge_kernel_details(trace, rows, has_trace_view);
   }
-  if (present(dir / "step_trace_time.csv")) read_step_trace_time((dir / "step_trace_time.csv").string(), trace);
+  if (present(dir / "step_trace_time.csv"))
+    read_step_trace_time((dir / "step_trace_time.csv").string(), trace, !has_trace_view);
   if (present(dir / "op_statistic.csv")) read_op_statistic((dir / "op_statistic.csv").string(), trace);
   if (present(dir / "communication.json"))
     trace.comm_step_times = read_rank_communication((dir / "communication.json").string());
   if (!has_trace_view && !has_kernels_csv)
     trace.warnings.push_back({fmt::format("{}: no trace_view.json or kernel_details.csv: no events, only aggregate "
-                                          "statistics",
-                                          dir.string()),
+                                          "statistics{}",
+                                          dir.string(),
+                                          trace.step_trace_times.empty()
+                                              ? ""
+                                              : " (the cluster view takes the step times from step_trace_time.csv)"),
                               0});
 
   trace.source = path;

@@ -170,6 +170,14 @@ struct CommStepTime {
   int64_t wait_ns = 0, transit_ns = 0, elapse_ns = 0;
 };
 
+// One row of a torch_npu step_trace_time.csv: the profiler's own per-step breakdown, read as a
+// rank's step table when the profile has no trace_view.json (docs/cluster.md).
+struct StepTraceTime {
+  int64_t step = -1;             // step number; -1: not numbered
+  int64_t computing_ns = 0, comm_not_overlapped_ns = 0, overlapped_ns = 0, free_ns = 0;
+  int64_t stage_ns = -1, bubble_ns = -1;  // -1: no such column
+};
+
 struct MemoryEvent {
   int64_t ts_ns = 0;
   int64_t bytes = 0;             // positive = allocation, negative = free
@@ -267,6 +275,7 @@ class Trace {
   std::vector<MemoryEvent> memory;
   std::vector<KernelDetail> kernel_details;   // Kernel::detail points here
   std::vector<CommStepTime> comm_step_times;  // torch_npu communication.json, by step
+  std::vector<StepTraceTime> step_trace_times;  // step_trace_time.csv rows, without a trace_view.json only
 
   std::vector<TensorMeta> tensors;
   std::vector<uint32_t> tensor_refs;   // Op inputs/outputs point here; entries index tensors

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
 #include "cluster/cluster_report.hpp"
 #include "diff/trace_diff.hpp"
@@ -346,6 +347,17 @@ void render_cluster_html(std::ostream& os, const ClusterReport& r) {
   for (const SlowRank& s : r.slow)
     os << fmt::format("<p><span class=\"sev-{}\">{}</span> {}</p>\n", to_string(s.severity), to_string(s.severity),
                       html_escape(s.message));
+  if (!r.spreads.empty()) {
+    os << fmt::format("<table id=\"spreads\"><tr><th>spread across ranks (msprof-analyze's check: above {} of the mean "
+                      "step, {})</th><th class=\"num\">max - min</th><th>max</th><th>min</th></tr>\n",
+                      format_share(kSlowShare), spread_ms(r.spreads.front().mean_step_ns));
+    for (const Spread& sp : r.spreads)
+      os << fmt::format("<tr><td>{}{}</td><td class=\"num\">{}</td><td>{}, rank {}{}</td><td>{}, rank {}{}</td></tr>\n",
+                        html_escape(sp.dimension), sp.above ? " (above)" : "", spread_ms(sp.spread_ns),
+                        spread_ms(sp.max_ns), sp.max_rank, step_label(sp.max_step), spread_ms(sp.min_ns), sp.min_rank,
+                        step_label(sp.min_step));
+    os << "</table>\n";
+  }
   os << "</div>\n";
 
   // At most 128 bars: rank 0, the slow ranks, then the others in order.
@@ -392,7 +404,9 @@ void render_cluster_html(std::ostream& os, const ClusterReport& r) {
                       "<td class=\"num\">{}</td></tr>\n",
                       row.rank, row.steps, cell(row.step_ns), cell(row.computing_ns), cell(row.communication_ns),
                       cell(row.comm_wait_ns), cell(row.overlapped_ns), cell(row.free_ns), row.findings);
-  os << "</table></div>\n";
+  os << "</table>\n";
+  for (const std::string& line : input_lines(r)) os << "<p class=\"note input-source\">" << html_escape(line) << "</p>\n";
+  os << "</div>\n";
   section_end(os);
 
   section_begin(os, "common-section", "Findings on every rank", std::to_string(r.common.size()));

@@ -323,11 +323,18 @@ class RealClusters(unittest.TestCase):
                     "p2p": {"hcom_send__1_1@456": info(20.0 if rank == 0 else 2.0)}}}
                 with open(os.path.join(run, "ASCEND_PROFILER_OUTPUT", "communication.json"), "w") as f:
                     json.dump(comm, f)
+                # A step_trace_time.csv beside the trace: the trace's steps are used, not it.
+                with open(os.path.join(run, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"), "w") as f:
+                    f.write("Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n"
+                            "1,999999,999999,0,999999,999999\n")
             code, rep, err = cluster_json("analyze", root, "-q", "--fail-on", "never")
             self.assertEqual(code, 0, err)
             self.assertEqual([r["rank"] for r in rep["ranks"]], [0, 1])
             self.assertEqual(rep["wait_basis"], "measured")
             self.assertEqual([r["comm_wait_ns"] for r in rep["ranks"]], [50000000, 5000000])
+            self.assertEqual([(r["step_source"], r["wait_source"]) for r in rep["ranks"]],
+                             [("trace events", "communication.json")] * 2)
+            self.assertLess(rep["ranks"][0]["step_ns"], 999999000)
             self.assertEqual([(s["rank"], s["dimension"]) for s in rep["slow_ranks"]], [(0, "wait")])  # rank 0 waits 45 ms more
             self.assertGreater(len(rep["common_findings"]), 0)
             self.assertEqual(rep["partial_findings"], [])
@@ -342,6 +349,167 @@ class RealClusters(unittest.TestCase):
         self.assertEqual(rep["ranks"][0]["comm_wait_ns"], 143057281)  # two broadcasts of group (0, 1)
         # merge reads the same directory the same way.
         self.assertEqual(cluster_json("merge", MSPROF)[1]["slow_ranks"], rep["slow_ranks"])
+
+
+# torch_npu's step_trace_time.csv columns (microseconds per step), as the profiler writes them.
+STEP_TRACE_HEADER = ["Step", "Computing", "Communication(Not Overlapped)", "Overlapped", "Communication", "Free",
+                     "Stage", "Bubble", "Communication(Not Overlapped and Exclude Receive)", "Preparing"]
+
+
+def step_trace_rows(rank):
+    """Steps 1-3 of a 4-rank job: rank 2 spends 30-32 ms more in communication not overlapped,
+    rank 3's device idles 25-26 ms more."""
+    rows = []
+    for i, step in enumerate((1, 2, 3)):
+        computing = 80000.25 + 120.5 * rank + 40 * i
+        not_overlapped = 20000.5 + 15 * rank + 10 * i + (30000 + 1000 * i if rank == 2 else 0)
+        free = 10000.125 + 30 * rank + (25000.75 + 500 * i if rank == 3 else 0)
+        overlapped = 5000.0 + 3 * rank
+        rows.append([step, computing, not_overlapped, overlapped, not_overlapped + overlapped, free,
+                     computing + not_overlapped + free, 0.0, not_overlapped, 12.5])
+    return rows
+
+
+def write_step_trace_ranks(root):
+    """Per-rank torch_npu run directories holding only profiler_info_N.json and
+    ASCEND_PROFILER_OUTPUT/step_trace_time.csv (what msprof-analyze's `cluster` reads)."""
+    for rank in range(4):
+        run = os.path.join(root, "node0_%d_2026010100000%d_ascend_pt" % (1000 + rank, rank))
+        os.makedirs(os.path.join(run, "ASCEND_PROFILER_OUTPUT"))
+        with open(os.path.join(run, "profiler_info_%d.json" % rank), "w") as f:
+            json.dump({"rank_id": rank}, f)
+        with open(os.path.join(run, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"), "w") as f:
+            f.write(",".join(STEP_TRACE_HEADER) + "\n")
+            f.writelines(",".join(str(v) for v in row) + "\n" for row in step_trace_rows(rank))
+
+
+def write_cluster_step_trace(root):
+    """msprof-analyze's cluster_analysis_output/cluster_step_trace_time.csv for the same ranks,
+    as its `cluster` command writes it (Step, Type, Index, then the rank's columns)."""
+    out = os.path.join(root, "cluster_analysis_output")
+    os.makedirs(out)
+    with open(os.path.join(out, "cluster_step_trace_time.csv"), "w") as f:
+        f.write(",".join(["Step", "Type", "Index"] + STEP_TRACE_HEADER[1:]) + "\n")
+        for rank in (3, 2, 1, 0):
+            for row in step_trace_rows(rank):
+                f.write(",".join(str(v) for v in [row[0], "rank", rank] + row[1:]) + "\n")
+
+
+# What msprof-analyze 26.2.0 reported on these same directories (`msprof-analyze cluster -d DIR
+# -m all`, then `msprof-analyze advisor all -d DIR -l en`; docs/cluster.md has the table). The
+# test needs no msprof-analyze: the numbers are written here.
+# Per rank, the mean per step of cluster_step_trace_time.csv's rows, microseconds:
+# (Computing, Communication(Not Overlapped), Overlapped, Free, Stage, Bubble).
+MSPROF_RANK_MEANS_US = {0: (80040.25, 20010.5, 5000.0, 10000.125, 110050.875, 0.0),
+                        1: (80160.75, 20025.5, 5003.0, 10030.125, 110216.375, 0.0),
+                        2: (80281.25, 51040.5, 5006.0, 10060.125, 141381.875, 0.0),
+                        3: (80401.75, 20055.5, 5009.0, 35590.875, 136048.125, 0.0)}
+# The advisor's slow-rank check: "the max difference of Communication time has reached 32.05ms",
+# "... of Free time has reached 26.091ms"; Computing below its 5 % threshold (not reported).
+MSPROF_SPREADS_MS = {"communication not overlapped": 32.05, "free": 26.091}
+# On the 8-rank fixture's ranks written as per-rank step_trace_time.csv files (or its
+# cluster_analysis_output as it is): 622.989 ms and 595.773 ms.
+MSPROF_FIXTURE_SPREADS_MS = {"communication not overlapped": 622.989, "free": 595.773}
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")
+class StepTraceTimeCluster(unittest.TestCase):
+    """Ranks that hold only step_trace_time.csv, and msprof-analyze's cluster output of them."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="npud_step_trace_")
+
+    def tearDown(self):
+        shutil.rmtree(self.root)
+
+    def assert_msprof_numbers(self, rep, step_source):
+        self.assertEqual([r["rank"] for r in rep["ranks"]], [0, 1, 2, 3])
+        for row in rep["ranks"]:
+            computing, not_overlapped, overlapped, free, stage, bubble = MSPROF_RANK_MEANS_US[row["rank"]]
+            self.assertEqual(row["steps"], 3)
+            self.assertEqual(row["step_source"], step_source)
+            self.assertIsNone(row["wait_source"])
+            self.assertEqual(row["computing_ns"], computing * 1000)
+            self.assertEqual(row["communication_ns"] - row["overlapped_ns"], not_overlapped * 1000)
+            self.assertEqual(row["overlapped_ns"], overlapped * 1000)
+            self.assertEqual(row["free_ns"], free * 1000)
+            self.assertEqual((row["stage_ns"], row["bubble_ns"]), (stage * 1000, bubble * 1000))
+            self.assertEqual(row["step_ns"], (computing + not_overlapped + free) * 1000)
+        spreads = {s["dimension"]: s for s in rep["spreads"]}
+        self.assertEqual(sorted(d for d, s in spreads.items() if s["above_threshold"]), sorted(MSPROF_SPREADS_MS))
+        for dim, ms in MSPROF_SPREADS_MS.items():
+            self.assertAlmostEqual(spreads[dim]["spread_ns"] / 1e6, ms, delta=0.0005)  # msprof rounds to 3 places
+        # The outliers, with the step where each is furthest.
+        self.assertEqual((spreads["communication not overlapped"]["max_rank"], spreads["communication not overlapped"]["max_step"]), (2, 3))
+        self.assertEqual((spreads["free"]["max_rank"], spreads["free"]["max_step"]), (3, 3))
+        slow = [(s["rank"], s["dimension"]) for s in rep["slow_ranks"]]
+        self.assertIn((2, "communication"), slow)
+        self.assertIn((3, "free"), slow)
+        self.assertNotIn(0, [r for r, _ in slow])
+        self.assertNotIn(1, [r for r, _ in slow])
+        comm = next(s for s in rep["slow_ranks"] if s["dimension"] == "communication")
+        self.assertIn("communication not overlapped spread across ranks 32.050 ms (rank 2 step 3", comm["message"])
+
+    def test_per_rank_step_trace_time_directories(self):
+        write_step_trace_ranks(self.root)
+        code, rep, err = cluster_json("analyze", self.root, "-q", "--fail-on", "never")
+        self.assertEqual(code, 0, err)
+        self.assert_msprof_numbers(rep, "step_trace_time.csv")
+        text = npud("analyze", self.root, "-q", "--fail-on", "never").stdout
+        self.assertIn("step times from: step_trace_time.csv (ranks 0,1,2,3)", text)
+        self.assertIn("communication not overlapped      32.050 ms  max rank 2 step 3 (52.050 ms), "
+                      "min rank 0 step 1 (20.000 ms): above", text)
+        self.assertNotIn("slow ranks (more than 5.0% of a step above the others' median):\n  none", text)
+        html = npud("analyze", self.root, "-q", "--fail-on", "never", "--format", "html").stdout
+        self.assertIn('id="spreads"', html)
+        self.assertIn("step times from: step_trace_time.csv", html)
+
+    def test_msprof_analyze_cluster_output_of_the_same_ranks(self):
+        write_cluster_step_trace(self.root)
+        code, rep, err = cluster_json("analyze", self.root, "-q", "--fail-on", "never")
+        self.assertEqual(code, 0, err)
+        self.assert_msprof_numbers(rep, "cluster_step_trace_time.csv")
+        # Both inputs there: msprof-analyze's output is read, as before.
+        write_step_trace_ranks(self.root)
+        self.assertEqual(cluster_json("analyze", self.root, "-q", "--fail-on", "never")[1]["spreads"], rep["spreads"])
+
+    def test_a_summary_keeps_the_step_table_and_its_source(self):
+        write_step_trace_ranks(self.root)
+        direct = cluster_json("analyze", self.root, "-q", "--fail-on", "never")[1]
+        summaries = os.path.join(self.root, "summaries")
+        os.makedirs(summaries)
+        for rank, run in enumerate(sorted(glob.glob(os.path.join(self.root, "*_ascend_pt")))):
+            r = npud("analyze", run, "--format", "summary", "-o", os.path.join(summaries, "rank%d.json" % rank), "-q")
+            self.assertIn(r.returncode, (0, 1), r.stderr)
+        merged = cluster_json("merge", summaries, "--fail-on", "never")[1]
+        self.assertEqual(without_source(merged), without_source(direct))
+
+    @unittest.skipUnless(os.path.isdir(MSPROF), "shared fixtures absent (NPUD_SHARED_DIR)")
+    def test_the_8_rank_fixture_gives_msprof_analyzes_spreads(self):
+        # Its cluster_analysis_output as it is, and its rows written as per-rank step_trace_time.csv.
+        with open(os.path.join(MSPROF, "cluster_analysis_output", "cluster_step_trace_time.csv")) as f:
+            lines = f.read().splitlines()
+        header = lines[0].split(",")
+        for line in lines[1:]:
+            cells = line.split(",")
+            if cells[1] != "rank":
+                continue
+            run = os.path.join(self.root, "node0_%s_20260101_ascend_pt" % cells[2])
+            os.makedirs(os.path.join(run, "ASCEND_PROFILER_OUTPUT"))
+            with open(os.path.join(run, "profiler_info_%s.json" % cells[2]), "w") as f:
+                f.write("{}")
+            with open(os.path.join(run, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"), "w") as f:
+                f.write(",".join(["Step"] + header[3:]) + "\n" + ",".join([cells[0]] + cells[3:]) + "\n")
+        for source, step_source in ((MSPROF, "cluster_step_trace_time.csv"), (self.root, "step_trace_time.csv")):
+            code, rep, err = cluster_json("analyze", source, "-q", "--fail-on", "never")
+            self.assertEqual(code, 0, err)
+            self.assertEqual({r["step_source"] for r in rep["ranks"]}, {step_source})
+            spreads = {s["dimension"]: s for s in rep["spreads"]}
+            for dim, ms in MSPROF_FIXTURE_SPREADS_MS.items():
+                self.assertAlmostEqual(spreads[dim]["spread_ns"] / 1e6, ms, delta=0.0005)
+                self.assertTrue(spreads[dim]["above_threshold"])
+            self.assertEqual((spreads["communication not overlapped"]["max_rank"], spreads["free"]["max_rank"]), (5, 1))
+            self.assertEqual((rep["slow_ranks"][0]["rank"], rep["slow_ranks"][0]["dimension"]), (1, "free"))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "cli/cluster.hpp"
@@ -12,6 +13,7 @@
 #include "cluster/msprof_cluster.hpp"
 #include "cluster/rank_summary.hpp"
 #include "ingest/input_error.hpp"
+#include "ingest/reader.hpp"
 #include "trace_builder.hpp"
 
 namespace npud::test {
@@ -253,6 +255,92 @@ TEST(MsprofCluster, EightRankOutputReadsAsACluster) {
     }
   }
   EXPECT_TRUE(comm_of_rank5);
+}
+
+TEST(MsprofCluster, EightRankSpreadsAreMsprofAnalyzes) {
+  std::string dir = kShared + "/fixtures/ascend/cluster-analysis-output-8rank";
+  REQUIRE_FIXTURE(dir);
+  ClusterReport rep = build_cluster_report(read_msprof_cluster(find_msprof_cluster_output(dir)), dir);
+  ASSERT_EQ(rep.spreads.size(), 3u);
+  // msprof-analyze 26.2.0's advisor on this table: "the max difference of Communication time has
+  // reached 622.989ms", "... of Free time has reached 595.773ms"; Computing not reported.
+  const Spread& computing = rep.spreads[0];
+  const Spread& comm = rep.spreads[1];
+  const Spread& free = rep.spreads[2];
+  EXPECT_EQ(computing.dimension, "computing");
+  EXPECT_FALSE(computing.above);
+  EXPECT_EQ(comm.dimension, "communication not overlapped");
+  EXPECT_NEAR(comm.spread_ns / 1e6, 622.989, 0.0005);
+  EXPECT_TRUE(comm.above);
+  EXPECT_EQ(comm.max_rank, 5);
+  EXPECT_EQ(comm.min_rank, 1);
+  EXPECT_NEAR(free.spread_ns / 1e6, 595.773, 0.0005);
+  EXPECT_TRUE(free.above);
+  EXPECT_EQ(free.max_rank, 1);
+  EXPECT_EQ(rep.ranks[0].step_source, "cluster_step_trace_time.csv");
+  EXPECT_EQ(rep.ranks[0].wait_source, "cluster_communication.json");
+  EXPECT_EQ(rep.ranks[5].wait_source, "");
+  EXPECT_EQ(rep.ranks[0].stage_ns, 1754645750);
+  EXPECT_EQ(rep.ranks[0].bubble_ns, 0);
+  // The slow rank names the spread of its dimension.
+  EXPECT_NE(rep.slow[0].message.find("free spread across ranks 595.773 ms (rank 1 to rank 5)"), std::string::npos)
+      << rep.slow[0].message;
+}
+
+// A torch_npu run directory of `rank` holding step_trace_time.csv (two steps), and a
+// trace_view.json when `with_trace`.
+fs::path step_trace_run(const fs::path& root, int rank, double free_us, bool with_trace) {
+  fs::path run = root / fmt::format("node0_{}_20260101_ascend_pt", rank);
+  fs::create_directories(run / "ASCEND_PROFILER_OUTPUT");
+  std::ofstream(run / fmt::format("profiler_info_{}.json", rank)) << "{}";
+  std::ofstream(run / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv")
+      << "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble\n"
+      << fmt::format("1,800.5,200,50,250,{0},2000.5,1.5\n2,900.5,100,50,150,{0},2000.5,2.5\n", free_us);
+  if (with_trace) std::ofstream(run / "ASCEND_PROFILER_OUTPUT" / "trace_view.json") << "[]";
+  return run;
+}
+
+TEST(StepTraceTime, ARankWithoutTraceViewTakesItsStepTable) {
+  fs::path root = fs::temp_directory_path() / "npud_test_step_trace_time";
+  fs::remove_all(root);
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 3; ++r) {
+    fs::path run = step_trace_run(root, r, r == 2 ? 900 : 100, false);
+    ranks.push_back(summarize_rank(read_trace(run.string(), {}), {}, "2.1.0"));
+  }
+  const RankSummary& s = ranks[2];
+  EXPECT_EQ(s.rank, 2);
+  EXPECT_EQ(s.step_source, "step_trace_time.csv");
+  ASSERT_EQ(s.steps.size(), 2u);
+  EXPECT_EQ(s.steps[1].number, 2);
+  EXPECT_EQ(s.steps[1].computing_ns, 900500);
+  EXPECT_EQ(s.steps[1].communication_ns, 150000);  // not overlapped + overlapped
+  EXPECT_EQ(s.steps[1].overlapped_ns, 50000);
+  EXPECT_EQ(s.steps[1].free_ns, 900000);
+  EXPECT_EQ(s.steps[1].step_ns, 900500 + 100000 + 900000);  // computing + not overlapped + free
+  EXPECT_EQ(s.steps[1].stage_ns, 2000500);
+  EXPECT_EQ(s.steps[1].bubble_ns, 2500);
+  ClusterReport rep = build_cluster_report(ranks, root.string());
+  ASSERT_FALSE(rep.slow.empty());
+  EXPECT_EQ(rep.slow[0].rank, 2);
+  EXPECT_EQ(rep.slow[0].dimension, "step");
+  EXPECT_EQ(rep.spreads[2].spread_ns, 800000);
+  EXPECT_EQ(rep.spreads[2].max_rank, 2);
+  EXPECT_EQ(rep.spreads[2].max_step, 1);  // the first of equal values
+  // The summary keeps the table and where it came from.
+  std::stringstream json;
+  write_rank_summary(json, s);
+  fs::path file = root / "rank2.json";
+  std::ofstream(file) << json.str();
+  RankSummary back = read_rank_summary(file.string());
+  EXPECT_EQ(back.step_source, "step_trace_time.csv");
+  EXPECT_EQ(back.steps[1].bubble_ns, 2500);
+  // With a trace_view.json the trace's steps are used, as before.
+  fs::path traced = step_trace_run(root / "traced", 0, 100, true);
+  RankSummary t = summarize_rank(read_trace(traced.string(), {}), {}, "2.1.0");
+  EXPECT_EQ(t.step_source, "trace events");
+  for (const StepBreakdown& b : t.steps) EXPECT_EQ(b.stage_ns, -1);
+  fs::remove_all(root);
 }
 
 TEST(MsprofCluster, BadTableNamesFileAndOffset) {
