@@ -22,10 +22,12 @@
 #include "cli/inputs.hpp"
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
+#include "report/finding_json.hpp"
 #include "report/json_writer.hpp"
 #include "source/source_encoding.hpp"
 #include "report/sarif.hpp"
 #include "report/text_style.hpp"
+#include "rules/rule.hpp"
 #include "rules/rule_pairs.hpp"
 #include "source/fixes.hpp"
 #include "source/scanner.hpp"
@@ -91,23 +93,18 @@ void render_json(std::ostream& os, const std::vector<FileResult>& results, const
     for (const auto& f : r.findings) {
       ++n;
       fixable += f.fixable();
-      w.begin_object();
-      // The finding shape of every command (docs/json-schema.md): "id" and "location";
-      // "rule" and the flat file/line/column keys are aliases kept until schema_version 2.
-      w.field("id", f.rule).field("severity", to_string(f.severity));
-      w.key("location").begin_object();
-      w.field("file", r.path).field("line", f.line).field("column", f.column);
-      w.field("end_line", f.end_line).field("end_column", f.end_column);
-      w.end_object();
-      w.field("rule", f.rule);
-      w.field("file", r.path).field("line", f.line).field("column", f.column);
-      w.field("end_line", f.end_line).field("end_column", f.end_column);
-      w.field("message", f.message).field("fix", f.fix).field("fixable", f.fixable());
-      w.key("edits").begin_array();
-      for (const auto& e : f.edits)
-        w.begin_object().field("start", uint64_t(e.start)).field("end", uint64_t(e.end)).field("replacement", e.replacement).end_object();
-      w.end_array();
-      w.end_object();
+      Finding shared;   // every command's finding shape (docs/json-schema.md), aliases included
+      shared.rule = f.rule;
+      shared.severity = f.severity;
+      shared.message = f.message;
+      shared.location.file = r.path;
+      shared.location.line = f.line;
+      shared.location.column = f.column;
+      shared.location.end_line = f.end_line;
+      shared.location.end_column = f.end_column;
+      shared.fix = f.fix;
+      shared.edits = f.edits;
+      write_finding(w, shared, FindingAliases::Yes);
     }
   }
   w.end_array();
