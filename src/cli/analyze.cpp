@@ -26,6 +26,7 @@
 #include "report/sarif.hpp"
 #include "report/source_snippet.hpp"
 #include "rules/rule_filter.hpp"
+#include "source/source_rules.hpp"
 
 namespace npud {
 
@@ -112,9 +113,8 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
 namespace {
 
 RuleFilter rule_filter(const AnalyzeOptions& o) {
-  std::vector<std::string_view> known;
-  for (const Rule* r : trace_rules()) known.push_back(r->id());
-  return RuleFilter(o.select, o.ignore, known, !o.select_from_config, !o.ignore_from_config);
+  return RuleFilter(o.select, o.ignore, trace_rule_refs(), !o.select_from_config, !o.ignore_from_config,
+                    source_rule_refs());
 }
 
 }  // namespace

@@ -331,7 +331,8 @@ int run_scan(const CLI::App& cmd, ScanArgs a) {
   opts.version = torch_npu_version_or_report(a.torch_npu);
   if (!opts.version) return kExitBadInput;
   try {
-    opts.filter = RuleFilter({a.select}, {a.ignore}, source_rule_ids(), !select_from_config, !ignore_from_config);
+    opts.filter = RuleFilter({a.select}, {a.ignore}, source_rule_refs(), !select_from_config, !ignore_from_config,
+                             trace_rule_refs());
   } catch (const std::invalid_argument& e) {
     std::cerr << "npu-doctor: error: " << e.what() << '\n';
     return kExitBadInput;
