@@ -12,6 +12,16 @@ void int_or_null(JsonWriter& w, std::string_view key, int v) {
   else w.null();
 }
 
+// The place keys a location and the deprecated flat aliases share.
+void place_fields(JsonWriter& w, const Location& at) {
+  string_or_null(w, "file", at.file);
+  int_or_null(w, "line", at.line);
+  int_or_null(w, "column", at.column);
+  int_or_null(w, "end_line", at.end_line);
+  int_or_null(w, "end_column", at.end_column);
+  string_or_null(w, "op", at.op);
+}
+
 }  // namespace
 
 void write_finding_fields(JsonWriter& w, const Finding& f, FindingAliases aliases) {
@@ -22,12 +32,7 @@ void write_finding_fields(JsonWriter& w, const Finding& f, FindingAliases aliase
   w.field("severity", to_string(f.severity));
   w.field("message", f.message);
   w.key("location").begin_object();
-  string_or_null(w, "file", at.file);
-  int_or_null(w, "line", at.line);
-  int_or_null(w, "column", at.column);
-  int_or_null(w, "end_line", at.end_line);
-  int_or_null(w, "end_column", at.end_column);
-  string_or_null(w, "op", at.op);
+  place_fields(w, at);
   string_or_null(w, "module", at.module);
   if (const LibrarySite& l = at.library; !l.empty()) {   // docs/json-schema.md "library"
     w.key("library").begin_object();
@@ -55,12 +60,7 @@ void write_finding_fields(JsonWriter& w, const Finding& f, FindingAliases aliase
   w.end_array();
   if (aliases == FindingAliases::No) return;
   w.field("rule", f.rule);
-  string_or_null(w, "file", at.file);
-  int_or_null(w, "line", at.line);
-  int_or_null(w, "column", at.column);
-  int_or_null(w, "end_line", at.end_line);
-  int_or_null(w, "end_column", at.end_column);
-  string_or_null(w, "op", at.op);
+  place_fields(w, at);
 }
 
 void write_finding(JsonWriter& w, const Finding& f, FindingAliases aliases) {

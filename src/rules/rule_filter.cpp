@@ -21,22 +21,6 @@ bool contains(const std::vector<std::string>& ids, std::string_view id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-// Edit distance (insertions, deletions, substitutions) of two short lower-case words.
-size_t distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string_view family(std::string_view id) {   // "SYNC" of "SYNC001"
   size_t n = 0;
   while (n < id.size() && !(id[n] >= '0' && id[n] <= '9')) ++n;
@@ -87,7 +71,7 @@ std::string did_you_mean(std::string_view selector, std::span<const RuleRef> rul
   std::string best;
   size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;   // no closer one: no suggestion
   auto consider = [&](std::string_view candidate, std::string shown) {
-    size_t d = distance(word, to_lower(candidate));
+    size_t d = edit_distance(word, to_lower(candidate));
     if (d < best_d) best_d = d, best = std::move(shown);
   };
   for (const RuleRef& r : rules) {
