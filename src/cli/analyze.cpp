@@ -46,10 +46,10 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
   // One value per occurrence (repeatable), as in scan: `--select sync trace.json` must not take
   // the trace as a second rule list.
   cmd.add_option("--select", o.select,
-                 "only these rule ids or prefixes, any case (comma-separated, e.g. SYNC,IDLE001; repeatable)")
+                 "only these rule ids, id prefixes or names, any case (comma-separated, e.g. SYNC,IDLE001,host-device-sync; repeatable)")
       ->allow_extra_args(false)
       ->delimiter(',');
-  cmd.add_option("--ignore", o.ignore, "skip these rule ids or prefixes (comma-separated; repeatable)")
+  cmd.add_option("--ignore", o.ignore, "skip these rule ids, id prefixes or names (comma-separated; repeatable)")
       ->allow_extra_args(false)
       ->delimiter(',');
   cmd.add_option("--top", o.rule_options.top_n, "how many hot ops HOT001 lists")
