@@ -26,6 +26,7 @@
 #include "report/sarif.hpp"
 #include "report/source_snippet.hpp"
 #include "rules/rule_filter.hpp"
+#include "source/source_rules.hpp"
 #include "util/terminal.hpp"
 
 namespace npud {
@@ -46,10 +47,10 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
   // One value per occurrence (repeatable), as in scan: `--select sync trace.json` must not take
   // the trace as a second rule list.
   cmd.add_option("--select", o.select,
-                 "only these rule ids or prefixes, any case (comma-separated, e.g. SYNC,IDLE001; repeatable)")
+                 "only these rule ids, id prefixes or names, any case (comma-separated, e.g. SYNC,IDLE001,host-device-sync; repeatable)")
       ->allow_extra_args(false)
       ->delimiter(',');
-  cmd.add_option("--ignore", o.ignore, "skip these rule ids or prefixes (comma-separated; repeatable)")
+  cmd.add_option("--ignore", o.ignore, "skip these rule ids, id prefixes or names (comma-separated; repeatable)")
       ->allow_extra_args(false)
       ->delimiter(',');
   cmd.add_option("--top", o.rule_options.top_n, "how many hot ops HOT001 lists")
@@ -119,9 +120,8 @@ size_t text_width(const std::string& output) {
 }
 
 RuleFilter rule_filter(const AnalyzeOptions& o) {
-  std::vector<std::string_view> known;
-  for (const Rule* r : trace_rules()) known.push_back(r->id());
-  return RuleFilter(o.select, o.ignore, known, !o.select_from_config, !o.ignore_from_config);
+  return RuleFilter(o.select, o.ignore, trace_rule_refs(), !o.select_from_config, !o.ignore_from_config,
+                    source_rule_refs());
 }
 
 }  // namespace

@@ -30,27 +30,30 @@ std::string upper(std::string s) {
   throw TomlError(fmt::format("{}:{}:{}: {}", file, p.line, p.column, what));
 }
 
-// Rule ids or prefixes of any command (the file serves scan and analyze alike): a string
-// ("SYNC,CUDA002") or an array of them.
-std::vector<std::string> rule_ids(const std::string& file, const std::string& key, const TomlValue& v) {
+// Rule selectors of any command (the file serves scan and analyze alike; rules/rule_filter.hpp):
+// a string ("SYNC,CUDA002,host-device-sync") or an array of them. Each must name some rule.
+// per-file-ignores: the ids they name (PathIgnores matches ids); select/ignore: as written, for
+// the command's RuleFilter.
+std::vector<std::string> rule_ids(const std::string& file, const std::string& key, const TomlValue& v,
+                                  bool as_ids = false) {
   std::vector<std::string> raw;
   if (const auto* s = std::get_if<std::string>(&v.v)) raw = {*s};
   else if (const auto* a = std::get_if<TomlStrings>(&v.v)) raw = *a;
   else fail(file, v.pos, fmt::format("{} is a list of rule ids: [\"SYNC\", \"CUDA002\"]", key));
-  static const std::vector<std::string> known = [] {
-    std::vector<std::string> ids;
-    for (const Rule* r : trace_rules()) ids.emplace_back(r->id());
-    for (std::string_view id : source_rule_ids()) ids.emplace_back(id);
-    return ids;
+  static const std::vector<RuleRef> known = [] {
+    std::vector<RuleRef> refs = trace_rule_refs();
+    for (const RuleRef& r : source_rule_refs()) refs.push_back(r);
+    return refs;
   }();
   std::vector<std::string> out;
   for (const std::string& list : raw) {
     for (std::string_view item : comma_items(list)) {
-      std::string id = upper(std::string(item));
-      bool any = false;
-      for (const std::string& k : known) any = any || k.starts_with(id);
-      if (!any) fail(file, v.pos, fmt::format("{}: '{}' is no rule id nor the start of one (see `npu-doctor rules`)", key, item));
-      out.push_back(std::move(id));
+      std::vector<std::string_view> ids = rules_named_by(item, known);
+      if (ids.empty())
+        fail(file, v.pos, fmt::format("{}: '{}' is no rule id, id prefix or name{} (see `npu-doctor rules`)", key, item,
+                                      did_you_mean(item, known)));
+      if (as_ids) out.insert(out.end(), ids.begin(), ids.end());
+      else out.push_back(upper(std::string(item)));
     }
   }
   return out;
@@ -64,7 +67,7 @@ std::string string_value(const std::string& file, const std::string& key, const 
 
 void add_path_ignore(Config& c, const std::string& file, const std::string& glob, const TomlValue& v) {
   if (glob.empty()) fail(file, v.pos, "per-file-ignores: an empty path pattern");
-  c.per_file_ignores.rules.push_back({glob, rule_ids(file, "per-file-ignores \"" + glob + "\"", v)});
+  c.per_file_ignores.rules.push_back({glob, rule_ids(file, "per-file-ignores \"" + glob + "\"", v, true)});
 }
 
 void read_entry(Config& c, const std::string& file, const TomlEntry& e) {

@@ -528,6 +528,8 @@ int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao) {
     }
   }
   if (!torch_npu_version_or_report(ao.torch_npu)) return kExitBadInput;
+  // --select/--ignore too: a mistyped rule is refused before the program runs, not after it.
+  if (std::vector<const Rule*> rules; !rules_or_report(ao, rules)) return kExitBadInput;
   // The baseline files too: a typo found after a long training run would waste it.
   try {
     if (!ao.baseline.empty()) Baseline::load(ao.baseline);

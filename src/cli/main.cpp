@@ -12,24 +12,9 @@
 #include "cli/help_format.hpp"
 #include "cli/launch.hpp"
 #include "ingest/isal_loader.hpp"
+#include "util/text.hpp"
 
 namespace {
-
-// Levenshtein distance, for "did you mean" on a mistyped command.
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 
 // A first argument that is no option and no command: says so, with the closest command.
 bool unknown_command(const CLI::App& app, std::string_view word) {
@@ -38,7 +23,7 @@ bool unknown_command(const CLI::App& app, std::string_view word) {
   size_t best_d = 3;   // suggest only close spellings
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     if (sub->get_name() == word) return false;
-    size_t d = edit_distance(word, sub->get_name());
+    size_t d = npud::edit_distance(word, sub->get_name());
     if (sub->get_name().starts_with(word)) d = 0;
     if (d < best_d) best_d = d, best = sub->get_name();
   }

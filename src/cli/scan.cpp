@@ -23,10 +23,12 @@
 #include "cli/inputs.hpp"
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
+#include "report/finding_json.hpp"
 #include "report/json_writer.hpp"
 #include "source/source_encoding.hpp"
 #include "report/sarif.hpp"
 #include "report/text_style.hpp"
+#include "rules/rule.hpp"
 #include "rules/rule_pairs.hpp"
 #include "source/fixes.hpp"
 #include "source/scanner.hpp"
@@ -93,23 +95,18 @@ void render_json(std::ostream& os, const std::vector<FileResult>& results, const
     for (const auto& f : r.findings) {
       ++n;
       fixable += f.fixable();
-      w.begin_object();
-      // The finding shape of every command (docs/json-schema.md): "id" and "location";
-      // "rule" and the flat file/line/column keys are aliases kept until schema_version 2.
-      w.field("id", f.rule).field("severity", to_string(f.severity));
-      w.key("location").begin_object();
-      w.field("file", r.path).field("line", f.line).field("column", f.column);
-      w.field("end_line", f.end_line).field("end_column", f.end_column);
-      w.end_object();
-      w.field("rule", f.rule);
-      w.field("file", r.path).field("line", f.line).field("column", f.column);
-      w.field("end_line", f.end_line).field("end_column", f.end_column);
-      w.field("message", f.message).field("fix", f.fix).field("fixable", f.fixable());
-      w.key("edits").begin_array();
-      for (const auto& e : f.edits)
-        w.begin_object().field("start", uint64_t(e.start)).field("end", uint64_t(e.end)).field("replacement", e.replacement).end_object();
-      w.end_array();
-      w.end_object();
+      Finding shared;   // every command's finding shape (docs/json-schema.md), aliases included
+      shared.rule = f.rule;
+      shared.severity = f.severity;
+      shared.message = f.message;
+      shared.location.file = r.path;
+      shared.location.line = f.line;
+      shared.location.column = f.column;
+      shared.location.end_line = f.end_line;
+      shared.location.end_column = f.end_column;
+      shared.fix = f.fix;
+      shared.edits = f.edits;
+      write_finding(w, shared, FindingAliases::Yes);
     }
   }
   w.end_array();
@@ -397,7 +394,8 @@ int run_scan(const CLI::App& cmd, ScanArgs a) {
   opts.version = torch_npu_version_or_report(a.torch_npu);
   if (!opts.version) return kExitBadInput;
   try {
-    opts.filter = RuleFilter({a.select}, {a.ignore}, source_rule_ids(), !select_from_config, !ignore_from_config);
+    opts.filter = RuleFilter({a.select}, {a.ignore}, source_rule_refs(), !select_from_config, !ignore_from_config,
+                             trace_rule_refs());
   } catch (const std::invalid_argument& e) {
     std::cerr << "npu-doctor: error: " << e.what() << '\n';
     return kExitBadInput;

@@ -10,6 +10,7 @@
 
 #include "analysis/names.hpp"
 #include "report/escape.hpp"
+#include "report/finding_json.hpp"
 #include "report/json_writer.hpp"
 #include "report/text_style.hpp"
 #include "rules/rule_support.hpp"
@@ -683,13 +684,13 @@ void render_cluster_json(std::ostream& os, const ClusterReport& r) {
   w.key("partial_findings").begin_array();
   for (const PartialFinding& p : r.partial) {
     w.begin_object();
-    write_finding_fields(w, p.finding);
+    write_finding_fields(w, p.finding, FindingAliases::Yes);
     w.key("ranks").begin_array();
     for (int64_t k : p.ranks) w.value(k);
     w.end_array().end_object();
   }
   w.end_array();
-  write_findings(w, "common_findings", r.common);
+  write_findings(w, "common_findings", r.common, FindingAliases::Yes);
   w.key("inconsistent").begin_array();
   for (const auto& n : r.inconsistent) w.value(n);
   w.end_array();

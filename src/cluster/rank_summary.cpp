@@ -12,6 +12,7 @@
 #include "analysis/trace_index.hpp"
 #include "ingest/input_error.hpp"
 #include "ingest/json_error_at.hpp"
+#include "report/finding_json.hpp"
 #include "report/json_writer.hpp"
 #include "util/text.hpp"
 #include "util/directory.hpp"
@@ -91,40 +92,15 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
     s.collectives.push_back({it->second, step, k.dur_ns});
   }
 
-  for (Finding& f : findings) {
+  for (Finding& f : findings) {   // what the cluster view compares: no fix text, notes or metrics
     f.fix.clear();
     f.notes.clear();
+    f.metrics.clear();
   }
   s.findings = std::move(findings);
   s.warning_count = trace.warnings.size();
   for (size_t i = 0; i < trace.warnings.size() && i < kWarningsKept; ++i) s.warnings.push_back(trace.warnings[i].message);
   return s;
-}
-
-// The finding shape of every command (docs/json-schema.md): "id" and "location"; "rule" and
-// the flat file/line/op keys are aliases kept until schema_version 2.
-void write_finding_fields(JsonWriter& w, const Finding& f) {
-  w.field("id", f.rule).field("severity", to_string(f.severity)).field("message", f.message);
-  w.key("location").begin_object();
-  string_or_null(w, "file", f.location.file);
-  w.field("line", f.location.line);
-  string_or_null(w, "op", f.location.op);
-  w.end_object();
-  w.field("cost_ns", f.cost_ns);
-  w.field("rule", f.rule);
-  string_or_null(w, "file", f.location.file);
-  w.field("line", f.location.line);
-  string_or_null(w, "op", f.location.op);
-}
-
-void write_findings(JsonWriter& w, std::string_view key, const std::vector<Finding>& findings) {
-  w.key(key).begin_array();
-  for (const Finding& f : findings) {
-    w.begin_object();
-    write_finding_fields(w, f);
-    w.end_object();
-  }
-  w.end_array();
 }
 
 void write_rank_summary(std::ostream& os, const RankSummary& s) {
@@ -158,7 +134,7 @@ void write_rank_summary(std::ostream& os, const RankSummary& s) {
   for (const Collective& c : s.collectives) w.begin_array().value(int64_t(c.name)).value(c.step).value(c.dur_ns).end_array();
   w.end_array();
   w.field("collectives_truncated", s.collectives_truncated);
-  write_findings(w, "findings", s.findings);
+  write_findings(w, "findings", s.findings, FindingAliases::Yes);
   w.field("warning_count", uint64_t(s.warning_count));
   w.key("warnings").begin_array();
   for (const auto& m : s.warnings) w.value(m);
@@ -181,7 +157,7 @@ class SummaryFields {
   int64_t integer(dom::object o, std::string_view key, int64_t fallback, bool required = false) const {
     int64_t v;
     auto e = o[key];
-    if (e.error() == simdjson::NO_SUCH_FIELD) {
+    if (e.error() == simdjson::NO_SUCH_FIELD || (!required && e.is_null())) {
       if (required) fail(fmt::format("rank summary lacks \"{}\"", key));
       return fallback;
     }

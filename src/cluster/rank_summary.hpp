@@ -57,12 +57,6 @@ int64_t rank_in_path(const std::string& path);
 // one its path states.
 RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, std::string torch_npu);
 
-// rule, severity, message, file, line, op, cost_ns of a finding, into an open JSON object.
-class JsonWriter;
-void write_finding_fields(JsonWriter& w, const Finding& f);
-// `"key": [ {finding fields}, ... ]`
-void write_findings(JsonWriter& w, std::string_view key, const std::vector<Finding>& findings);
-
 // Compact JSON, one rank (docs/cluster.md "Rank summary").
 void write_rank_summary(std::ostream& os, const RankSummary& s);
 // Reads what write_rank_summary wrote; throws InputError naming the file (and the byte

@@ -11,6 +11,7 @@
 #include "analysis/trace_index.hpp"
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
+#include "report/finding_json.hpp"
 #include "report/json_writer.hpp"
 #include "rules/rule_support.hpp"
 #include "util/saturate.hpp"
@@ -315,19 +316,6 @@ void table_json(JsonWriter& w, const char* key, const OpTable& t) {
   w.end_array().end_object();
 }
 
-void findings_json(JsonWriter& w, const char* key, const std::vector<Finding>& fs) {
-  w.key(key).begin_array();
-  for (const auto& f : fs) {
-    w.begin_object().field("id", f.rule).field("severity", to_string(f.severity)).field("message", f.message);
-    w.key("location").begin_object();
-    w.field("file", f.location.file).field("line", f.location.line).field("op", f.location.op);
-    w.end_object();
-    w.field("cost_ns", f.cost_ns);
-    w.end_object();
-  }
-  w.end_array();
-}
-
 }  // namespace
 
 void render_diff_json(std::ostream& os, const TraceDiff& d) {
@@ -355,8 +343,8 @@ void render_diff_json(std::ostream& os, const TraceDiff& d) {
     w.key(rule).begin_object().field("before", uint64_t(c.first)).field("after", uint64_t(c.second)).end_object();
   }
   w.end_object();
-  findings_json(w, "fixed", d.fixed);
-  findings_json(w, "new", d.added);
+  write_findings(w, "fixed", d.fixed);
+  write_findings(w, "new", d.added);
   w.end_object();
   w.end_object();
   os << "\n";

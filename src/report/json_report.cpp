@@ -1,4 +1,5 @@
 // The JSON report (schema: docs/json-schema.md). Keys are stable; unknown values are null.
+#include "report/finding_json.hpp"
 #include "report/json_writer.hpp"
 #include "report/report.hpp"
 #include "rules/builtin_rules.hpp"
@@ -51,42 +52,6 @@ void write_summary(JsonWriter& w, const Report& r) {
   w.end_object();
   w.key("rules_run").begin_array();
   for (const auto& id : r.rules_run) w.value(id);
-  w.end_array();
-  w.end_object();
-}
-
-void write_finding(JsonWriter& w, const Finding& f) {
-  w.begin_object();
-  w.field("id", f.rule);
-  const Rule* rule = find_trace_rule(f.rule);
-  string_or_null(w, "name", rule ? rule->name() : std::string_view{});
-  w.field("severity", to_string(f.severity));
-  w.field("message", f.message);
-  w.key("location").begin_object();
-  string_or_null(w, "file", f.location.file);
-  w.key("line");
-  if (f.location.line > 0) w.value(f.location.line);
-  else w.null();
-  string_or_null(w, "op", f.location.op);
-  string_or_null(w, "module", f.location.module);
-  if (const LibrarySite& l = f.location.library; !l.empty()) {   // docs/json-schema.md "library"
-    w.key("library").begin_object();
-    w.field("package", l.package);
-    string_or_null(w, "version", l.version);
-    w.field("file", l.file);
-    w.field("line", int64_t(l.line));
-    string_or_null(w, "function", l.function);
-    string_or_null(w, "cause", l.cause);
-    w.end_object();
-  }
-  w.end_object();
-  w.key("metrics").begin_object();
-  for (const Metric& m : f.metrics) w.field(m.key, m.value);
-  w.end_object();
-  w.field("cost_ns", int64_t(f.cost_ns));
-  string_or_null(w, "fix", f.fix);
-  w.key("notes").begin_array();
-  for (const auto& n : f.notes) w.value(n);
   w.end_array();
   w.end_object();
 }

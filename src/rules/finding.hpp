@@ -1,6 +1,7 @@
 // What a rule reports. One shape for every rule, every input and every output format.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +35,16 @@ struct Location {
   std::string op;       // op / kernel name, when the finding is about one
   std::string module;   // module path, when known
   LibrarySite library;  // the cause's site when it is inside an installed package
+  int column = 0;       // scan: 1-based, in Unicode code points; the span's end (0: unknown)
+  int end_line = 0;
+  int end_column = 0;
+};
+
+// Replace bytes [start, end) of the file with `replacement` (start == end: an insertion).
+struct TextEdit {
+  size_t start = 0;
+  size_t end = 0;
+  std::string replacement;
 };
 
 struct Metric {
@@ -50,6 +61,7 @@ struct Finding {
   int64_t cost_ns = 0;          // estimated time lost (what the findings are ranked by)
   std::string fix;              // suggestion, may hold a code snippet
   std::vector<std::string> notes;  // extra lines of context
+  std::vector<TextEdit> edits;     // scan's exact fix (`scan --fix`); empty when none is mechanical
   // Said before every other finding, whatever its cost: the input is incomplete (CAPTURE001).
   bool first = false;
 

@@ -50,7 +50,7 @@ class CudaOnlyCode final : public Rule {
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     ScanOptions opts;
     opts.threads = 1;
-    opts.filter = RuleFilter({"CUDA"}, {}, source_rule_ids());
+    opts.filter = RuleFilter({"CUDA"}, {}, source_rule_refs());
     FileResult r = scan_source(path.string(), std::move(text), opts);
     if (r.status != FileStatus::Scanned || r.findings.empty()) return;
     // Lead with where the device is chosen (a line calling torch.cuda: `"cuda" if

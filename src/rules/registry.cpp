@@ -21,6 +21,12 @@ const std::vector<const Rule*>& trace_rules() {
   return rules;
 }
 
+std::vector<RuleRef> trace_rule_refs() {
+  std::vector<RuleRef> out;
+  for (const Rule* r : trace_rules()) out.push_back({r->id(), r->name()});
+  return out;
+}
+
 const Rule* find_trace_rule(std::string_view id) {
   for (const Rule* r : trace_rules())
     if (r->id() == id) return r;

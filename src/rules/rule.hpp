@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rules/finding.hpp"
+#include "rules/rule_filter.hpp"
 
 namespace npud {
 
@@ -56,6 +57,8 @@ class Rule {
 
 // Every trace rule, in id order. Defined in rules/registry.cpp.
 const std::vector<const Rule*>& trace_rules();
+// trace_rules() as --select/--ignore know them: id and name (rules/rule_filter.hpp).
+std::vector<RuleRef> trace_rule_refs();
 
 // Runs the selected rules and sorts findings: severity, then estimated cost, worst first.
 std::vector<Finding> run_rules(const AnalysisContext& ctx, const std::vector<const Rule*>& rules);

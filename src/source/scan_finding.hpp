@@ -9,13 +9,6 @@
 
 namespace npud {
 
-// Replace bytes [start, end) of the file with `replacement` (start == end: an insertion).
-struct TextEdit {
-  size_t start = 0;
-  size_t end = 0;
-  std::string replacement;
-};
-
 struct ScanFinding {
   std::string rule;             // stable id, e.g. "CUDA002"
   Severity severity = Severity::Warning;

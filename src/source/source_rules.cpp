@@ -37,9 +37,9 @@ const SourceRuleInfo* find_source_rule(std::string_view id) {
   return nullptr;
 }
 
-std::vector<std::string_view> source_rule_ids() {
-  std::vector<std::string_view> out;
-  for (const auto& r : kRules) out.push_back(r.id);
+std::vector<RuleRef> source_rule_refs() {
+  std::vector<RuleRef> out;
+  for (const auto& r : kRules) out.push_back({r.id, {}});
   return out;
 }
 

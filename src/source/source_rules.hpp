@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rules/finding.hpp"
+#include "rules/rule_filter.hpp"
 
 namespace npud {
 
@@ -21,7 +22,8 @@ struct SourceRuleInfo {
 
 std::span<const SourceRuleInfo> source_rules();
 const SourceRuleInfo* find_source_rule(std::string_view id);
-std::vector<std::string_view> source_rule_ids();
+// The rules as --select/--ignore know them (no names: scan's rules go by id).
+std::vector<RuleRef> source_rule_refs();
 
 
 }  // namespace npud

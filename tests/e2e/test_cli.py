@@ -1,11 +1,13 @@
 """The command line as a user meets it: a mistyped command gets "did you mean", each command's
 --help talks about its own options only. Needs the built binary (NPUD_BINARY), not torch."""
 
+import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -59,21 +61,46 @@ class CommandLine(unittest.TestCase):
         self.assertIn("--capture-dir", npud("run", "--help").stdout)
 
     def test_select_and_ignore_mean_the_same_in_every_command(self):
-        """Ids or prefixes in any case; an entry that matches no rule is refused, naming it."""
+        """Ids, id prefixes or rule names in any case (one filter: rules/rule_filter.hpp); an entry
+        that matches no rule is refused with exit 2, naming it and the closest rule."""
         here = os.path.dirname(os.path.abspath(__file__))
         trace = os.path.join(here, "..", "data", "chrome", "small_object.json")
         script = os.path.join(here, "..", "..", "examples", "tiny_gpt", "train.py")
         for args in (("analyze", "--select", "sync", trace), ("analyze", "--ignore", "hot,Idle", trace),
-                     ("scan", "--select", "sync", script), ("scan", "--ignore", "cuda", script)):
+                     ("analyze", "--select", "Host-Device-Sync,fuse00", trace),
+                     ("scan", "--select", "sync", script), ("scan", "--ignore", "cuda", script),
+                     ("scan", "--select", "cuda00,SYNC101", script)):
             with self.subTest(args=args):
                 r = npud(*args, "--format", "json")
                 self.assertNotEqual(r.returncode, 2, r.stderr)
+        program = os.path.join(here, "programs", "sync_item.py")
         for args in (("analyze", "--select", "sinc", trace), ("analyze", "--ignore", "sinc", trace),
-                     ("scan", "--select", "sinc", script), ("scan", "--ignore", "sinc", script)):
+                     ("scan", "--select", "sinc", script), ("scan", "--ignore", "sinc", script),
+                     ("run", "--select", "sinc", "--", sys.executable, program),
+                     ("amp-check", "--ignore", "sinc", "--", sys.executable, program)):
             with self.subTest(args=args):
                 r = npud(*args)
                 self.assertEqual(r.returncode, 2, r.stderr)
-                self.assertIn("%s sinc: no rule id starts with it" % args[1], r.stderr)
+                self.assertIn("%s sinc: no rule id, id prefix or name matches it; did you mean SYNC?" % args[1],
+                              r.stderr)
+        r = npud("analyze", "--select", "host-device-snyc", trace)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("did you mean host-device-sync?", r.stderr)
+        # a selector of the other command's rules says so (scan's CUDA ids in analyze, SYNC001's name in scan)
+        for args in (("analyze", "--select", "cuda", trace), ("scan", "--select", "host-device-sync", script)):
+            with self.subTest(args=args):
+                r = npud(*args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("names another command's rules", r.stderr)
+
+    def test_select_by_name_runs_that_rule(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        trace = os.path.join(here, "..", "data", "chrome", "small_object.json")
+        by_id = json.loads(npud("analyze", trace, "--select", "SYNC001", "--format", "json", "--fail-on", "never").stdout)
+        by_name = json.loads(npud("analyze", trace, "--select", "host-device-sync", "--format", "json",
+                                  "--fail-on", "never").stdout)
+        self.assertEqual(by_name["summary"]["rules_run"], by_id["summary"]["rules_run"])
+        self.assertEqual(by_name["findings"], by_id["findings"])
 
     def test_numbers_out_of_range_are_refused(self):
         for args in (("analyze", "--top", "-1", "x.json"), ("analyze", "--min-gap-us", "-1", "x.json"),

@@ -91,7 +91,16 @@ TEST(Config, PyprojectTableAndErrors) {
   auto bad = d.write("bad/npu-doctor.toml", "select = [\"SYNC\"]\nfail_on = \"x\"\n");
   EXPECT_NE(error_of(bad.string()).find("npu-doctor.toml:2:1: unknown key 'fail_on'"), std::string::npos);
   auto typo = d.write("typo/npu-doctor.toml", "select = [\"SINC\"]\n");
-  EXPECT_NE(error_of(typo.string()).find(":1:10: select: 'SINC' is no rule id"), std::string::npos);
+  EXPECT_NE(error_of(typo.string()).find(":1:10: select: 'SINC' is no rule id, id prefix or name; did you mean SYNC?"),
+            std::string::npos);
+  // names as `rules` lists them, any case, as on the command line (rules/rule_filter.hpp)
+  auto named = d.write("named/npu-doctor.toml", "select = [\"Host-Device-Sync\"]\n"
+                                                "[per-file-ignores]\n\"*.py\" = [\"device-idle-gap\", \"cuda00\"]\n");
+  Config n = read_config_file(named.string());
+  EXPECT_EQ(n.select, std::vector<std::string>{"HOST-DEVICE-SYNC"});
+  EXPECT_TRUE(n.per_file_ignores.ignores((d.path / "named/a.py").string(), "IDLE001"));
+  EXPECT_TRUE(n.per_file_ignores.ignores((d.path / "named/a.py").string(), "CUDA006"));
+  EXPECT_FALSE(n.per_file_ignores.ignores((d.path / "named/a.py").string(), "SYNC001"));
 }
 
 TEST(Config, NearestFileWinsAndPlainPyprojectDoesNotCount) {

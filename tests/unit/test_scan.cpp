@@ -337,16 +337,16 @@ TEST(Scan, SelectAndIgnoreByIdOrPrefix) {
   REQUIRE_SCAN();
   std::string src = "import torch\nx = y.cuda()\nfor i in r:\n    z.item()\n";
   ScanOptions o;
-  o.filter = RuleFilter({"sync"}, {}, source_rule_ids());   // any case, like every command's --select
+  o.filter = RuleFilter({"sync"}, {}, source_rule_refs());   // any case, like every command's --select
   FileResult r = scan_source("t.py", src, o);
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].rule, "SYNC101");
-  o.filter = RuleFilter({}, {"cuda006,SYNC101"}, source_rule_ids());
+  o.filter = RuleFilter({}, {"cuda006,SYNC101"}, source_rule_refs());
   r = scan_source("t.py", src, o);
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].rule, "CUDA002");
-  EXPECT_THROW(RuleFilter({"NOPE1"}, {}, source_rule_ids()), std::invalid_argument);
-  EXPECT_THROW(RuleFilter({}, {"nope"}, source_rule_ids()), std::invalid_argument);
+  EXPECT_THROW(RuleFilter({"NOPE1"}, {}, source_rule_refs()), std::invalid_argument);
+  EXPECT_THROW(RuleFilter({}, {"nope"}, source_rule_refs()), std::invalid_argument);
 }
 
 TEST(Scan, UnifiedDiffHunks) {
