@@ -39,7 +39,7 @@ std::string menu_text(std::string_view d) {
 std::vector<std::string> every_rule_id() {
   std::vector<std::string> ids;
   for (const Rule* r : trace_rules()) ids.emplace_back(r->id());
-  for (std::string_view id : source_rule_ids()) ids.emplace_back(id);
+  for (const RuleRef& r : source_rule_refs()) ids.emplace_back(r.id);
   return ids;
 }
 
