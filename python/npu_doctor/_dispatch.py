@@ -230,13 +230,14 @@ class _Depth(threading.local):
 
 
 class DispatchCore(TorchDispatchMode):
-    """`recorder`: the _recorder.Recorder that writes events. `amp`: an _amp.AmpSession, whose
-    plan / run / mirror replace the plain call of each op (amp-check)."""
+    """`recorder`: the _recorder.Recorder that writes events; `features`: the _features.Features
+    it declared (amp-check's session, the tensor dump)."""
 
-    def __init__(self, recorder, amp=None):
+    def __init__(self, recorder, features):
         super().__init__()
         self._rec = recorder
-        self._amp = amp
+        self._features = features
+        self._amp = features.amp
         self._facts = {}
         self._expanding = []   # ops whose composite kernel runs now (an op that calls itself runs plainly)
         self.depth = _Depth()  # nesting of __torch_dispatch__ calls on this thread
@@ -323,8 +324,9 @@ class DispatchCore(TorchDispatchMode):
                 extra = amp.mirror(plan, out) if plan is not None else ""
                 if pre is not None:
                     rec.op_done(facts.name, func, pre, out, t0, t1, site, depth, extra)
-                if rec.dumper is not None:
-                    rec.dumper.on_op_output(facts.name, out)
+                dump = self._features.dump
+                if dump is not None:
+                    dump.on_op_output(facts.name, out)
             except Exception as e:
                 rec.fail(e, facts.name)
         return out
