@@ -1,7 +1,8 @@
 """The one aten-level hook every shim feature rides on: a TorchDispatchMode that sees each op
-the dispatcher runs, records it, and hands it to the features that asked for it (amp-check's
-shadow run, the tensor dump). One core, so that capture, amp-check and dump see the same ops
-the same way (the same composite expansion, the same call of the op, the same frames).
+the dispatcher runs, records it, and hands it to the features the recorder declared
+(_features.py: amp-check's shadow run, the tensor dump). One core, so that capture, amp-check
+and dump see the same ops the same way (the same composite expansion, the same call of the
+op, the same frames).
 
 PyTorch disables the mode while its __torch_dispatch__ runs, so the op itself (and any tensor
 call the recorder makes) does not come back here. The recorder only reads tensor metadata,
