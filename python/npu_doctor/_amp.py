@@ -28,10 +28,9 @@ from . import _amp_emulate as em
 from . import _amp_metrics as amp_metrics
 from ._amp_grads import AmpApiPatches, grad_histogram, optimizer_grads
 from ._amp_metrics import differs, identity_metrics, metric_dtype, metrics, metrics_json
-from ._dispatch import plain_tensor
 from ._amp_policy import FP32, LOWER, OpInfo, OpLists
 from ._amp_shadow import ShadowMap
-from ._dispatch import call_op
+from ._dispatch import call_op, plain_tensor
 
 DTYPES = {"fp16": torch.float16, "float16": torch.float16, "half": torch.float16,
           "bf16": torch.bfloat16, "bfloat16": torch.bfloat16}
@@ -148,12 +147,8 @@ class AmpSession:
         rec = self.rec
         if rec is None or not rec.recording:
             return
-        muted = rec.mute_ops
-        rec.mute_ops = True     # the shim's own ops are not the program's
-        try:
+        with rec.shim_ops():
             self.on_optimizer_step(optimizer)
-        finally:
-            rec.mute_ops = muted
 
     def after_optimizer_step(self):
         self._in_optimizer = False
@@ -524,9 +519,7 @@ def amp_check(model, inputs, dtype="fp16", level="O1", path=None, lists=None, lo
         lists = os.environ["NPUD_AMP_LISTS"]
     config = AmpConfig(dtype, level, emulate, lists)
     session = AmpSession(config, collect=True)
-    rec = Recorder(path or os.devnull, None)
-    rec.amp = session
-    session.attach(rec)
+    rec = Recorder(path or os.devnull, None, amp=session)
     rec.start()
     output = loss = shadow_output = shadow_loss = None
     try:
@@ -545,20 +538,15 @@ def amp_check(model, inputs, dtype="fp16", level="O1", path=None, lists=None, lo
 
 
 def _shadow_of(session, out):
-    rec = session.rec
-    muted = rec.mute_ops
-    rec.mute_ops = True
-
     def one(t):
         s, aliased = session.shadows.shadow(t)
         return s.detach().clone() if not aliased else t.detach().clone()
 
     try:
-        return em.map_outputs(out, one)
+        with session.rec.shim_ops():
+            return em.map_outputs(out, one)
     except Exception:
         return None
-    finally:
-        rec.mute_ops = muted
 
 
 def session_from_env(env=None):

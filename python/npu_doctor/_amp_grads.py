@@ -3,10 +3,8 @@ autocast calls (docs/formats/amp.md, "Gradients" and "Loss scaling").
 """
 
 import functools
-import json
 import math
 import sys
-import threading
 
 import torch
 
@@ -203,11 +201,8 @@ class AmpApiPatches:
             caller = sys._getframe(1)
             before = None
             try:
-                muted, rec.mute_ops = rec.mute_ops, True   # reading the scale is not the program's op
-                try:
+                with rec.shim_ops():   # reading the scale is not the program's op
                     before = scale_value(scaler)
-                finally:
-                    rec.mute_ops = muted
                 # written before the call: GradScaler.step ends the step (and maybe the capture)
                 if _frames.is_user_frame(caller):   # GradScaler.step's own unscale_ is not the user's
                     session.write_api_event(event_name, rec.now(), caller,
@@ -283,11 +278,3 @@ def _wrap_autocast_init(orig):
 
     __init__._npud_wrapped = True
     return __init__
-
-
-def api_event_json(rec, name, t0, frame, args):
-    body = json.dumps(args, separators=(",", ":"))
-    return ('{"ph":"i","s":"t","cat":"amp_api","name":"%s","pid":%d,"tid":%d,"ts":%.3f,'
-            '"args":{"step":%d,"module":%s,"stack":%s,%s}'
-            % (name, rec._pid, threading.get_native_id(), (t0 - rec._origin) / 1000.0,
-               rec.step, rec._modules.current_json, _frames.user_stack_json(frame), body[1:]))

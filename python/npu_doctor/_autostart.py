@@ -110,11 +110,11 @@ def _start_capture():
             sys.stderr.write("npu-doctor: %s; recording steps %s\n" % (e, DEFAULT_STEPS))
             steps = parse_steps(DEFAULT_STEPS)
         fault = int(os.environ.get("NPUD_TEST_FAULT", "0") or 0)
-        rec = Recorder(path, steps, exclusive=exclusive, fault_at=fault)
+        amp = None
         if os.environ.get("NPUD_AMP"):
             from ._amp import session_from_env
-            rec.amp = session_from_env()
-            rec.amp.attach(rec)
+            amp = session_from_env()
+        rec = Recorder(path, steps, exclusive=exclusive, fault_at=fault, amp=amp)
         rec.start()
         npu_doctor._current[0] = rec
         dump = os.environ.pop("NPUD_DUMP", None)

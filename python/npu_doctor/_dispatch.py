@@ -1,7 +1,8 @@
 """The one aten-level hook every shim feature rides on: a TorchDispatchMode that sees each op
-the dispatcher runs, records it, and hands it to the features that asked for it (amp-check's
-shadow run, the tensor dump). One core, so that capture, amp-check and dump see the same ops
-the same way (the same composite expansion, the same call of the op, the same frames).
+the dispatcher runs, records it, and hands it to the features the recorder declared
+(_features.py: amp-check's shadow run, the tensor dump). One core, so that capture, amp-check
+and dump see the same ops the same way (the same composite expansion, the same call of the
+op, the same frames).
 
 PyTorch disables the mode while its __torch_dispatch__ runs, so the op itself (and any tensor
 call the recorder makes) does not come back here. The recorder only reads tensor metadata,
@@ -230,13 +231,14 @@ class _Depth(threading.local):
 
 
 class DispatchCore(TorchDispatchMode):
-    """`recorder`: the _recorder.Recorder that writes events. `amp`: an _amp.AmpSession, whose
-    plan / run / mirror replace the plain call of each op (amp-check)."""
+    """`recorder`: the _recorder.Recorder that writes events; `features`: the _features.Features
+    it declared (amp-check's session, the tensor dump)."""
 
-    def __init__(self, recorder, amp=None):
+    def __init__(self, recorder, features):
         super().__init__()
         self._rec = recorder
-        self._amp = amp
+        self._features = features
+        self._amp = features.amp
         self._facts = {}
         self._expanding = []   # ops whose composite kernel runs now (an op that calls itself runs plainly)
         self.depth = _Depth()  # nesting of __torch_dispatch__ calls on this thread
@@ -323,8 +325,9 @@ class DispatchCore(TorchDispatchMode):
                 extra = amp.mirror(plan, out) if plan is not None else ""
                 if pre is not None:
                     rec.op_done(facts.name, func, pre, out, t0, t1, site, depth, extra)
-                if rec.dumper is not None:
-                    rec.dumper.on_op_output(facts.name, out)
+                dump = self._features.dump
+                if dump is not None:
+                    dump.on_op_output(facts.name, out)
             except Exception as e:
                 rec.fail(e, facts.name)
         return out

@@ -12,6 +12,7 @@ reads tensors (copies to host); it never changes them, and any error inside it t
 dump off with one line on stderr, never an exception in the program.
 """
 
+import contextlib
 import fnmatch
 import json
 import os
@@ -93,14 +94,14 @@ class Dumper:
         if self._tracker is not None:
             self._tracker.install()
         if self.selection.ops and self._rec is not None:
-            self._rec.dumper = self   # the recorder's dispatch core hands over each op's outputs
+            self._rec.use_dumper(self)   # the recorder's dispatch core hands over each op's outputs
 
     def close(self):
         if self._tracker is not None:
             self._tracker.remove()
             self._tracker = None
         if self._rec is not None and self._rec.dumper is self:
-            self._rec.dumper = None
+            self._rec.use_dumper(None)
         if self._fd >= 0:
             try:
                 os.close(self._fd)
@@ -143,12 +144,9 @@ class Dumper:
     # --- writing -----------------------------------------------------------------------
     def _dump_outputs(self, kind, name, key_base, output):
         rec = self._rec
-        muted = rec.mute_ops if rec is not None else False
         self._busy = True
-        if rec is not None:
-            rec.mute_ops = True   # our copies to host are not the program's ops
-        try:
-            with self._lock:
+        try:   # our copies to host are not the program's ops
+            with rec.shim_ops() if rec is not None else contextlib.nullcontext(), self._lock:
                 call = self._calls.get(key_base, 0)
                 self._calls[key_base] = call + 1
                 tensors = []
@@ -159,8 +157,6 @@ class Dumper:
         except Exception as e:
             self.fail(e)
         finally:
-            if rec is not None:
-                rec.mute_ops = muted
             self._busy = False
 
     def _dump_one(self, kind, name, key, arg, call, t, stack):

@@ -372,7 +372,7 @@ class TensorPatches:
                 continue
 
             def call(*args, _orig=orig, **kwargs):
-                mode = rec._mode
+                mode = rec.dispatch_core
                 if not rec.recording or mode is None or kwargs.get("out") is not None \
                         or _get_current_dispatch_mode() is not mode:
                     return call_from(sys._getframe(1), _orig, *args, **kwargs)
@@ -509,11 +509,8 @@ class TensorPatches:
             if not rec.recording or rec.in_sync:
                 return call_from(sys._getframe(1), orig, self, *args, **kwargs)
             if is_item and _optimizer_step_counter(self, sys._getframe(1)):
-                muted, rec.mute_ops = rec.mute_ops, True   # nor its aten::_local_scalar_dense
-                try:
+                with rec.shim_ops():   # nor its aten::_local_scalar_dense
                     return call_from(sys._getframe(1), orig, self, *args, **kwargs)
-                finally:
-                    rec.mute_ops = muted
             rec.in_sync = True   # syncs nested inside (e.g. __repr__ -> item) are one event
             rec.mute_ops = mutes_ops   # printing's own bookkeeping ops are not the program's
             t0 = rec.now()

@@ -15,6 +15,7 @@ ended it itself in between (npu_doctor.step()).
 """
 
 import atexit
+import contextlib
 import gc
 import functools
 import json
@@ -27,6 +28,7 @@ import weakref
 
 from . import _events, _frames, _patches
 from ._autograd import AutogradLinks
+from ._features import Features
 from ._transparent import no_torch_function
 from ._modules import ModuleTracker
 from ._writer import EventWriter
@@ -57,7 +59,8 @@ def steps_text(steps):
 
 
 class Recorder:
-    def __init__(self, path, steps=(1, 3), exclusive=False, fault_at=0):
+    def __init__(self, path, steps=(1, 3), exclusive=False, fault_at=0, amp=None):
+        """`amp`: an _amp.AmpSession (amp-check mode), attached here."""
         self.path = os.path.abspath(path)
         self.steps = steps
         self.recording = False
@@ -99,13 +102,43 @@ class Recorder:
         self._tensor_patches = _patches.TensorPatches(self)
         self._modules = ModuleTracker(self.fail)
         self._torch = None
-        self.amp = None        # an _amp.AmpSession in amp-check mode (set before start())
+        self.features = Features(amp)   # what the dispatch core serves besides the capture
         self.links = None      # _autograd.AutogradLinks, from start()
-        self.dumper = None     # a _dump.Dumper the dispatch core hands each op's outputs to
         self._grad_in = False  # the op being recorded has an input that requires grad
         self._op_facts_written = set()
         self._exception = ""   # the program's uncaught exception while recording ("Type: message")
         self._mask_kinds = {}   # (id, version) of an SDPA mask -> (weakref, kind): _mask_kind
+        if amp is not None:
+            amp.attach(self)
+
+    @property
+    def amp(self):
+        """The _amp.AmpSession in amp-check mode, else None."""
+        return self.features.amp
+
+    @property
+    def dispatch_core(self):
+        """The _dispatch.DispatchCore while it is pushed, else None."""
+        return self._mode
+
+    def use_dumper(self, dumper):
+        """`dumper` (a _dump.Dumper) is handed each recorded op's outputs from now on; None
+        withdraws it."""
+        self.features.dump = dumper
+
+    @property
+    def dumper(self):
+        return self.features.dump
+
+    @contextlib.contextmanager
+    def shim_ops(self):
+        """The ops run inside are the shim's own (reading a loss scale, a dump's copies to the
+        host, amp-check's shadow outputs): not recorded."""
+        muted, self.mute_ops = self.mute_ops, True
+        try:
+            yield
+        finally:
+            self.mute_ops = muted
 
     # --- lifecycle ---------------------------------------------------------------------
     def start(self):
@@ -268,7 +301,7 @@ class Recorder:
         self._tensor_patches.install()
         self._modules.install()
         from ._dispatch import DispatchCore
-        self._mode = DispatchCore(self, self.amp)
+        self._mode = DispatchCore(self, self.features)
         if self.amp is not None:
             self.amp.on_begin()
         self._mode.__enter__()
@@ -696,14 +729,13 @@ class Recorder:
         cached = self._mask_kinds.get(key)
         if cached is not None and cached[0]() is mask:
             return cached[1]
-        muted, self.mute_ops = self.mute_ops, True   # the shim's own reads are not the program's ops
         in_sync, self.in_sync = self.in_sync, True
         try:
-            low = torch.finfo(mask.dtype).min / 2
-            m = mask.detach()
-            kind = "zero_inf" if torch._C._TensorBase.item(((m == 0) | (m <= low)).all()) else "bias"
+            with self.shim_ops():
+                low = torch.finfo(mask.dtype).min / 2
+                m = mask.detach()
+                kind = "zero_inf" if torch._C._TensorBase.item(((m == 0) | (m <= low)).all()) else "bias"
         finally:
-            self.mute_ops = muted
             self.in_sync = in_sync
         if len(self._mask_kinds) > 64:
             self._mask_kinds.clear()

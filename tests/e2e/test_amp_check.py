@@ -28,15 +28,16 @@ HAVE_AMP_SHIM = bool(glob.glob(os.path.join(SHIM, "_amp*.py")))
 
 
 class AmpRun:
-    """One `npu-doctor amp-check` of a program: exit code, outputs, JSON report."""
+    """One `npu-doctor amp-check` of a program (or another `command` that runs one: `run`):
+    exit code, outputs, JSON report. `argv`: the program's own arguments."""
 
-    def __init__(self, program, *npud_args):
+    def __init__(self, program, *npud_args, command="amp-check", argv=()):
         self.dir = tempfile.mkdtemp(prefix="npud-amp-")
         self.report_path = os.path.join(self.dir, "report.json")
         steps = [] if "--steps" in npud_args else ["--steps", "1:2"]
-        cmd = [BINARY, "amp-check", "-q", *steps, "--capture-dir", os.path.join(self.dir, "out"), "--format", "json",
+        cmd = [BINARY, command, "-q", *steps, "--capture-dir", os.path.join(self.dir, "out"), "--format", "json",
                "-o", self.report_path, "--fail-on", "never", *npud_args, "--",
-               PYTHON, os.path.join(PROGRAMS, program)]
+               PYTHON, os.path.join(PROGRAMS, program), *argv]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=PROGRAMS)
         self.code, self.stdout, self.stderr = r.returncode, r.stdout, r.stderr
         self.report = None
@@ -237,6 +238,36 @@ class AmpCheckEndToEnd(unittest.TestCase):
             rows = dict(line.rstrip("\n").split("\t") for line in f)
         self.assertEqual(rows.get("aten::mm"), "lower")
         self.assertEqual(rows.get("aten::exp"), "fp32")
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+@unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s" % PYTHON)
+@unittest.skipUnless(HAVE_AMP_SHIM, "the shim has no amp mode yet (python/npu_doctor/_amp*.py)")
+class AmpCheckSeesWhatRunSees(unittest.TestCase):
+    """amp-check and `run` record ops through one dispatch core: a composite op's kernel ops
+    (logcumsumexp's aten::_logcumsumexp, which no 2.1.0 torch_npu wheel has) are in both
+    captures, and FALLBACK002 says the same thing at the same line, whichever way the program
+    spells the call (amp-check's own copy of the mode once recorded logcumsumexp whole)."""
+
+    def fallbacks(self, command, style):
+        r = AmpRun("running_logsumexp.py", "--torch-npu", "2.1.0.post8", "--select", "FALLBACK002",
+                   command=command, argv=("--style", style))
+        self.assertEqual(r.code, 0, r.stderr)
+        return [(f["location"].get("op"), f["location"].get("file"), f["location"].get("line"), f["severity"],
+                 f["fix"].splitlines()[0]) for f in r.findings("FALLBACK002")]
+
+    def check(self, style):
+        line = planted_line("running_logsumexp.py", "# STYLE: " + style)
+        under_run = self.fallbacks("run", style)
+        self.assertEqual([(op, at) for op, _, at, _, _ in under_run], [("aten::_logcumsumexp", line)], under_run)
+        self.assertEqual(under_run[0][1], os.path.join(PROGRAMS, "running_logsumexp.py"))
+        self.assertEqual(self.fallbacks("amp-check", style), under_run)
+
+    def test_a_module_calling_the_tensor_method(self):
+        self.check("method")
+
+    def test_a_step_calling_the_torch_function(self):
+        self.check("function")
 
 
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
