@@ -67,6 +67,22 @@ class PendingTmpGuard {
   bool installed_[std::size(kCleanupSignals)] = {};
 };
 
+std::runtime_error failure(const std::string& what, const std::string& path, int err);
+
+// A new temporary file beside `target` (.NAME.npud-XXXXXX in its folder: the same file system,
+// so the rename that commits it is atomic), registered with `guard`; its name goes to `tmp`.
+// commit() writes it; check_writable() proves it can be made, before a long run.
+int create_temp_beside(const std::string& target, PendingTmpGuard& guard, std::string& tmp) {
+  fs::path t(target);
+  std::string dir = t.has_parent_path() ? t.parent_path().string() : ".";
+  tmp = dir + "/." + t.filename().string() + ".npud-XXXXXX";
+  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  int err = errno;
+  guard.created(fd < 0 ? std::string() : tmp);
+  if (fd < 0) throw failure("cannot create a file in", dir, err);
+  return fd;
+}
+
 std::runtime_error failure(const std::string& what, const std::string& path, int err) {
   return std::runtime_error(what + " " + path + ": " + std::strerror(err));
 }
@@ -133,15 +149,9 @@ void AtomicFile::check_writable() const {
     if (::access(target_.c_str(), W_OK) != 0) throw failure("cannot write", path_, errno);
     return;
   }
-  fs::path target(target_);
-  std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
-  std::string tmp = dir + "/." + target.filename().string() + ".npud-XXXXXX";
   PendingTmpGuard guard;
-  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-  int err = errno;
-  guard.created(fd < 0 ? std::string() : tmp);
-  if (fd < 0) throw failure("cannot create a file in", dir, err);
-  ::close(fd);
+  std::string tmp;
+  ::close(create_temp_beside(target_, guard, tmp));
   ::unlink(tmp.c_str());
 }
 
@@ -156,14 +166,9 @@ void AtomicFile::commit() {
     if (!ok) throw failure("cannot write", path_, err);
     return;
   }
-  fs::path target(target_);
-  std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
-  std::string tmp = dir + "/." + target.filename().string() + ".npud-XXXXXX";
   PendingTmpGuard guard;
-  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-  int mkostemp_errno = errno;
-  guard.created(fd < 0 ? std::string() : tmp);
-  if (fd < 0) throw failure("cannot create a temporary file in", dir, mkostemp_errno);
+  std::string tmp;
+  int fd = create_temp_beside(target_, guard, tmp);
   // The new file takes the old one's permissions (--fix on an executable script keeps it
   // executable); a new file gets what the umask allows, as any created file would.
   struct stat st;
