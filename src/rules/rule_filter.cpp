@@ -10,13 +10,6 @@
 namespace npud {
 namespace {
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
-  return out;
-}
-
 bool contains(const std::vector<std::string>& ids, std::string_view id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
@@ -58,7 +51,7 @@ std::vector<std::string> parse(const std::vector<std::string>& lists, std::strin
 }  // namespace
 
 std::vector<std::string_view> rules_named_by(std::string_view selector, std::span<const RuleRef> rules) {
-  const std::string id = upper(selector), name = to_lower(selector);
+  const std::string id = to_upper(selector), name = to_lower(selector);
   std::vector<std::string_view> out;
   if (selector.empty()) return out;
   for (const RuleRef& r : rules)

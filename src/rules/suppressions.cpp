@@ -12,21 +12,15 @@
 namespace npud {
 namespace {
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = char(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // "SYNC001, CUDA002" or "SYNC001 CUDA002" (ruff's noqa takes both) -> ids.
 std::vector<std::string> id_list(std::string_view s) {
   std::vector<std::string> out;
   std::string cur;
   for (char c : s) {
     if (std::isalnum(static_cast<unsigned char>(c))) cur += c;
-    else if (!cur.empty()) out.push_back(upper(cur)), cur.clear();
+    else if (!cur.empty()) out.push_back(to_upper(cur)), cur.clear();
   }
-  if (!cur.empty()) out.push_back(upper(cur));
+  if (!cur.empty()) out.push_back(to_upper(cur));
   return out;
 }
 
@@ -47,7 +41,7 @@ bool parse_comment(std::string_view c, SuppressionComment& out) {
     return rest.empty() || rest.front() == ' ' || rest.front() == '\t';
   }
   // ruff: `# noqa: E501` (the colon may have blanks around it); a bare `# noqa` is not ours.
-  if (c.size() >= 4 && upper(c.substr(0, 4)) == "NOQA") {
+  if (c.size() >= 4 && to_upper(c.substr(0, 4)) == "NOQA") {
     std::string_view rest = trim(c.substr(4));
     if (!rest.starts_with(':')) return false;
     out.file_level = false;
@@ -72,7 +66,7 @@ std::vector<SuppressionComment> parse_suppressions(std::string_view line) {
 
 bool suppresses(const SuppressionComment& c, std::string_view rule) {
   if (c.ids.empty()) return true;
-  std::string id = upper(rule);
+  std::string id = to_upper(rule);
   return std::find(c.ids.begin(), c.ids.end(), id) != c.ids.end();
 }
 
@@ -103,7 +97,7 @@ bool PathIgnores::ignores(std::string_view file, std::string_view rule) const {
   fs::path abs = fs::absolute(fs::path(std::string(file)), ec).lexically_normal();
   std::string rel = abs.lexically_relative(fs::path(base)).string();
   std::string name = abs.filename().string();
-  std::string id = upper(rule);
+  std::string id = to_upper(rule);
   for (const PathIgnore& r : rules) {
     bool hit = r.glob.find('/') == std::string::npos
                    ? fnmatch(r.glob.c_str(), name.c_str(), 0) == 0 || fnmatch(r.glob.c_str(), rel.c_str(), 0) == 0

@@ -55,6 +55,14 @@ inline std::string to_lower(std::string_view s) {
   return out;
 }
 
+// ASCII upper case (rule ids and selectors; not locale text).
+inline std::string to_upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
+  return out;
+}
+
 // Levenshtein distance (insertions, deletions, substitutions) of two short words: "did you mean".
 inline size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
