@@ -18,7 +18,7 @@
 #include "ingest/amp_fields.hpp"
 #include "ingest/byte_source.hpp"
 #include "ingest/chrome_fields.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/json_stream.hpp"
 #include "ingest/npu_launch_links.hpp"
 #include "ingest/prefetch_source.hpp"

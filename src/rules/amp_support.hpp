@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "analysis/amp.hpp"
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 #include "rules/rule.hpp"
 
 namespace npud {

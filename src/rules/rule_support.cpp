@@ -38,6 +38,13 @@ Location location_of(const TraceIndex& index, uint32_t op) {
   return loc;
 }
 
+Location location_with_own_module(const TraceIndex& index, uint32_t op_index) {
+  Location loc = location_of(index, op_index);
+  const Trace& t = index.trace();
+  loc.module = std::string(t.str(t.ops[op_index].module));
+  return loc;
+}
+
 bool no_program_frame(const Location& loc) {
   return !loc.library.empty() && loc.file.ends_with(loc.library.file) && loc.line == loc.library.line;
 }

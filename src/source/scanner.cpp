@@ -10,7 +10,7 @@
 #include <sstream>
 #include <thread>
 
-#include "rules/suppressions.hpp"
+#include "source/suppressions.hpp"
 #include "source/api_map.hpp"
 #include "source/rule_context.hpp"
 #include "source/source_encoding.hpp"
@@ -227,7 +227,7 @@ TSNode walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
       fs.scope_id = ++fs.scopes_seen;
       fs.functions.push_back(fs.text_of(py::field(n, f.name)));
     } else if (k == Kind::Comment) {
-      // Only real comments reach here (the parser tells them from strings): rules/suppressions.hpp.
+      // Only real comments reach here (the parser tells them from strings): source/suppressions.hpp.
       for (SuppressionComment& s : parse_suppressions(fs.text_of(n))) {
         if (s.file_level) ignores.whole_file.push_back(std::move(s));
         else ignores.by_line[int(ts_node_start_point(n).row) + 1].push_back(std::move(s));
