@@ -1,5 +1,6 @@
 // CUDA001-CUDA007: CUDA-only device strings, backends and APIs, with their exact NPU replacements;
 // a test that keeps NPU tensors out of CUDA-only code keeps its test (cuda_gates.hpp).
+#include "knowledge/advice_texts.hpp"
 #include "source/cuda_gates.hpp"
 #include "source/rule_context.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
@@ -161,8 +162,7 @@ class CudaRules final : public SourceRule {
       for (auto& f : fs.findings) {
         if (f.rule != "CUDA002") continue;
         f.edits.clear();
-        f.fix = "`.npu()` where this is a tensor or module; this file defines its own cuda(), so check which "
-                "one this call is (no automatic fix)";
+        f.fix = advice("CUDA002", "fix_own_cuda");
       }
     }
     bool gets_npu = fs.uses_npu;
@@ -174,7 +174,7 @@ class CudaRules final : public SourceRule {
         "which registers the 'npu' device and torch.npu";
     if (!fs.has_import_torch) {
       // No anchor that is safe for an insertion (docstrings, __future__ imports): no edit.
-      fs.report("CUDA006", Severity::Error, fs.first_statement, msg, "add `import torch_npu` after `import torch`");
+      fs.report("CUDA006", Severity::Error, fs.first_statement, msg, advice("CUDA006", "fix_no_import_torch"));
       return;
     }
     const NodeSpan& imp = fs.import_torch;
@@ -192,7 +192,7 @@ class CudaRules final : public SourceRule {
       e.start = e.end = nl + 1;
       e.replacement = indent + "import torch_npu" + std::string(fs.newline);
     }
-    fs.report("CUDA006", Severity::Error, imp, msg, "import torch_npu").edits.push_back(std::move(e));
+    fs.report("CUDA006", Severity::Error, imp, msg, advice("CUDA006", "fix")).edits.push_back(std::move(e));
   }
 
 
@@ -323,7 +323,7 @@ class CudaRules final : public SourceRule {
 
   static void report_nccl(TSNode n, FileScan& fs) {
     auto& fd = fs.report("CUDA004", Severity::Error, n,
-                         "process-group backend 'nccl' is CUDA-only; Ascend collectives use HCCL", "'hccl'");
+                         "process-group backend 'nccl' is CUDA-only; Ascend collectives use HCCL", advice("CUDA004", "fix"));
     uint32_t cs = py::string_content_start(fs.text, n);
     fd.edits.push_back({cs, cs + 4, "hccl"});
   }
@@ -427,7 +427,7 @@ class CudaRules final : public SourceRule {
     if (obj == "torch") return;  // torch.cuda is the module (CUDA003), not a method call
     auto& fd = fs.report("CUDA002", Severity::Error, n,
                          "`.cuda()` moves to a CUDA device, which does not exist on an Ascend NPU",
-                         "`.npu()` (same arguments)");
+                         advice("CUDA002", "fix"));
     fd.edits.push_back({ts_node_start_byte(attr), ts_node_end_byte(attr), "npu"});
   }
 
@@ -447,9 +447,7 @@ class CudaRules final : public SourceRule {
       fd.edits.push_back({ts_node_start_byte(n), ts_node_end_byte(n), std::string(npu)});
       return;
     }
-    std::string fix = d.ends_with(".deterministic")
-                          ? "remove it; for deterministic results use torch.use_deterministic_algorithms(True)"
-                          : "remove it: the NPU does not read this setting";
+    std::string fix = advice("CUDA005", d.ends_with(".deterministic") ? "fix_deterministic" : "fix");
     bool cudnn = d.starts_with("torch.backends.cudnn");
     fs.report("CUDA005", Severity::Info, n,
               std::string(d) + (cudnn ? " configures cuDNN, which the NPU does not use"
@@ -467,7 +465,7 @@ class CudaRules final : public SourceRule {
       auto& fd = fs.report("CUDA007", Severity::Warning, n,
                            "`" + std::string(fs.text_of(n)) + "` is False for a tensor on the NPU, so the code "
                                "it gates silently takes the non-CUDA path",
-                           "`.is_npu` (torch_npu adds it to tensors)");
+                           advice("CUDA007", "fix_is_cuda"));
       fd.edits.push_back({ts_node_start_byte(attr), ts_node_end_byte(attr), "is_npu"});
       return;
     }
@@ -500,7 +498,7 @@ class CudaRules final : public SourceRule {
       fs.report("CUDA003", Severity::Error, member.empty() ? n : p,
                 "torch.cuda" + (member.empty() ? std::string() : "." + std::string(member)) +
                     " has no known torch.npu equivalent",
-                "remove it, or guard it with `if torch.cuda.is_available():`");
+                advice("CUDA003", "fix_call"));
     }
   }
   static void on_import_from(TSNode n, FileScan& fs) {
@@ -536,7 +534,7 @@ class CudaRules final : public SourceRule {
     } else {
       fs.report("CUDA003", Severity::Error, mod,
                 "import from " + std::string(m) + " names something torch.npu has no known equivalent of",
-                "import the names from torch.npu where they exist; drop the rest");
+                advice("CUDA003", "fix_import"));
     }
   }
 };
