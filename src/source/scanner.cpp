@@ -1,3 +1,4 @@
+#include "knowledge/advice_texts.hpp"
 #include "util/regular_file.hpp"
 #include "source/scanner.hpp"
 #include "util/text.hpp"
@@ -350,7 +351,7 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
                   "the parser crashed on the code from here (a statement of " +
                       std::to_string(piece.longest_logical_line) +
                       " bytes nests too deep for tree-sitter to recover from a syntax error in it): not checked",
-                  "split the statement; other findings in this file are reported without fixes");
+                  advice("PARSE001", "fix_crashed"));
         parse_error = std::move(fs.take_since(mark).front());
       }
       continue;
@@ -369,8 +370,7 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
                 "nested more than " + std::to_string(FileScan::kMaxNesting) +
                     " levels deep: the code inside this expression is not checked (CPython's compiler also "
                     "refuses most code this deep)",
-                "split the expression (intermediate names, a loop, or a list); other findings in this file are "
-                "reported without fixes");
+                advice("PARSE001", "fix_too_deep"));
       parse_error = std::move(fs.take_since(mark).front());
     }
     if (!parse_error && ts_node_has_error(fs.root)) {
@@ -379,7 +379,7 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
       fs.report("PARSE001", Severity::Error, err,
                 ts_node_is_missing(err) ? "syntax error: missing `" + std::string(ts_node_type(err)) + "`"
                                         : "syntax error: the parser could not read this",
-                "fix the syntax; other findings in this file are reported without fixes");
+                advice("PARSE001", "fix_syntax"));
       parse_error = std::move(fs.take_since(mark).front());
     }
     fs.root = TSNode{};
