@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include "ingest/communication_json.hpp"
+#include "ingest/communication_ops.hpp"
 #include "ingest/csv_table.hpp"
 #include "ingest/json_error_at.hpp"
 #include "ingest/step_trace_table.hpp"
@@ -102,6 +103,12 @@ std::vector<RankSummary> read_msprof_cluster(const std::string& output_dir) {
           it->second.wait_source = std::string(kCommunication);
         }
     }
+
+  if (fs::is_regular_file(comm_path, ec)) {  // each rank's collectives with their SDMA/RDMA numbers
+    Trace comm;
+    read_cluster_comm_ops(comm_path, comm);
+    for (auto& [r, s] : ranks) s.comm_ops = rank_comm_ops(comm, r);
+  }
 
   std::vector<RankSummary> out;
   for (auto& [r, s] : ranks) {

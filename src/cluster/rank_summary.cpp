@@ -48,6 +48,51 @@ int64_t rank_in_path(const std::string& path) {
   return -1;
 }
 
+std::vector<RankCommOp> rank_comm_ops(const Trace& trace, int64_t rank) {
+  std::vector<RankCommOp> out;
+  for (const CommOp& op : trace.comm_ops) {
+    if (op.rank != rank) continue;
+    RankCommOp r;
+    r.group = std::string(trace.str(op.group));
+    r.name = std::string(trace.str(op.name));
+    r.step = op.step;
+    r.elapse_ms = op.elapse_ms;
+    if (const CommTransport* tr = trace.transport(op, "SDMA")) r.sdma_mb = tr->size_mb, r.sdma_ms = tr->time_ms, r.sdma_gbs = tr->bandwidth_gbs;
+    if (const CommTransport* tr = trace.transport(op, "RDMA")) r.rdma_mb = tr->size_mb, r.rdma_ms = tr->time_ms, r.rdma_gbs = tr->bandwidth_gbs;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Trace comm_trace(const std::vector<RankSummary>& ranks) {
+  Trace t;
+  for (const RankSummary& s : ranks) {
+    if (s.rank < 0 || s.rank > (int64_t(1) << 30)) continue;
+    for (const RankCommOp& r : s.comm_ops) {
+      CommOp op;
+      op.name = t.intern(r.name);
+      op.group = t.intern(r.group);
+      op.rank = int32_t(s.rank);
+      op.step = r.step;
+      op.elapse_ms = r.elapse_ms;
+      op.transports_begin = uint32_t(t.comm_transports.size());
+      auto add = [&](std::string_view type, double mb, double ms, double gbs) {
+        if (mb < 0) return;
+        CommTransport tr;
+        tr.type = t.intern(type);
+        tr.size_mb = mb, tr.time_ms = ms, tr.bandwidth_gbs = gbs;
+        tr.sizes_begin = uint32_t(t.comm_packet_sizes.size());
+        t.comm_transports.push_back(tr);
+      };
+      add("SDMA", r.sdma_mb, r.sdma_ms, r.sdma_gbs);
+      add("RDMA", r.rdma_mb, r.rdma_ms, r.rdma_gbs);
+      op.transports_count = uint32_t(t.comm_transports.size() - op.transports_begin);
+      t.comm_ops.push_back(op);
+    }
+  }
+  return t;
+}
+
 RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, std::string torch_npu) {
   RankSummary s;
   s.source = trace.source;
@@ -74,6 +119,7 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
         b.comm_wait_ns = std::max<int64_t>(b.comm_wait_ns, 0) + c.wait_ns;
         s.wait_source = "communication.json";
       }
+  s.comm_ops = rank_comm_ops(trace);
   // Collectives in time order, each with its step's number.
   std::unordered_map<std::string_view, uint32_t> name_index;
   for (const Kernel& k : trace.kernels) {
