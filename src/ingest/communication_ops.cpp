@@ -121,70 +121,20 @@ bool is_comm_summary_key(std::string_view op_key) {
          name.find("-middle") != name.npos || name.find("-bottom") != name.npos;
 }
 
-void read_rank_comm_ops(const std::string& path, Trace& trace, int64_t origin_ns) {
-  dom::parser parser;
-  simdjson::padded_string text;
-  dom::object steps = root_object(parser, path, text, "steps (msprof communication.json)");
+void for_each_rank_op(dom::object steps, const RankOpVisitor& fn) {
   for (auto [step_key, kinds_el] : steps) {
     dom::object kinds;
     if (kinds_el.get_object().get(kinds)) continue;
-    for (auto [kind, ops_el] : kinds) {
+    for (auto [kind, ops_el] : kinds) {  // "collective", "p2p"
       dom::object ops;
       if (ops_el.get_object().get(ops)) continue;
-      for (auto [key, info] : ops) {
-        if (is_comm_summary_key(key)) continue;
-        CommOp op;
-        OpKey k = split_op_key(key);
-        op.name = trace.intern(k.name);
-        op.group = trace.intern(k.group);
-        op.p2p = kind == "p2p";
-        op.step = comm_step_number(step_key);
-        add_op(info, op, trace, origin_ns);
-      }
+      for (auto [key, value] : ops)
+        if (!is_comm_summary_key(key)) fn(step_key, kind, key, value);
     }
   }
 }
 
-void read_comm_matrix(const std::string& path, Trace& trace) {
-  dom::parser parser;
-  simdjson::padded_string text;
-  dom::object steps = root_object(parser, path, text, "steps (msprof communication_matrix.json)");
-  for (auto [step_key, kinds_el] : steps) {
-    dom::object kinds;
-    if (kinds_el.get_object().get(kinds)) continue;
-    for (auto [kind, ops_el] : kinds) {
-      dom::object ops;
-      if (ops_el.get_object().get(ops)) continue;
-      for (auto [key, links_el] : ops) {
-        dom::object links;
-        if (is_comm_summary_key(key) || links_el.get_object().get(links)) continue;
-        OpKey k = split_op_key(key);
-        for (auto [pair, link_el] : links) {
-          dom::object o;
-          size_t dash = pair.find('-');
-          if (link_el.get_object().get(o) || dash == pair.npos) continue;
-          CommLink l;
-          l.op = trace.intern(k.name);
-          l.group = trace.intern(k.group);
-          l.step = comm_step_number(step_key);
-          l.src = int32_t(parse_int(pair.substr(0, dash)).value_or(-1));
-          l.dst = int32_t(parse_int(pair.substr(dash + 1)).value_or(-1));
-          std::string_view transport;
-          if (o["Transport Type"].get_string().get(transport) == simdjson::SUCCESS) l.transport = trace.intern(transport);
-          l.size_mb = number(o, "Transit Size(MB)");
-          l.time_ms = number(o, "Transit Time(ms)");
-          l.bandwidth_gbs = number(o, "Bandwidth(GB/s)");
-          trace.comm_links.push_back(l);
-        }
-      }
-    }
-  }
-}
-
-void read_cluster_comm_ops(const std::string& path, Trace& trace) {
-  dom::parser parser;
-  simdjson::padded_string text;
-  dom::object groups = root_object(parser, path, text, "communication groups (cluster_communication.json)");
+void for_each_cluster_record(dom::object groups, const ClusterRecordVisitor& fn) {
   for (auto [group, steps_el] : groups) {
     dom::object steps;
     if (steps_el.get_object().get(steps)) continue;
@@ -194,20 +144,71 @@ void read_cluster_comm_ops(const std::string& path, Trace& trace) {
       for (auto [key, ranks_el] : ops) {
         dom::object ranks;
         if (is_comm_summary_key(key) || ranks_el.get_object().get(ranks)) continue;
-        OpKey k = split_op_key(key);
         for (auto [rank_key, info] : ranks) {
           auto rank = parse_int(rank_key);
-          if (!rank || *rank < 0 || *rank > (int64_t(1) << 30)) continue;
-          CommOp op;
-          op.name = trace.intern(k.name);
-          op.group = trace.intern(group);
-          op.rank = int32_t(*rank);
-          op.step = comm_step_number(step_key);
-          add_op(info, op, trace, 0);
+          if (rank && *rank >= 0 && *rank <= (int64_t(1) << 30)) fn(group, step_key, key, *rank, info);
         }
       }
     }
   }
+}
+
+void read_rank_comm_ops(const std::string& path, Trace& trace, int64_t origin_ns) {
+  dom::parser parser;
+  simdjson::padded_string text;
+  dom::object steps = root_object(parser, path, text, "steps (msprof communication.json)");
+  for_each_rank_op(steps, [&](std::string_view step_key, std::string_view kind, std::string_view key, dom::element info) {
+    CommOp op;
+    OpKey k = split_op_key(key);
+    op.name = trace.intern(k.name);
+    op.group = trace.intern(k.group);
+    op.p2p = kind == "p2p";
+    op.step = comm_step_number(step_key);
+    add_op(info, op, trace, origin_ns);
+  });
+}
+
+void read_comm_matrix(const std::string& path, Trace& trace) {
+  dom::parser parser;
+  simdjson::padded_string text;
+  dom::object steps = root_object(parser, path, text, "steps (msprof communication_matrix.json)");
+  for_each_rank_op(steps, [&](std::string_view step_key, std::string_view, std::string_view key, dom::element links_el) {
+    dom::object links;
+    if (links_el.get_object().get(links)) return;
+    OpKey k = split_op_key(key);
+    for (auto [pair, link_el] : links) {
+      dom::object o;
+      size_t dash = pair.find('-');
+      if (link_el.get_object().get(o) || dash == pair.npos) continue;
+      CommLink l;
+      l.op = trace.intern(k.name);
+      l.group = trace.intern(k.group);
+      l.step = comm_step_number(step_key);
+      l.src = int32_t(parse_int(pair.substr(0, dash)).value_or(-1));
+      l.dst = int32_t(parse_int(pair.substr(dash + 1)).value_or(-1));
+      std::string_view transport;
+      if (o["Transport Type"].get_string().get(transport) == simdjson::SUCCESS) l.transport = trace.intern(transport);
+      l.size_mb = number(o, "Transit Size(MB)");
+      l.time_ms = number(o, "Transit Time(ms)");
+      l.bandwidth_gbs = number(o, "Bandwidth(GB/s)");
+      trace.comm_links.push_back(l);
+    }
+  });
+}
+
+void read_cluster_comm_ops(const std::string& path, Trace& trace) {
+  dom::parser parser;
+  simdjson::padded_string text;
+  dom::object groups = root_object(parser, path, text, "communication groups (cluster_communication.json)");
+  for_each_cluster_record(groups, [&](std::string_view group, std::string_view step_key, std::string_view key,
+                                      int64_t rank, dom::element info) {
+    CommOp op;
+    op.name = trace.intern(split_op_key(key).name);
+    op.group = trace.intern(group);
+    op.rank = int32_t(rank);
+    op.step = comm_step_number(step_key);
+    add_op(info, op, trace, 0);
+  });
 }
 
 void read_communication_detail(const std::string& dir, bool has_trace_view, Trace& trace) {

@@ -12,7 +12,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
+
+#include <simdjson.h>
 
 #include "model/trace.hpp"
 
@@ -33,6 +37,17 @@ void read_cluster_comm_ops(const std::string& path, Trace& trace);
 // the program communicated, trace_view.json's HCCL tasks (ingest/hccl_tasks.hpp: a second,
 // filtered pass). Called by the Ascend reader once the trace's time origin is known.
 void read_communication_detail(const std::string& dir, bool has_trace_view, Trace& trace);
+
+// Every op of a per-rank communication.json / communication_matrix.json (its root object):
+// fn(step key, "collective" | "p2p", "<op>@<group>", the op's value). Summary keys skipped.
+using RankOpVisitor = std::function<void(std::string_view, std::string_view, std::string_view, simdjson::dom::element)>;
+void for_each_rank_op(simdjson::dom::object steps, const RankOpVisitor& fn);
+
+// Every rank's record of every op of cluster_communication.json (its root object):
+// fn(group, step key, "<op>@<hash>", rank, the record). Summary keys ("Total Op Info@<hash>") skipped.
+using ClusterRecordVisitor =
+    std::function<void(std::string_view, std::string_view, std::string_view, int64_t, simdjson::dom::element)>;
+void for_each_cluster_record(simdjson::dom::object groups, const ClusterRecordVisitor& fn);
 
 // A summary key of the communication files, not an op.
 bool is_comm_summary_key(std::string_view op_key);

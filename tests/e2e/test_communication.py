@@ -83,6 +83,15 @@ class GeneratedRanks(unittest.TestCase):
         r = subprocess.run([BINARY, "analyze", self.dir, "-q"], capture_output=True, text=True, timeout=300)
         self.assertIn("communication links across ranks", r.stdout)
         self.assertIn("slow RDMA link: rank 2 step 2", r.stdout)
+        # HTML report: the same table.
+        html = os.path.join(self.dir, "cluster.html")
+        r = subprocess.run([BINARY, "analyze", self.dir, "-q", "--format", "html", "-o", html], capture_output=True,
+                           text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(html, encoding="utf-8") as f:
+            page = f.read()
+        self.assertIn('id="link-bandwidth"', page)
+        self.assertIn("slow RDMA link: rank 2 step 2", page)
 
 
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")

@@ -270,5 +270,27 @@ TEST(CommRules, EightRankFixtureLinksAreTheAdvisors) {
   EXPECT_TRUE(rep.links.empty());
 }
 
+// msprof-analyze 26.2.0 writes "Total Op Info@<hash>" beside the ops of each group and step:
+// neither its wait nor its bandwidth counts twice.
+TEST(CommunicationReaders, ClusterTotalOpInfoIsNotAnOp) {
+  fs::path dir = fs::temp_directory_path() / "npud_test_comm_cluster" / "cluster_analysis_output";
+  fs::remove_all(dir.parent_path());
+  write(dir / "cluster_step_trace_time.csv",
+        "Step,Type,Index,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n"
+        "1,rank,0,100,50,0,50,10\n1,rank,1,100,50,0,50,10\n");
+  std::string rec = op_info(kT0, 1, 2, 0.25, 4, 0.2);
+  write(dir / "cluster_communication.json",
+        fmt::format(R"J({{"(0, 1)": {{"step1": {{"hcom_allReduce__1_0@9": {{"0": {0}, "1": {0}}},
+                       "Total Op Info@9": {{"0": {0}, "1": {0}}}}}}}}})J", rec));
+  std::vector<RankSummary> ranks = read_msprof_cluster(dir.string());
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(ranks[0].steps.at(0).comm_wait_ns, 100'000);  // 0.1 ms, once
+  ASSERT_EQ(ranks[0].comm_ops.size(), 1u);
+  ClusterReport rep = build_cluster_report(ranks, dir.string());
+  ASSERT_EQ(rep.link_bandwidth.size(), 2u);
+  EXPECT_DOUBLE_EQ(rep.link_bandwidth[0].rdma_mb, 4);
+  fs::remove_all(dir.parent_path());
+}
+
 }  // namespace
 }  // namespace npud
