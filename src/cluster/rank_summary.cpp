@@ -1,6 +1,7 @@
 #include "cluster/rank_summary.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -180,6 +181,14 @@ void write_rank_summary(std::ostream& os, const RankSummary& s) {
   for (const Collective& c : s.collectives) w.begin_array().value(int64_t(c.name)).value(c.step).value(c.dur_ns).end_array();
   w.end_array();
   w.field("collectives_truncated", s.collectives_truncated);
+  if (!s.comm_ops.empty()) {  // HCCL bandwidth records only: other summaries stay as they were
+    // [group, name, step, elapse ms, SDMA MB, ms, GB/s, RDMA MB, ms, GB/s] (MB -1: no record)
+    w.key("comm_ops").begin_array();
+    for (const RankCommOp& c : s.comm_ops)
+      w.begin_array().value(c.group).value(c.name).value(c.step).value(c.elapse_ms).value(c.sdma_mb).value(c.sdma_ms)
+          .value(c.sdma_gbs).value(c.rdma_mb).value(c.rdma_ms).value(c.rdma_gbs).end_array();
+    w.end_array();
+  }
   write_findings(w, "findings", s.findings, FindingAliases::Yes);
   w.field("warning_count", uint64_t(s.warning_count));
   w.key("warnings").begin_array();
@@ -286,6 +295,22 @@ RankSummary read_rank_summary(const std::string& path) {
   }
   bool truncated = false;
   if (o["collectives_truncated"].get_bool().get(truncated) == simdjson::SUCCESS) s.collectives_truncated = truncated;
+  dom::array comm;
+  if (o["comm_ops"].get_array().get(comm) == simdjson::SUCCESS)
+    for (dom::element e : comm) {
+      dom::array a;
+      RankCommOp c;
+      std::string_view group, name;
+      double v[7];
+      bool ok = e.get_array().get(a) == simdjson::SUCCESS && a.size() == 10 &&
+                a.at(0).get_string().get(group) == simdjson::SUCCESS && a.at(1).get_string().get(name) == simdjson::SUCCESS &&
+                a.at(2).get_int64().get(c.step) == simdjson::SUCCESS;
+      for (size_t i = 0; ok && i < 7; ++i) ok = a.at(3 + i).get_double().get(v[i]) == simdjson::SUCCESS && std::isfinite(v[i]);
+      if (!ok) f.fail("a comm_ops entry is not [group, name, step, elapse, SDMA MB, ms, GB/s, RDMA MB, ms, GB/s]");
+      c.group = group, c.name = name;
+      c.elapse_ms = v[0], c.sdma_mb = v[1], c.sdma_ms = v[2], c.sdma_gbs = v[3], c.rdma_mb = v[4], c.rdma_ms = v[5], c.rdma_gbs = v[6];
+      s.comm_ops.push_back(std::move(c));
+    }
   for (dom::element e : f.array(o, "findings")) {
     dom::object fo = f.object(e, "a finding");
     Finding fd;

@@ -51,7 +51,7 @@ struct RankSummary {
   std::vector<std::string> collective_names;
   std::vector<Collective> collectives;
   bool collectives_truncated = false;   // more than kMaxCollectives: the rest were dropped
-  std::vector<RankCommOp> comm_ops;     // HCCL ops with their SDMA/RDMA numbers (not in the summary file)
+  std::vector<RankCommOp> comm_ops;     // HCCL ops with their SDMA/RDMA numbers ("comm_ops" when any)
   std::vector<Finding> findings;        // rule, severity, message, location, cost (no fix text)
   std::vector<std::string> warnings;    // the reader's warnings (first few)
   size_t warning_count = 0;

@@ -94,6 +94,21 @@ class GeneratedRanks(unittest.TestCase):
         self.assertIn("slow RDMA link: rank 2 step 2", page)
 
 
+    def test_merged_summaries_give_the_same_links(self):
+        out = os.path.join(self.dir, "summaries")
+        os.makedirs(out, exist_ok=True)
+        for r in range(4):
+            subprocess.run([BINARY, "analyze", os.path.join(self.dir, f"rank{r}_ascend_pt"), "-q", "--format", "summary",
+                            "-o", os.path.join(out, f"rank{r}.json")], check=True, capture_output=True, timeout=300)
+        r = subprocess.run([BINARY, "merge", *sorted(os.path.join(out, f) for f in os.listdir(out)), "--format", "json"],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        merged = json.loads(r.stdout)
+        _, direct, _ = analyze_json(self.dir)
+        self.assertEqual(merged["link_bandwidth"], direct["link_bandwidth"])
+        self.assertEqual([f["message"] for f in merged["link_findings"]], [f["message"] for f in direct["link_findings"]])
+
+
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")
 @unittest.skipUnless(os.path.isdir(MSPROF), "shared fixtures not found (NPUD_SHARED_DIR)")
 class EightRankFixture(unittest.TestCase):
