@@ -47,6 +47,7 @@ class GeneratedRanks(unittest.TestCase):
         self.assertEqual(code, 0, err)  # warnings: under the default --fail-on error
         f = by_id(rep["findings"])
         self.assertEqual(sorted(f), ["COMM001", "COMM002", "COMM003", "COMM006"])
+        self.assertEqual(rep["warnings"], [])  # the HCCL process's events are read, not skipped
         # Packet Analysis: the advisor's 5 small of 9 counts "Total Op Info" (docs/communication.md).
         m = f["COMM001"]["metrics"]
         self.assertEqual((m["sdma_count"], m["sdma_small_count"], m["sdma_small_ms"]), (9, 6, 2.0))
