@@ -111,7 +111,7 @@ class ExposedCommunication final : public Rule {
                  {"exposed_share", share_},
                  {"worst_step", double(w.number)},
                  {"worst_step_exposed_ns", double(w.comm_not_overlapped_ns())},
-                 {"worst_step_ns", double(w.step_ns)}};
+                 {"worst_step_time_ns", double(w.step_ns)}};
     f.cost_ns = exposed;
     constexpr size_t kShown = 5;
     for (size_t i = 0; i < colls.size() && i < kShown; ++i)

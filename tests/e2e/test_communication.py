@@ -95,9 +95,24 @@ class GeneratedRanks(unittest.TestCase):
         self.assertIn("slow RDMA link: rank 2 step 2", page)
 
 
+    def test_step_trace_time_alone_gives_the_exposed_communication(self):
+        # No trace_view.json / kernel_details.csv: step_trace_time.csv's Communication(Not Overlapped)
+        # (rank 3: 14.2 ms, what msprof-analyze's cluster_step_trace_time.csv says) and
+        # communication.json's collectives of the step.
+        run = os.path.join(tempfile.mkdtemp(prefix="npud_comm_stepped_"), "rank3_ascend_pt")
+        self.addCleanup(shutil.rmtree, os.path.dirname(run))
+        shutil.copytree(os.path.join(self.dir, "rank3_ascend_pt"), run)
+        for name in ("trace_view.json", "kernel_details.csv"):
+            os.remove(os.path.join(run, "ASCEND_PROFILER_OUTPUT", name))
+        code, rep, err = analyze_json(run)
+        self.assertEqual(code, 0, err)
+        f = by_id(rep["findings"])["COMM006"]
+        self.assertEqual((f["metrics"]["worst_step"], f["metrics"]["worst_step_exposed_ns"]), (1, 14200000))
+        self.assertEqual(f["location"]["op"], "hcom_allReduce")
+
     def test_merged_summaries_give_the_same_links(self):
-        out = os.path.join(self.dir, "summaries")
-        os.makedirs(out, exist_ok=True)
+        out = tempfile.mkdtemp(prefix="npud_comm_summaries_")  # beside, not inside, the ranks' folder
+        self.addCleanup(shutil.rmtree, out)
         for r in range(4):
             subprocess.run([BINARY, "analyze", os.path.join(self.dir, f"rank{r}_ascend_pt"), "-q", "--format", "summary",
                             "-o", os.path.join(out, f"rank{r}.json")], check=True, capture_output=True, timeout=300)
