@@ -94,8 +94,10 @@ class SmallPackets final : public Rule {
       f.notes.push_back(fmt::format("{}: SDMA {}/{} small ({:.3f} MB in all), RDMA {}/{} small ({:.3f} MB){}", name,
                                     k->sdma.small, k->sdma.count, k->sdma.mb, k->rdma.small, k->rdma.count, k->rdma.mb,
                                     top.empty() ? "" : fmt::format("; packets {}", fmt::join(top, ", "))));
-      f.metrics.push_back({fmt::format("collective.{}.small", name), double(k->sdma.small + k->rdma.small)});
-      f.metrics.push_back({fmt::format("collective.{}.count", name), double(k->sdma.count + k->rdma.count)});
+      f.metrics.push_back({fmt::format("collective.{}.sdma_count", name), double(k->sdma.count)});
+      f.metrics.push_back({fmt::format("collective.{}.sdma_small", name), double(k->sdma.small)});
+      f.metrics.push_back({fmt::format("collective.{}.rdma_count", name), double(k->rdma.count)});
+      f.metrics.push_back({fmt::format("collective.{}.rdma_small", name), double(k->rdma.small)});
     }
     f.fix = "Send fewer, larger messages: raise the batch size or accumulate gradients over more micro-batches "
             "before the data-parallel all-reduce; prefer ZeRO-1/2 to ZeRO-3 when memory allows; use fused "

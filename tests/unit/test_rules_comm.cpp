@@ -145,7 +145,9 @@ TEST(CommRules, OneRankMatchesTheAdvisor) {
   EXPECT_DOUBLE_EQ(packets[0].metric("sdma_small_ratio"), 0.625);
   EXPECT_DOUBLE_EQ(packets[0].metric("sdma_small_ms"), 1.0);
   EXPECT_EQ(packets[0].metric("rdma_small_count"), 0);
-  EXPECT_EQ(packets[0].metric("collective.hcom_allReduce.small"), 5);
+  EXPECT_EQ(packets[0].metric("collective.hcom_allReduce.sdma_small"), 5);
+  EXPECT_EQ(packets[0].metric("collective.hcom_allReduce.sdma_count"), 8);
+  EXPECT_EQ(packets[0].metric("collective.hcom_allReduce.rdma_count"), 8);
 
   auto contention = run_rule(comm002_rule(), t);
   ASSERT_EQ(contention.size(), 1u);
