@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include <simdjson.h>
 
@@ -65,7 +64,6 @@ void read_hccl_tasks(const std::string& path, Trace& trace) {
   std::unique_ptr<ByteSource> src = open_byte_source(path);
   JsonEventStream stream(*src, path, [](std::string_view) { return false; });
   dom::parser parser;
-  std::set<int64_t> hccl_pids;
   int64_t first_hccl_pid = -1;
   std::vector<RawTask> raw;
   JsonEventStream::Item it;

@@ -4,18 +4,11 @@
 
 #include <fmt/format.h>
 
-#include "util/text.hpp"
-
 namespace npud {
 
 std::string_view collective_kind(std::string_view op_name) {
   size_t cut = op_name.find("__");
   return cut == op_name.npos ? op_name : op_name.substr(0, cut);
-}
-
-int64_t comm_op_rank(const Trace& t, const CommOp& op) {
-  if (op.rank >= 0) return op.rank;
-  return parse_int(t.env_value("rank")).value_or(-1);
 }
 
 std::vector<RankLinkBandwidth> rank_link_bandwidth(const Trace& t) {

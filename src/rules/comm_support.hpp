@@ -24,9 +24,6 @@ inline int64_t ms_to_ns(double ms) { return std::isfinite(ms) ? int64_t(std::llr
 // "hcom_allReduce__123_0" -> "hcom_allReduce": the collective, without its call numbers.
 std::string_view collective_kind(std::string_view op_name);
 
-// The rank a CommOp is of: its own, else the trace's recorded rank, else -1.
-int64_t comm_op_rank(const Trace& t, const CommOp& op);
-
 // One rank's SDMA / RDMA traffic in one step, summed over its collectives (the ranks' CommOp
 // records: cluster_communication.json or each rank's communication.json). Bandwidths are
 // rounded to 4 decimals as msprof-analyze's ClusterCommunicationDataset does.

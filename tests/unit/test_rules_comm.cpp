@@ -97,12 +97,6 @@ struct RankDirs {
   ~RankDirs() { fs::remove_all(root); }
 };
 
-const Finding* find(const std::vector<Finding>& fs_, std::string_view rule) {
-  for (const Finding& f : fs_)
-    if (f.rule == rule) return &f;
-  return nullptr;
-}
-
 TEST(CommunicationReaders, RankFolderGivesOpsTransportsLinksAndHcclTasks) {
   RankDirs dirs;
   Trace t = read_trace((dirs.root / "rank0_ascend_pt").string(), {});
