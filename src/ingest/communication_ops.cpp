@@ -219,11 +219,21 @@ void read_communication_detail(const std::string& dir, bool has_trace_view, Trac
   };
   auto file = [&](const char* name) { return (fs::path(dir) / name).string(); };
   if (present("communication.json")) read_rank_comm_ops(file("communication.json"), trace, trace.time_origin_ns);
-  if (present("communication_matrix.json")) read_comm_matrix(file("communication_matrix.json"), trace);
+  // The matrix and the HCCL tasks only add detail: a file that cannot be read is a warning, not
+  // the end of the analysis (trace_view.json may be a truncated file the main reader accepted).
+  auto optional = [&](auto&& read) {
+    try {
+      read();
+    } catch (const InputError& e) {
+      trace.warnings.push_back({e.describe() + " (HCCL detail left out)", 0});
+    }
+  };
+  if (present("communication_matrix.json")) optional([&] { read_comm_matrix(file("communication_matrix.json"), trace); });
   bool communicated = !trace.comm_ops.empty() || std::any_of(trace.kernels.begin(), trace.kernels.end(), [](const Kernel& k) {
                         return k.kind == TaskKind::Communication;
                       });
-  if (has_trace_view && communicated && present("trace_view.json")) read_hccl_tasks(file("trace_view.json"), trace);
+  if (has_trace_view && communicated && present("trace_view.json"))  // appends only once the whole file is read
+    optional([&] { read_hccl_tasks(file("trace_view.json"), trace); });
 }
 
 }  // namespace npud

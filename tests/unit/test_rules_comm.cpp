@@ -125,6 +125,18 @@ TEST(CommunicationReaders, RankFolderGivesOpsTransportsLinksAndHcclTasks) {
   EXPECT_EQ(t.hccl_tasks[7].op, 6u);
 }
 
+// The matrix only adds detail: a broken one is a warning naming it and its byte offset.
+TEST(CommunicationReaders, BrokenMatrixIsAWarningNotTheEnd) {
+  RankDirs dirs;
+  fs::path run = dirs.root / "rank0_ascend_pt";
+  write(run / "ASCEND_PROFILER_OUTPUT" / "communication_matrix.json", R"J({"step1": [)J");
+  Trace t = read_trace(run.string(), {});
+  EXPECT_EQ(t.comm_ops.size(), 8u);
+  EXPECT_TRUE(t.comm_links.empty());
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_NE(t.warnings[0].message.find("communication_matrix.json: byte 11"), std::string::npos) << t.warnings[0].message;
+}
+
 // msprof-analyze advisor on the same files (docs/communication.md): Packet Analysis counts 9 SDMA
 // ops (with "Total Op Info"), 5 small, 1.0 ms; Bandwidth Contention 4 ops (0.55, 0.55, 0.55,
 // 4.3 ms at 8 GB/s); Byte Alignment 8 ops of 5096 B, 20 us, 10 us unaligned, 0.2548 GB/s.
