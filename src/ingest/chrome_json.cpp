@@ -176,7 +176,7 @@ void advise_huge_pages(std::vector<T>& v) {
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
-enum class Role : uint8_t { Unknown, Python, Cann, AscendHardware, Overlap };
+enum class Role : uint8_t { Unknown, Python, Cann, AscendHardware, Overlap, Hccl };
 
 // An event without "cat" (torch_npu trace_view.json): what it is depends on its process,
 // whose name may come later in the file, so it waits until the end.
@@ -734,6 +734,7 @@ void ChromeBuilder::metadata(uint64_t offset) {
     else if (ev_.arg_name == "CANN") r = Role::Cann;
     else if (ev_.arg_name == "Ascend Hardware") r = Role::AscendHardware;
     else if (ev_.arg_name == "Overlap Analysis") r = Role::Overlap;
+    else if (ev_.arg_name == "HCCL" || ev_.arg_name == "Communication") r = Role::Hccl;  // ingest/hccl_tasks.cpp
     if (r != Role::Unknown && ev_.pid_str.empty()) roles_[ev_.pid] = r;
     if (r == Role::Cann || r == Role::AscendHardware) t_.set_env("device", "npu");
   } else if (ev_.name == "npu_doctor" && ev_.format == "npu-doctor-capture") {
@@ -952,7 +953,7 @@ void ChromeBuilder::finish() {
       rc.correlation = d.correlation;
       rc.external_id = d.external_id;
       t_.runtime.push_back(rc);
-    } else if (role != Role::Cann) {
+    } else if (role != Role::Cann && role != Role::Hccl) {  // HCCL tasks: read by ingest/hccl_tasks.cpp
       ++skipped_;
     }
   }
