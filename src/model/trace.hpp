@@ -184,6 +184,13 @@ struct StepTraceTime {
   int64_t stage_ns = -1, bubble_ns = -1;  // -1: no such column
 };
 
+// One "AI Core Freq" counter sample of a torch_npu trace_view.json: the AI Cores run at `mhz`
+// from ts_ns until the next sample (FREQ001).
+struct FreqSample {
+  int64_t ts_ns = 0;
+  float mhz = 0;
+};
+
 struct MemoryEvent {
   int64_t ts_ns = 0;
   int64_t bytes = 0;             // positive = allocation, negative = free
@@ -282,6 +289,7 @@ class Trace {
   std::vector<KernelDetail> kernel_details;   // Kernel::detail points here
   std::vector<CommStepTime> comm_step_times;  // torch_npu communication.json, by step
   std::vector<StepTraceTime> step_trace_times;  // step_trace_time.csv rows, without a trace_view.json only
+  std::vector<FreqSample> ai_core_freq;         // trace_view "AI Core Freq" counters, in file order
 
   std::vector<TensorMeta> tensors;
   std::vector<uint32_t> tensor_refs;   // Op inputs/outputs point here; entries index tensors

@@ -32,6 +32,7 @@ const Rule& shape002_rule();     // attention-alignment (NPU kernel_details shap
 const Rule& dynshape002_rule();  // all-ops-dynamic (NPU kernel_details OP State; advisor parity)
 const Rule& fuse009_rule();      // fused-optimizer (NPU profiles' Optimizer.step ranges; advisor parity)
 const Rule& fuse010_rule();      // fusible-sequence (NPU kernel_details PMU times; advisor parity)
+const Rule& freq001_rule();      // ai-core-freq-drop (NPU trace_view AI Core Freq counters; advisor parity)
 const Rule& capture001_rule();    // capture-incomplete (captures)
 const Rule& port001_rule();       // cuda-only-code (captures: the program's file, by the scan rules)
 

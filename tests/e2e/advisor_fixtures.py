@@ -143,8 +143,39 @@ def optimizer(folder):
     return os.path.join(folder, "x_ascend_pt")
 
 
+def freq(folder):
+    """FREQ001: 20 AI_CORE matmuls of 100 us; the AI Core clock drops from 1800 to 1400 MHz for
+    calls 10-14 (an "AI Core Freq" counter), and info.json gives the rated 1800 MHz."""
+    root = os.path.join(folder, "x_ascend_pt")
+    out = os.path.join(root, "ASCEND_PROFILER_OUTPUT")
+    os.makedirs(out, exist_ok=True)
+    ev = [{"ph": "M", "name": "process_name", "pid": 800, "tid": 0, "args": {"name": "Ascend Hardware"}},
+          {"ph": "M", "name": "thread_name", "pid": 800, "tid": 3, "args": {"name": "Stream 3"}},
+          {"ph": "M", "name": "process_name", "pid": 900, "tid": 0, "args": {"name": "AI Core Freq"}}]
+    t = BASE_US
+    ev.append({"ph": "C", "name": "AI Core Freq", "pid": 900, "tid": 0, "ts": "%.3f" % (t - 10), "args": {"MHz": 1800}})
+    for i in range(20):
+        if i == 10:
+            ev.append({"ph": "C", "name": "AI Core Freq", "pid": 900, "tid": 0, "ts": "%.3f" % (t - 5),
+                       "args": {"MHz": 1400}})
+        if i == 15:
+            ev.append({"ph": "C", "name": "AI Core Freq", "pid": 900, "tid": 0, "ts": "%.3f" % (t - 5),
+                       "args": {"MHz": 1800}})
+        name = "aclnnMatmul_MatMulV3Common_MatMulV3" if i % 2 else "aclnnAdd_AddAiCore_Add"
+        ev.append({"ph": "X", "name": name, "pid": 800, "tid": 3, "ts": "%.3f" % t, "dur": 100.0,
+                   "args": {"Model Id": 4294967295, "Task Type": "AI_CORE", "Stream Id": 3, "Task Id": i}})
+        t += 110
+    with open(os.path.join(out, "trace_view.json"), "w") as f:
+        json.dump(ev, f)
+    dev = os.path.join(root, "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP", "device_0")
+    os.makedirs(dev, exist_ok=True)
+    with open(os.path.join(dev, "info.json.0"), "w") as f:
+        json.dump({"DeviceInfo": [{"id": 0, "aiv_num": 40, "aic_frequency": "1800", "ai_core_num": 20}]}, f)
+    return root
+
+
 FOLDERS = {"shapes": shapes, "dynamic": dynamic, "no-op-state": lambda d: dynamic(d, with_state=False),
-           "fusible": fusible, "optimizer": optimizer}
+           "fusible": fusible, "optimizer": optimizer, "freq": freq}
 
 
 def write_all(root):

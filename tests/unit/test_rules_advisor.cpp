@@ -218,5 +218,25 @@ TEST(Fuse010, MteBoundAndHostBoundSequences) {
   EXPECT_TRUE(test::run_rule(fuse010_rule(), tasks(plain)).empty());
 }
 
+TEST(Freq001, OpsRunBelowTheTopClock) {
+  TraceBuilder b;
+  for (int i = 0; i < 20; ++i) b.kernel(i % 2 ? "MatMulV3" : "Add", i * 110, 100, {.task_type = "AI_CORE"});
+  Trace t = b.build();
+  EXPECT_TRUE(test::run_rule(freq001_rule(), t).empty());   // no counters
+  t.ai_core_freq = {{-10'000, 1800}, {1'095'000, 1400}, {1'645'000, 1800}};   // calls 10-14 at 1400 MHz
+  auto found = test::run_rule(freq001_rule(), t);
+  // Add ran calls 10, 12, 14 at 1400: 3 x 400 / (1800 x 10) = 6.7 %; MatMulV3 only 11 and 13:
+  // 4.4 %, under the advisor's 5 %.
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].location.op, "Add");
+  EXPECT_EQ(found[0].metric("top_mhz"), 1800);
+  EXPECT_EQ(found[0].metric("min_mhz"), 1400);
+  EXPECT_EQ(found[0].metric("count"), 10);
+  EXPECT_NEAR(found[0].metric("drop_ratio"), 1200.0 / 18000.0, 1e-6);
+  // a one-call dip under 5 % of the op's calls is not reported
+  t.ai_core_freq = {{-10'000, 1800}, {1'095'000, 1700}, {1'150'000, 1800}};
+  EXPECT_TRUE(test::run_rule(freq001_rule(), t).empty());
+}
+
 }  // namespace
 }  // namespace npud
