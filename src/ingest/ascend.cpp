@@ -45,7 +45,7 @@ struct CsvKernel {
   int32_t device = -1;
   std::optional<int64_t> step_id;
   KernelDetail detail;              // StrIds still 0: the strings below are interned on merge
-  std::string op_state, input_dtypes;
+  std::string op_state, input_dtypes, op_type, input_shapes, output_shapes;
   bool has_detail = false;
 };
 
@@ -64,6 +64,8 @@ float ratio_of(std::string_view v) {
 // (aic_mac_fp16_ratio, aiv_vec_fp32_ratio...) are summed.
 struct DetailColumns {
   int op_state, dtypes, block_dim, mix_block_dim;
+  int op_type, input_shapes, output_shapes;
+  std::vector<std::pair<float KernelDetail::*, int>> times;   // *_time(us) columns kept as is
   struct Ratio {
     float KernelDetail::*field;
     std::vector<int> cols;
@@ -74,7 +76,17 @@ struct DetailColumns {
       : op_state(cols.find({"OP State"})),
         dtypes(cols.find({"Input Data Types"})),
         block_dim(cols.find({"Block Dim"})),
-        mix_block_dim(cols.find({"Mix Block Dim"})) {
+        mix_block_dim(cols.find({"Mix Block Dim"})),
+        op_type(cols.find({"Type", "OP Type"})),
+        input_shapes(cols.find({"Input Shapes"})),
+        output_shapes(cols.find({"Output Shapes"})) {
+    const std::pair<float KernelDetail::*, std::string_view> time_names[] = {
+        {&KernelDetail::aicore_us, "aicore_time(us)"},       {&KernelDetail::aiv_us, "aiv_time(us)"},
+        {&KernelDetail::aic_mte2_us, "aic_mte2_time(us)"},
+        {&KernelDetail::aiv_mte2_us, "aiv_mte2_time(us)"},   {&KernelDetail::aic_fixpipe_us, "aic_fixpipe_time(us)"},
+        {&KernelDetail::aiv_mte3_us, "aiv_mte3_time(us)"}};
+    for (const auto& [field, column] : time_names)
+      if (int c = cols.find({column}); c >= 0) times.emplace_back(field, c);
     const std::pair<float KernelDetail::*, std::string_view> names[] = {
         {&KernelDetail::aic_mac, "aic_mac"},       {&KernelDetail::aic_scalar, "aic_scalar"},
         {&KernelDetail::aic_mte1, "aic_mte1"},     {&KernelDetail::aic_mte2, "aic_mte2"},
@@ -93,7 +105,9 @@ struct DetailColumns {
       if (!r.cols.empty()) ratios.push_back(std::move(r));
     }
   }
-  bool any() const { return op_state >= 0 || dtypes >= 0 || block_dim >= 0 || !ratios.empty(); }
+  bool any() const {
+    return op_state >= 0 || dtypes >= 0 || block_dim >= 0 || !ratios.empty() || op_type >= 0 || input_shapes >= 0;
+  }
 
   void read(const std::vector<std::string>& row, CsvKernel& k) const {
     auto int_or_none = [](std::string_view v) {
@@ -102,6 +116,16 @@ struct DetailColumns {
     };
     if (op_state >= 0 && !is_na(row[size_t(op_state)])) k.op_state = std::string(trim(row[size_t(op_state)]));
     if (dtypes >= 0 && !is_na(row[size_t(dtypes)])) k.input_dtypes = std::string(trim(row[size_t(dtypes)]));
+    // Shapes are quoted twice in some versions ("""4096,2,512""" reads as "4096,2,512").
+    auto text_of = [&](int col) {
+      std::string_view v = trim(row[size_t(col)]);
+      while (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = trim(v.substr(1, v.size() - 2));
+      return is_na(v) ? std::string() : std::string(v);
+    };
+    if (op_type >= 0) k.op_type = text_of(op_type);
+    if (input_shapes >= 0) k.input_shapes = text_of(input_shapes);
+    if (output_shapes >= 0) k.output_shapes = text_of(output_shapes);
+    for (const auto& [field, col] : times) k.detail.*field = ratio_of(row[size_t(col)]);
     if (block_dim >= 0) k.detail.block_dim = int_or_none(row[size_t(block_dim)]);
     if (mix_block_dim >= 0) k.detail.mix_block_dim = int_or_none(row[size_t(mix_block_dim)]);
     for (const Ratio& r : ratios) {
@@ -373,6 +397,9 @@ void merge_kernel_details(Trace& trace, std::vector<CsvKernel>& rows, bool had_t
     KernelDetail d = rows[i].detail;
     if (!rows[i].op_state.empty()) d.op_state = trace.intern(rows[i].op_state);
     if (!rows[i].input_dtypes.empty()) d.input_dtypes = trace.intern(rows[i].input_dtypes);
+    if (!rows[i].op_type.empty()) d.op_type = trace.intern(rows[i].op_type);
+    if (!rows[i].input_shapes.empty()) d.input_shapes = trace.intern(rows[i].input_shapes);
+    if (!rows[i].output_shapes.empty()) d.output_shapes = trace.intern(rows[i].output_shapes);
     trace.kernels[kernel_of_row[i]].detail = uint32_t(trace.kernel_details.size());
     trace.kernel_details.push_back(d);
   }

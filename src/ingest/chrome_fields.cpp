@@ -28,6 +28,7 @@ void EventFields::reset() {
   step = total_allocated = total_reserved = -1;
   mem_bytes = 0;
   has_mem_bytes = false;
+  mhz = -1;
   sync_kind = task_type = call_stack = module = reason = message = arg_name = copy_kind = {};
   stack_raw = {};
   bwd = {};
@@ -296,7 +297,10 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
         if (key == "op") lenient_string(a, ev.op);
         break;
       case 3:
-        if (key == "seq") lenient_int(a, ev.sequence);
+        if (key == "MHz") {
+          double d;
+          if (a.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && d >= 0) ev.mhz = d;
+        } else if (key == "seq") lenient_int(a, ev.sequence);
         else if (key == "cpu") lenient_bool(a, ev.cpu_kernel);
         else if (key == "cwd") lenient_string(a, ev.cwd);
         else if (key == "amp") raw_amp(c, a, ev, kAmpHeader);

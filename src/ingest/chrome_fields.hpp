@@ -66,6 +66,7 @@ struct EventFields {
   int64_t external_id = -1, correlation = -1, sequence = -1, bytes = -1, device = -1, stream = -1;
   int64_t step = -1, total_allocated = -1, total_reserved = -1, mem_bytes = 0;
   bool has_mem_bytes = false;
+  double mhz = -1;                    // "AI Core Freq" counter events (torch_npu trace_view): MHz
   std::string_view sync_kind, task_type, call_stack, module, reason, message, arg_name, copy_kind;
   std::string_view stack_raw;  // capture "stack": raw JSON array
   std::string_view bwd;        // capture "bwd": the forward op of a backward-pass op

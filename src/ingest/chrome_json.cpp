@@ -854,7 +854,10 @@ void ChromeBuilder::on_event(const JsonEventStream::Item& it) {
     case 's': case 'f':
       if (ev_.has_ts && ev_.flow_id >= 0 && ev_.cat == "async_npu") npu_links_.add(ev_.ph, ev_.flow_id, pid32(), tid32(), ev_.ts_ns);
       break;  // other flows: Kineto links ops and kernels by "External id" args
-    case 't': case 'C': case 'b': case 'e': case 'n':
+    case 'C':
+      if (ev_.has_ts && ev_.mhz >= 0 && ev_.name == "AI Core Freq") t_.ai_core_freq.push_back({ev_.ts_ns, float(ev_.mhz)});
+      break;  // other counters: nothing the analyses use
+    case 't': case 'b': case 'e': case 'n':
     case 'N': case 'O': case 'D': case 'P': case 'R': case 'c':
       break;  // counters, async and object events: nothing the analyses use
     default:
@@ -1026,6 +1029,7 @@ void ChromeBuilder::finish() {
   for (MemoryEvent& m : t_.memory) m.ts_ns -= lo;
   for (GradHistogram& g : t_.grad_histograms) g.ts_ns -= lo;
   for (AmpCall& c : t_.amp_calls) c.ts_ns -= lo;
+  for (FreqSample& f : t_.ai_core_freq) f.ts_ns -= lo;
   t_.time_origin_ns = lo;
   int64_t absolute;
   if (have_base_ && !__builtin_add_overflow(lo, base_ns_, &absolute)) t_.time_origin_ns = absolute;

@@ -107,9 +107,15 @@ struct Kernel {
 struct KernelDetail {
   StrId op_state = 0;             // "static" | "dynamic" | 0 (no OP State column)
   StrId input_dtypes = 0;         // "DT_BF16;INT64" as written
+  // The op type and tensor shapes as written ("MatMulV3"; "8192,15365;8192,4096", quotes
+  // stripped; ';' between tensors, empty between ';' for absent ones): SHAPE001/SHAPE002/FUSE010.
+  StrId op_type = 0, input_shapes = 0, output_shapes = 0;
   int32_t block_dim = -1, mix_block_dim = -1;
   float aic_mac = NAN, aic_scalar = NAN, aic_mte1 = NAN, aic_mte2 = NAN, aic_fixpipe = NAN;
   float aiv_vec = NAN, aiv_scalar = NAN, aiv_mte2 = NAN, aiv_mte3 = NAN;
+  // Busy microseconds (PipeUtilization *_time(us) columns; NaN when absent): the AI Core's time
+  // and the data-movement pipes' (FUSE010 sums them over operator sequences as the advisor does).
+  float aicore_us = NAN, aiv_us = NAN, aic_mte2_us = NAN, aiv_mte2_us = NAN, aic_fixpipe_us = NAN, aiv_mte3_us = NAN;
 };
 
 // Host calls into the device runtime: cudaLaunchKernel, cudaMemcpyAsync,
@@ -228,6 +234,13 @@ struct HcclTask {
   StrId transport = 0, link = 0;  // "transport type" ("SDMA", "RDMA", "LOCAL"), "link type" ("HCCS", "ON_CHIP")
 };
 
+// One "AI Core Freq" counter sample of a torch_npu trace_view.json: the AI Cores run at `mhz`
+// from ts_ns until the next sample (FREQ001).
+struct FreqSample {
+  int64_t ts_ns = 0;
+  float mhz = 0;
+};
+
 struct MemoryEvent {
   int64_t ts_ns = 0;
   int64_t bytes = 0;             // positive = allocation, negative = free
@@ -333,6 +346,7 @@ class Trace {
   std::vector<CommPacketSize> comm_packet_sizes;  // CommTransport::sizes_* point here
   std::vector<CommLink> comm_links;
   std::vector<HcclTask> hccl_tasks;             // in time order
+  std::vector<FreqSample> ai_core_freq;         // trace_view "AI Core Freq" counters, in file order
 
   std::vector<TensorMeta> tensors;
   std::vector<uint32_t> tensor_refs;   // Op inputs/outputs point here; entries index tensors

@@ -39,11 +39,17 @@ Units units_of(const KernelDetail& d) {
 
 // Elementwise vector ops are bound by data movement by their nature (one load, one op, one
 // store): not reported. Compute-bound ops (mac or vec busy) are where they should be.
+// Each ratio is one pipe's busy cycles over the core's total cycles (CANN PipeUtilization); the
+// pipes run at once, so the ratios overlap rather than add up. The scalar unit issues every
+// pipe's instructions and, in a MIX kernel, the cube/vector sync flags: a cube op whose mte2
+// is saturated shows a busy scalar waiting with it (FlashAttentionScore: scalar 96 %, mte2
+// 87 %, mac 36 %). The data feed is then the bottleneck, as the advisor's FA rule judges it
+// (aic_mte2_ratio >= 0.8), so it is tested before the scalar (docs/advisor-parity.md).
 Bottleneck classify_bottleneck(const Units& u) {
   double top = u.max();
   if (top <= 0) return Bottleneck::None;  // counters not collected for this op
-  if (u.scalar >= kBoundRatio && u.scalar >= top) return Bottleneck::Scalar;
   if (u.mac > kCubeOp && u.mac < kBoundRatio && u.mte2 >= kBoundRatio) return Bottleneck::CubeWaitsOnData;
+  if (u.scalar >= kBoundRatio && u.scalar >= top) return Bottleneck::Scalar;
   if (top < kBoundRatio) return Bottleneck::NoBound;
   return Bottleneck::None;
 }

@@ -72,7 +72,7 @@ TEST(RuleFilter, ConfigurationListsNamingOtherCommandsMatchNothing) {
 
 TEST(RuleFilter, RulesNamedBy) {
   const std::vector<RuleRef> trace = trace_rule_refs();
-  EXPECT_EQ(rules_named_by("fuse00", trace).size(), 8u);   // FUSE001..FUSE008
+  EXPECT_EQ(rules_named_by("fuse00", trace).size(), 9u);   // FUSE001..FUSE009
   EXPECT_EQ(rules_named_by("device-idle-gap", trace), std::vector<std::string_view>{"IDLE001"});
   EXPECT_TRUE(rules_named_by("", trace).empty());
   EXPECT_TRUE(rules_named_by("idle-gap", trace).empty());   // a name is whole, an id may be cut
