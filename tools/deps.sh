@@ -99,13 +99,20 @@ npud_build_wheel() {
   echo "npu-doctor: built and installed $(basename "$wheel")" >&2
 }
 
-# npud_check_portable_binary BINARY: fails (naming them) when the binary needs a shared library
-# other than glibc's (libc, libm, the loader; libpthread/libdl/librt on older glibc) and
-# libgcc_s (the unwinder, in every manylinux policy).
+# What glibc is made of (libc, libm, the loader; libpthread/libdl/librt on older glibc) and
+# libgcc_s (the unwinder): the only shared libraries a portable binary may need (every manylinux
+# policy has them). tests/e2e/test_wheel.py reads this list too.
+NPUD_MANYLINUX_LIBRARIES="libc.so.6 libm.so.6 ld-linux-x86-64.so.2 ld-linux-aarch64.so.1 libpthread.so.0 libdl.so.2
+  librt.so.1 libgcc_s.so.1"
+
+# npud_check_portable_binary BINARY: fails (naming them) when the binary needs, by ldd, a shared
+# library not in NPUD_MANYLINUX_LIBRARIES.
 npud_check_portable_binary() {
-  local extra
-  extra=$(ldd "$1" | awk '{print $1}' | grep -v -E '^(linux-vdso\.so|/lib64/ld-linux|ld-linux|libc\.so|libm\.so|libpthread\.so|libdl\.so|librt\.so|libgcc_s\.so)' || true)
-  [ -z "$extra" ] || { echo "npu-doctor: $1 needs more than glibc:" $extra >&2; return 1; }
+  local extra="" lib
+  for lib in $(ldd "$1" | awk '$1 != "linux-vdso.so.1" {n = split($1, p, "/"); print p[n]}'); do
+    [[ " $(echo $NPUD_MANYLINUX_LIBRARIES) " == *" $lib "* ]] || extra+=" $lib"
+  done
+  [ -z "$extra" ] || { echo "npu-doctor: $1 needs more than glibc:$extra" >&2; return 1; }
 }
 
 # The instrumented check build (tools/test.sh step 2, fuzz/README.md) needs clang and its

@@ -33,22 +33,18 @@ _LAUNCHER_MODULES = {"torch.distributed.run", "torch.distributed.launch", "accel
 
 def _module_run_by_m():
     """The module of `python -m MODULE`, or None. torch is imported while runpy still looks the
-    module up, before it sets sys.argv[0] (then still '-m'): the command line says it."""
+    module up, before it sets sys.argv[0] (then still '-m'): the command line says it. Options
+    before -m may take a value (`-X dev`, `-W ignore`): _interpreter knows which."""
     argv = getattr(sys, "orig_argv", None)
     if argv is None:
         try:
             with open("/proc/self/cmdline", "rb") as f:
-                argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0")]
+                argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0")[:-1]]
         except OSError:
             return None
-    for i, a in enumerate(argv[1:-1], 1):
-        if a == "-m":
-            return argv[i + 1]
-        if a.startswith("-m") and len(a) > 2:
-            return a[2:]
-        if not a.startswith("-"):
-            return None   # the script: no -m
-    return None
+    from ._interpreter import program_start
+    start = program_start(argv)
+    return start[1] if start is not None and start[0] == "-m" else None
 
 
 def _is_launcher(argv0):

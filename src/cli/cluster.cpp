@@ -136,15 +136,25 @@ std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& inputs,
   return out;
 }
 
-int render_cluster(const ClusterReport& report, const std::string& format, const std::string& output, bool verbose,
-                   const std::string& fail_on) {
-  bool written = emit_report(output, format == "text", [&](std::ostream& os, bool color) {
-    if (format == "json") render_cluster_json(os, report);
-    else if (format == "html") render_cluster_html(os, report);
-    else render_cluster_text(os, report, color, verbose);
+// The cluster view of the ranks `summaries` (read from `source`), with `notes`, written as `o`
+// asks (analyze's or merge's options); its exit code. `unread` inputs (each one `noun`) could
+// not be read: a note, and exit code 2 whatever was found.
+template <typename Options>
+int report_cluster(const std::vector<RankSummary>& summaries, const std::string& source, std::vector<std::string> notes,
+                   size_t unread, std::string_view noun, const Options& o) {
+  if (summaries.empty()) return kExitBadInput;
+  ClusterReport report = build_cluster_report(summaries, source);
+  report.notes.insert(report.notes.end(), notes.begin(), notes.end());
+  if (unread)
+    report.notes.push_back(fmt::format("{} {}{} could not be read (errors above)", unread, noun, unread == 1 ? "" : "s"));
+  bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {
+    if (o.format == "json") render_cluster_json(os, report);
+    else if (o.format == "html") render_cluster_html(os, report);
+    else render_cluster_text(os, report, color, o.verbose);
   });
   if (!written) return kExitBadInput;
-  return exit_code_for(worst_severity(report), fail_on);
+  int code = exit_code_for(worst_severity(report), o.fail_on);
+  return unread ? kExitBadInput : code;
 }
 
 bool cluster_format_or_report(const std::string& format) {
@@ -207,12 +217,7 @@ int cluster_of_inputs(const std::vector<std::string>& inputs, std::vector<std::s
     std::cerr << fmt::format("npu-doctor: {} rank profiles in {}, {} at a time\n", inputs.size(), label, jobs);
   size_t failed = 0;
   std::vector<RankSummary> summaries = summarize_ranks(inputs, bytes, o, rules, jobs, failed);
-  if (summaries.empty()) return kExitBadInput;
-  ClusterReport report = build_cluster_report(summaries, label);
-  report.notes.insert(report.notes.end(), notes.begin(), notes.end());
-  if (failed) report.notes.push_back(fmt::format("{} rank profile{} could not be read (errors above)", failed, failed == 1 ? "" : "s"));
-  int code = render_cluster(report, o.format, o.output, o.verbose, o.fail_on);
-  return failed ? kExitBadInput : code;
+  return report_cluster(summaries, label, std::move(notes), failed, "rank profile", o);
 }
 
 }  // namespace
@@ -229,8 +234,7 @@ int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
       std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
       return kExitBadInput;
     }
-    if (summaries.empty()) return kExitBadInput;
-    return render_cluster(build_cluster_report(summaries, dir), o.format, o.output, o.verbose, o.fail_on);
+    return report_cluster(summaries, dir, {}, 0, "", o);
   }
   std::vector<std::string> listing_notes;  // folders skipped while finding and sizing the ranks
   std::vector<std::string> inputs = rank_inputs_in(dir, &listing_notes);
@@ -304,11 +308,7 @@ int merge_command(const MergeOptions& o) {
     }
     for (const auto& f : files) read_one(f);
   }
-  if (summaries.empty()) return kExitBadInput;
-  ClusterReport report = build_cluster_report(summaries, source);
-  if (bad) report.notes.push_back(fmt::format("{} input{} could not be read (errors above)", bad, bad == 1 ? "" : "s"));
-  int code = render_cluster(report, o.format, o.output, o.verbose, o.fail_on);
-  return bad ? kExitBadInput : code;
+  return report_cluster(summaries, source, {}, bad, "input", o);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "cli/cluster.hpp"
 #include "cli/commands.hpp"
 #include "cli/inputs.hpp"
+#include "cli/python_options.hpp"
 #include "numeric/dump.hpp"
 #include "util/atomic_file.hpp"
 
@@ -209,12 +210,22 @@ ChildResult run_child(const std::vector<std::string>& command, const std::vector
 // option that does it, or "" when the program is not such a Python.
 static std::string python_flag_hiding_the_shim(const std::vector<std::string>& program) {
   if (program.empty() || fs::path(program[0]).filename().string().rfind("python", 0) != 0) return {};
+  namespace po = python_options;  // the shim's list too (python/npu_doctor/_interpreter.py)
   for (size_t i = 1; i < program.size(); ++i) {
     const std::string& a = program[i];
-    if (a.size() < 2 || a[0] != '-' || a[1] == '-') break;  // the script, `-`, or a long option
-    if (a[1] == 'c' || a[1] == 'm') break;                 // what follows is the program
-    if (a.find_first_of("EI") != std::string::npos && a.find_first_of("WXc") == std::string::npos) return a;
-    if (a == "-W" || a == "-X") ++i;                        // their value is the next word
+    if (a == "--" || a.size() < 2 || a[0] != '-') break;  // the script or `-`
+    if (a[1] == '-') {                                     // a long option, maybe with a value
+      if (std::find(po::kLongWithValue.begin(), po::kLongWithValue.end(), a) != po::kLongWithValue.end()) ++i;
+      continue;
+    }
+    for (size_t k = 1; k < a.size(); ++k) {                // a cluster of flags: -sE, -uW ignore
+      if (po::kShortProgram.find(a[k]) != std::string_view::npos) return {};  // the program follows
+      if (a[k] == 'E' || a[k] == 'I') return a;
+      if (po::kShortWithValue.find(a[k]) != std::string_view::npos) {
+        if (k + 1 == a.size()) ++i;                        // its value is the next word
+        break;                                             // else the rest of this one
+      }
+    }
   }
   return {};
 }

@@ -59,7 +59,6 @@ void render_diff_html(std::ostream& os, const TraceDiff& d, const TraceIndex& af
   page_begin(os, "npu-doctor diff", d.before.source + "  \xE2\x86\x92  " + d.after.source);
   const string capture_format(to_string(InputFormat::Capture));
   const bool capture = d.before.format == capture_format || d.after.format == capture_format;
-  const std::vector<Finding>&added = d.added, &fixed = d.fixed;
   // The text diff's first lines: step time before and after, device busy; then what is new.
   int64_t delta = d.after_step_ns - d.before_step_ns;
   os << "<div class=\"cards\" id=\"summary-cards\">\n";
@@ -68,12 +67,12 @@ void render_diff_html(std::ostream& os, const TraceDiff& d, const TraceIndex& af
   card(os, basis + " after", ms(d.after_step_ns));
   card(os, "change", d.before_step_ns ? fmt::format("{:+.1f}%", 100.0 * double(delta) / double(d.before_step_ns)) : "n/a",
        delta <= 0 ? "better" : "worse");
-  card(os, "findings fixed", std::to_string(fixed.size()), "better");
-  card(os, "findings new", std::to_string(added.size()), added.empty() ? "" : "worse");
+  card(os, "findings fixed", std::to_string(d.fixed.size()), "better");
+  card(os, "findings new", std::to_string(d.added.size()), d.added.empty() ? "" : "worse");
   auto busy = [](double v) { return v >= 0 ? fmt::format("{:.1f}%", 100 * v) : string("n/a"); };
   card(os, "device busy (of the trace span)", busy(d.before.device_busy_share) + " \xE2\x86\x92 " + busy(d.after.device_busy_share));
   os << "</div>\n";
-  top_problems_list(os, added, "top-problems", "Top new problems");
+  top_problems_list(os, d.added, "top-problems", "Top new problems");
 
   // Across devices kernel names never match and host times are two machines' CPUs: the chart
   // shows device time per step by launching op instead.

@@ -159,11 +159,18 @@ class CommandLine(unittest.TestCase):
         the program. Now: exit 2 before it starts, naming the flag."""
         tmp = tempfile.mkdtemp(prefix="npud-flags-")
         try:
-            for flag in ("-E", "-I", "-sE"):
-                r = npud("run", "-q", "--capture-dir", tmp, "--", "/usr/bin/python3", flag, "-c", "print('ran')")
+            # Options with a value before it (-X dev, -W ignore, -uWignore) are skipped as a whole.
+            for before, flag in (((), "-E"), ((), "-I"), ((), "-sE"), (("-X", "dev"), "-E"),
+                                 (("-W", "ignore", "-uWignore"), "-I"), (("--check-hash-based-pycs", "never"), "-E")):
+                r = npud("run", "-q", "--capture-dir", tmp, "--", "/usr/bin/python3", *before, flag, "-c", "print('ran')")
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn("`/usr/bin/python3 %s` ignores PYTHONPATH" % flag, r.stderr)
                 self.assertNotIn("ran", r.stdout)
+            # -X's value is no flag: `-X E` (an unknown -X option, ignored) keeps the shim.
+            r = npud("run", "-q", "--fail-on", "never", "--capture-dir", tmp, "--", "/usr/bin/python3", "-X", "E",
+                     "-c", "print('ran')")
+            self.assertNotIn("ignores PYTHONPATH", r.stderr)
+            self.assertIn("ran", r.stdout)
         finally:
             shutil.rmtree(tmp)
 

@@ -101,5 +101,39 @@ class RunOnRanks(unittest.TestCase):
         self.check(d, files)
 
 
+SHIM_DIR = os.path.join(os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "python")
+
+
+class LauncherModuleFromTheCommandLine(unittest.TestCase):
+    """The shim tells a `python -m LAUNCHER` from its workers by the interpreter's command line;
+    options before -m may take a value (-X dev, -W ignore), which is no module name."""
+
+    def module_seen(self, *options):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "probe_module.py"), "w") as f:
+                f.write("from npu_doctor._autostart import _module_run_by_m\nprint(_module_run_by_m())\n")
+            r = subprocess.run([PYTHON, *options, "probe_module"], capture_output=True, text=True, timeout=120,
+                               cwd=d, env=dict(os.environ, PYTHONPATH=os.pathsep.join([d, SHIM_DIR])))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return r.stdout.strip()
+
+    def test_options_with_values_before_m(self):
+        for options in (["-m"], ["-X", "dev", "-m"], ["-W", "ignore", "-m"], ["-Xdev", "-uW", "ignore", "-m"],
+                        ["-B", "-W", "ignore", "-X", "utf8", "-m"], ["-um"], ["--check-hash-based-pycs", "never", "-m"]):
+            self.assertEqual(self.module_seen(*options), "probe_module", options)
+
+    def test_a_script_or_c_is_no_module(self):
+        with tempfile.TemporaryDirectory() as d:
+            code = "from npu_doctor._autostart import _module_run_by_m\nprint(_module_run_by_m())\n"
+            script = os.path.join(d, "script.py")
+            with open(script, "w") as f:
+                f.write(code)
+            for argv in ([PYTHON, "-X", "dev", script, "-m", "x"], [PYTHON, "-W", "ignore", "-c", code, "-m"]):
+                r = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                                   env=dict(os.environ, PYTHONPATH=SHIM_DIR))
+                self.assertEqual((r.returncode, r.stdout.strip()), (0, "None"), (argv, r.stderr))
+
+
 if __name__ == "__main__":
     unittest.main()

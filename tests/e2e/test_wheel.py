@@ -22,9 +22,9 @@ SOURCE = os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os
 DEBIAN_PYTHON = "/usr/bin/python3"
 SHARED = os.environ.get("NPUD_SHARED_DIR") or os.path.join(os.path.dirname(SOURCE), "shared")
 # What glibc is made of, and libgcc_s (the unwinder): the only shared libraries a portable
-# binary may need (every manylinux policy has them).
-SYSTEM_LIBRARIES = {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2", "libpthread.so.0", "libdl.so.2", "librt.so.1",
-                    "libgcc_s.so.1"}
+# binary may need; tools/test.sh checks the binary against the same list (tools/deps.sh).
+SYSTEM_LIBRARIES = set(subprocess.run(["bash", "-c", '. "$0/tools/deps.sh" && echo $NPUD_MANYLINUX_LIBRARIES', SOURCE],
+                                      capture_output=True, text=True, check=True).stdout.split())
 
 
 @unittest.skipUnless(WHEELS, "no wheel in NPUD_WHEEL_DIR (tools/test.sh builds it into build/dist)")
