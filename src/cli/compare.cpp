@@ -29,6 +29,7 @@ struct CompareCliOptions {
   bool all = false;
   bool quiet = false;
   unsigned threads = 0;
+  std::string mapping;  // --mapping FILE (numeric/key_mapping.hpp)
   Thresholds thresholds;
 };
 
@@ -104,13 +105,21 @@ void render_text(std::ostream& os, const Dump& ref, const Dump& target, const Co
   os << fmt::format("  {} pairs matched {}; {} only in the reference, {} only in the target.\n", res.pairs.size(),
                     res.by_order ? "by order within kind and shape (the keys differ between the dumps)" : "by key",
                     res.only_ref.size(), res.only_target.size());
+  if (res.renamed) {
+    std::vector<std::string> by;
+    if ((ref.framework == "mindspore") != (target.framework == "mindspore"))
+      by.push_back("msprobe's MindSpore-to-PyTorch names");
+    if (!o.mapping.empty()) by.push_back(terminal_safe(o.mapping));
+    os << fmt::format("  {} key{} renamed before matching ({}).\n", res.renamed, res.renamed == 1 ? "" : "s",
+                      fmt::join(by, " and "));
+  }
   os << "\n";
 
   if (res.first_divergence) {
     const PairResult& p = res.pairs[*res.first_divergence];
     const DumpEntry &r = ref.entries[p.ref], &t = target.entries[p.target];
     os << "First divergence: " << terminal_safe(r.key)
-       << (res.by_order && t.key != r.key ? "  (target: " + terminal_safe(t.key) + ")" : "") << "\n";
+       << ((res.by_order || res.renamed) && t.key != r.key ? "  (target: " + terminal_safe(t.key) + ")" : "") << "\n";
     os << "  " << where(r) << "\n";
     const DumpEntry& located = !t.stack.empty() ? t : r;  // the run under test: its code diverged
     if (!located.stack.empty()) {
@@ -264,6 +273,8 @@ void render_json(std::ostream& os, const Dump& ref, const Dump& target, const Co
   w.key("target");
   write_dump_json(w, target);
   w.field("matching", res.by_order ? "order" : "key");
+  w.field("renamed_keys", uint64_t(res.renamed));
+  if (!o.mapping.empty()) w.field("mapping", o.mapping);
   w.field("statistics_only", ref.statistics_only() || target.statistics_only());
   w.key("thresholds").begin_object();
   w.field("min_cos", o.thresholds.min_cos);
@@ -300,12 +311,15 @@ int compare_command(const CompareCliOptions& o) {
   Dump ref, target;
   CompareResult res;
   try {
+    KeyMapping mapping;
+    if (!o.mapping.empty()) mapping = read_key_mapping(o.mapping);
     ref = read_dump(o.ref);
     target = read_dump(o.target);
     Progress progress("comparing tensors", !o.quiet);
     CompareOptions co;
     co.thresholds = o.thresholds;
     co.threads = o.threads;
+    if (!o.mapping.empty()) co.mapping = &mapping;
     co.on_progress = [&](uint64_t done, uint64_t total) { progress.update(done, total); };
     res = compare_dumps(ref, target, co);
     progress.finish();
@@ -337,6 +351,10 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("REF", o->ref, "reference dump (the trusted run, e.g. fp32): directory, index.jsonl or dump.json")
       ->required();
   cmd->add_option("TARGET", o->target, "dump of the run under test")->required();
+  cmd->add_option("--mapping", o->mapping,
+                  "rename the target's entries before matching: msprobe's data_mapping/cell_mapping YAML, one "
+                  "`name: reference name` per line (two frameworks; docs/compare.md)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--format", o->format, "output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

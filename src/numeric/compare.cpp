@@ -43,12 +43,13 @@ bool dtype_agrees(std::string_view index_dtype, DType file) {
 
 
 // Pairs by key; the k-th occurrence of a key on one side goes with the k-th on the other.
-std::vector<std::pair<size_t, size_t>> match_by_key(const Dump& ref, const Dump& target) {
-  std::unordered_map<std::string, std::deque<size_t>> by_key;
-  for (size_t i = 0; i < target.entries.size(); ++i) by_key[target.entries[i].key].push_back(i);
+std::vector<std::pair<size_t, size_t>> match_by_key(const std::vector<std::string>& ref,
+                                                   const std::vector<std::string>& target) {
+  std::unordered_map<std::string_view, std::deque<size_t>> by_key;
+  for (size_t i = 0; i < target.size(); ++i) by_key[target[i]].push_back(i);
   std::vector<std::pair<size_t, size_t>> out;
-  for (size_t i = 0; i < ref.entries.size(); ++i) {
-    auto it = by_key.find(ref.entries[i].key);
+  for (size_t i = 0; i < ref.size(); ++i) {
+    auto it = by_key.find(ref[i]);
     if (it == by_key.end() || it->second.empty()) continue;
     out.emplace_back(i, it->second.front());
     it->second.pop_front();
@@ -139,7 +140,23 @@ uint64_t entry_bytes(const DumpEntry& e) {
 
 CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOptions& opts) {
   CompareResult res;
-  auto pairs = match_by_key(ref, target);
+  // Each side's keys in the reference framework's words (numeric/key_mapping.hpp): msprobe's
+  // MindSpore renames on a MindSpore side facing another framework, the user's file on the target.
+  static const KeyMapping kNoFile;
+  const KeyMapping& file = opts.mapping ? *opts.mapping : kNoFile;
+  bool ref_ms = ref.framework == "mindspore", target_ms = target.framework == "mindspore";
+  auto keys_of = [&](const Dump& d, bool builtin, bool with_file) {
+    std::vector<std::string> keys;
+    keys.reserve(d.entries.size());
+    for (const DumpEntry& e : d.entries) {
+      keys.push_back(builtin || with_file ? map_key(with_file ? file : kNoFile, e.key, builtin) : e.key);
+      if (keys.back() != e.key) ++res.renamed;
+    }
+    return keys;
+  };
+  std::vector<std::string> ref_keys = keys_of(ref, ref_ms && !target_ms, false);
+  std::vector<std::string> target_keys = keys_of(target, target_ms && !ref_ms, opts.mapping != nullptr);
+  auto pairs = match_by_key(ref_keys, target_keys);
   size_t smaller = std::min(ref.entries.size(), target.entries.size());
   // Keys differ wholesale (two frameworks, renamed modules): fewer than half match.
   if (smaller > 0 && pairs.size() * 2 < smaller) {

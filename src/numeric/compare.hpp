@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "numeric/dump.hpp"
+#include "numeric/key_mapping.hpp"
 #include "numeric/metrics.hpp"
 
 namespace npud {
@@ -34,6 +35,7 @@ struct CompareResult {
   std::vector<PairResult> pairs;  // in the reference's order
   std::vector<size_t> only_ref, only_target;
   bool by_order = false;          // keys differed wholesale: paired by order within kind and shape
+  size_t renamed = 0;             // keys renamed before matching (numeric/key_mapping.hpp)
   std::optional<size_t> first_divergence;  // index into pairs
   uint64_t tensor_bytes = 0;      // bytes of tensor data read (both sides)
   size_t diverging = 0;
@@ -42,6 +44,7 @@ struct CompareResult {
 struct CompareOptions {
   Thresholds thresholds;
   unsigned threads = 0;  // 0 = hardware concurrency
+  const KeyMapping* mapping = nullptr;  // `--mapping FILE`, applied to the target's keys
   // Progress: tensor bytes done, total.
   std::function<void(uint64_t done, uint64_t total)> on_progress;
 };

@@ -200,6 +200,42 @@ pair("fp16_noise", x, x.astype(np.float16).astype(np.float32))
         return {"output": [{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [3], "Max": mx, "Min": -1,
                             "Mean": 0.5, "Norm": 2.0}]}
 
+    def test_mindspore_target_with_a_mapping_file(self):
+        """Issue 29 §4: a MindSpore statistics dump against a PyTorch one: msprobe's renames
+        (Cell./Mint.) and a --mapping YAML (a cell path, one whole entry) pair every entry by key;
+        the first divergence is the mapped cell; a bad mapping line is exit 2 with its offset."""
+        ref = self.write_msprobe_stats("ref", {"Module.model.layers.0.Linear.forward.0": self.stats_entry(1.0),
+                                               "Torch.matmul.0.forward": self.stats_entry(1.0),
+                                               "NPU.npu_rms_norm.0.forward": self.stats_entry(1.0)})
+        tgt = self.write_msprobe_stats("tgt", {"Cell.net.blocks.0.Dense.forward.0": self.stats_entry(3.0),
+                                               "Mint.matmul.0.forward": self.stats_entry(1.0),
+                                               "Functional.rms_norm.0.forward": self.stats_entry(1.0)})
+        with open(os.path.join(tgt, "dump.json")) as f:
+            doc = json.load(f)
+        doc["framework"] = "mindspore"
+        with open(os.path.join(tgt, "dump.json"), "w") as f:
+            json.dump(doc, f)
+        mapping = self.path("mapping.yaml")
+        with open(mapping, "w") as f:
+            f.write("# MindSpore name: PyTorch name\nnet.blocks.0.Dense: model.layers.0.Linear\n"
+                    "Functional.rms_norm.0.forward.output.0: NPU.npu_rms_norm.0.forward.output.0\n")
+        code, out, err = compare(ref, tgt, "--mapping", mapping)
+        self.assertEqual(code, 1, out + err)
+        self.assertIn("3 pairs matched by key", out)
+        self.assertIn("3 keys renamed before matching (msprobe's MindSpore-to-PyTorch names and", out)
+        self.assertIn("First divergence: Module.model.layers.0.Linear.forward.0.output.0  "
+                      "(target: Cell.net.blocks.0.Dense.forward.0.output.0)", out)
+        code, doc, err = compare_json(ref, tgt, "--mapping", mapping)
+        self.assertEqual((doc["matching"], doc["renamed_keys"], doc["summary"]["matched"]), ("key", 3, 3))
+        with open(mapping, "a") as f:
+            f.write("no colon here\n")
+        code, out, err = compare(ref, tgt, "--mapping", mapping)
+        self.assertEqual(code, 2, out + err)
+        self.assertIn("mapping.yaml", err)
+        self.assertIn("byte %d" % (len("# MindSpore name: PyTorch name\nnet.blocks.0.Dense: model.layers.0.Linear\n"
+                                       "Functional.rms_norm.0.forward.output.0: NPU.npu_rms_norm.0.forward.output.0\n")),
+                      err)
+
     def test_msprobe_target_with_nothing_comparable_is_exit_2(self):
         """Issue 31 F-18 (variant): every target entry is a list, not an object: no pair was
         compared, which is a broken input (exit 2, as an empty .npy target is), not a pass."""

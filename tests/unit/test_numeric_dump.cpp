@@ -284,7 +284,7 @@ TEST(NumericDump, MsprobeTensorTaskNpyAndPt) {
   EXPECT_NE(error_of_read(tgt.path).find("leaves the dump directory"), std::string::npos);
 }
 
-TEST(NumericDump, MsprobeStatisticsAndOrderPairing) {
+TEST(NumericDump, MsprobeStatisticsAcrossFrameworks) {
   TempDir ref, tgt;
   write(ref.path / "dump.json", R"({"task":"statistics","framework":"pytorch","data":{
     "Torch.matmul.0.forward":{"input_args":[{"type":"torch.Tensor","dtype":"torch.float16","shape":[2,2],
@@ -299,8 +299,10 @@ TEST(NumericDump, MsprobeStatisticsAndOrderPairing) {
   ASSERT_EQ(r.entries.size(), 2u);
   EXPECT_EQ(r.entries[0].dtype, "float16");
   EXPECT_EQ(t.entries[0].dtype, "float16");
+  // msprobe's own MindSpore renames (Mint. -> Torch.) pair them by key.
   CompareResult res = compare_dumps(r, t);
-  EXPECT_TRUE(res.by_order);
+  EXPECT_FALSE(res.by_order);
+  EXPECT_EQ(res.renamed, 2u);
   ASSERT_EQ(res.pairs.size(), 2u);
   EXPECT_EQ(res.pairs[0].status, PairResult::Status::StatsCompared);
   EXPECT_FALSE(res.pairs[0].diverges);
@@ -354,4 +356,70 @@ TEST(NumericDump, NpyTreeKeysAndBadFiles) {
   TempDir empty;
   EXPECT_NE(error_of_read(empty.path).find("no dump here"), std::string::npos);
   EXPECT_NE(error_of_read(empty.path / "nope").find("no such file"), std::string::npos);
+}
+
+namespace {
+
+// One msprobe statistics entry: `key` with one float16 output of [2,2] whose Max is `max`.
+std::string stats_entry(const std::string& key, double max) {
+  return "\"" + key + "\":{\"input_args\":[],\"input_kwargs\":{},\"output\":[{\"type\":\"torch.Tensor\",\"dtype\":"
+         "\"torch.float16\",\"shape\":[2,2],\"Max\":" + std::to_string(max) + ",\"Min\":-1.0,\"Mean\":0.0,\"Norm\":2.0}]}";
+}
+
+std::string stats_dump(const std::string& framework, const std::vector<std::string>& entries) {
+  std::string s = "{\"task\":\"statistics\",\"framework\":\"" + framework + "\",\"data\":{";
+  for (size_t i = 0; i < entries.size(); ++i) s += (i ? "," : "") + entries[i];
+  return s + "}}";
+}
+
+}  // namespace
+
+// Cross-framework pairs (issue 29 §4): a MindSpore cell tree named differently from the PyTorch
+// module tree pairs by key through a cell_mapping line, a renamed op through a data_mapping line
+// (msprobe's YAML), and the first divergence is the mapped entry, not an order guess.
+TEST(NumericDump, MappingFileRenamesCellsAndEntries) {
+  TempDir ref, tgt, map;
+  write(ref.path / "dump.json", stats_dump("pytorch", {stats_entry("Module.encoder.layer.0.Linear.forward.0", 1.0),
+                                                       stats_entry("Module.encoder.layer.1.Linear.forward.0", 1.0),
+                                                       stats_entry("Functional.gelu.0.forward", 1.0),
+                                                       stats_entry("NPU.npu_fusion_attention.0.forward", 1.0)}));
+  write(tgt.path / "dump.json", stats_dump("mindspore", {stats_entry("Cell.backbone.blocks.0.Dense.forward.0", 1.0),
+                                                         stats_entry("Cell.backbone.blocks.1.Dense.forward.0", 1.5),
+                                                         stats_entry("MintFunctional.gelu.0.forward", 1.0),
+                                                         stats_entry("Functional.flash_attention_score.0.forward", 1.0)}));
+  // Cell paths and class names differ (Dense vs Linear): cell_mapping lines; the attention op: a
+  // data_mapping line (a whole entry key).
+  write(map.path / "mapping.yaml", "backbone.blocks.0.Dense: encoder.layer.0.Linear\n"
+                                   "backbone.blocks.1.Dense: encoder.layer.1.Linear\n"
+                                   "'Functional.flash_attention_score.0.forward.output.0': "
+                                   "NPU.npu_fusion_attention.0.forward.output.0\n");
+  Dump r = read_dump(ref.path.string()), t = read_dump(tgt.path.string());
+  KeyMapping m = read_key_mapping((map.path / "mapping.yaml").string());
+  ASSERT_EQ(m.pairs.size(), 3u);
+  CompareOptions opts;
+  opts.mapping = &m;
+  CompareResult res = compare_dumps(r, t, opts);
+  EXPECT_FALSE(res.by_order);
+  EXPECT_EQ(res.pairs.size(), 4u);
+  EXPECT_TRUE(res.only_ref.empty());
+  EXPECT_TRUE(res.only_target.empty());
+  ASSERT_TRUE(res.first_divergence);
+  EXPECT_EQ(t.entries[res.pairs[*res.first_divergence].target].key, "Cell.backbone.blocks.1.Dense.forward.0.output.0");
+  EXPECT_EQ(r.entries[res.pairs[*res.first_divergence].ref].key, "Module.encoder.layer.1.Linear.forward.0.output.0");
+
+  // Without the file only the gelu pair matches by key: fewer than half, so order pairing.
+  CompareResult plain = compare_dumps(r, t);
+  EXPECT_TRUE(plain.by_order);
+}
+
+TEST(NumericDump, MappingFileErrorsNameTheLine) {
+  TempDir dir;
+  write(dir.path / "m.yaml", "# ok\na.b: c.d\nnot a mapping line\n");
+  try {
+    read_key_mapping((dir.path / "m.yaml").string());
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.offset(), 14u);  // "# ok\n" + "a.b: c.d\n"
+    EXPECT_NE(std::string(e.what()).find("not a mapping line"), std::string::npos) << e.what();
+  }
 }
