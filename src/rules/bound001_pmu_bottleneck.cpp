@@ -20,7 +20,7 @@ namespace {
 constexpr double kBoundRatio = 0.8;          // the advisor's operator_bound_ratio
 constexpr int64_t kMinKernelNs = 20'000;     // the advisor's 20 us: shorter ops are launch-bound anyway
 constexpr double kMinDeviceShare = 0.01;     // groups under 1 % of device time are not worth a finding
-constexpr double kWarningShare = 0.05;
+constexpr double kBoundWarningShare = 0.05;
 constexpr double kCubeOp = 0.1;              // an op with aic_mac above this uses the cube
 
 float or0(float v) { return std::isnan(v) ? 0.f : v; }
@@ -115,7 +115,7 @@ class PmuBottleneck final : public Rule {
       Units m = g.mean();
       Finding f;
       f.rule = std::string(id());
-      f.severity = s >= kWarningShare && g.kind != Bottleneck::NoBound ? Severity::Warning : Severity::Info;
+      f.severity = s >= kBoundWarningShare && g.kind != Bottleneck::NoBound ? Severity::Warning : Severity::Info;
       f.location.op = key.first;
       f.metrics = {{"count", double(g.count)},
                    {"time_ns", double(g.time_ns)},

@@ -18,7 +18,7 @@ namespace {
 
 constexpr int64_t kInnerAxis = 256;                  // the advisor's INNER_AXIS_256 (elements, any dtype)
 constexpr double kMinMiB = 100;                      // CUBE_OPERATOR_MEMORY_SIZE_MB, summed over calls
-constexpr double kWarningShare = 0.05;
+constexpr double kMatmulWarningShare = 0.05;
 
 // The inner axis of each of the first two inputs: ND keeps it last; the 4-D fractal NZ layout
 // (N1, K1, K0, N0...) splits it over dims 1 and 2, as the advisor reads it.
@@ -63,7 +63,7 @@ class MatmulAlignment final : public Rule {
       double s = share(g.time_ns, device_ns);
       Finding f;
       f.rule = std::string(id());
-      f.severity = s >= kWarningShare ? Severity::Warning : Severity::Info;
+      f.severity = s >= kMatmulWarningShare ? Severity::Warning : Severity::Info;
       f.location.op = g.op;
       int64_t bad = axes->first % kInnerAxis != 0 ? axes->first : axes->second;
       f.metrics = {{"count", double(g.count)},

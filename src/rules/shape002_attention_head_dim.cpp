@@ -15,7 +15,7 @@ namespace npud {
 namespace {
 
 constexpr int64_t kAxis = 128;   // the advisor's INNER_AXIS_128
-constexpr double kWarningShare = 0.05;
+constexpr double kAttentionWarningShare = 0.05;
 
 struct AttentionDims {
   int64_t head_dim = -1, seq_len = -1;   // -1: not known from the shapes
@@ -70,7 +70,7 @@ class AttentionAlignment final : public Rule {
       double s = share(g.time_ns, device_ns);
       Finding f;
       f.rule = std::string(id());
-      f.severity = s >= kWarningShare ? Severity::Warning : Severity::Info;
+      f.severity = s >= kAttentionWarningShare ? Severity::Warning : Severity::Info;
       f.location.op = g.op;
       f.metrics = {{"count", double(g.count)}, {"time_ns", double(g.time_ns)}, {"device_share", s}};
       if (d.head_dim >= 0) f.metrics.push_back({"head_dim", double(d.head_dim)});
