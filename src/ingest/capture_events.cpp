@@ -117,6 +117,7 @@ void ChromeBuilder::add_capture_tensors(const std::vector<CaptureTensor>& ts, ui
     m.storage_offset = c.offset;
     m.requires_grad = c.requires_grad;
     m.dtype = t_.intern(c.dtype);
+    m.scalar_type = dtype_of(m.dtype);
     m.device = t_.intern(c.device);
     if (!c.layout.empty() && c.layout != "strided") m.layout = t_.intern(c.layout);
     if (c.has_shape && shape_ok(ev_.tensor_ints.data() + c.shape_begin, c.shape_count)) {

@@ -73,6 +73,7 @@ class ChromeBuilder {
   int64_t* dur_of(Ref r);
   TaskKind kernel_kind(StrId name);
   RuntimeKind runtime_kind(StrId name);
+  DType dtype_of(StrId spelling);
   void skip(uint64_t offset);
   void check_time_range(const JsonEventStream::Item& it);
   bool shape_ok(const int64_t* dims, size_t rank);
@@ -124,6 +125,7 @@ class ChromeBuilder {
   std::unordered_map<uint64_t, uint32_t> frame_index_;
   std::vector<int8_t> kernel_kind_cache_;   // by StrId, -1 = not yet known
   std::vector<int8_t> runtime_kind_cache_;
+  std::vector<int8_t> dtype_cache_;
   std::vector<int64_t> scratch_shape_;
 
   uint64_t skipped_ = 0;

@@ -122,6 +122,14 @@ RuntimeKind ChromeBuilder::runtime_kind(StrId name) {
   return RuntimeKind(k);
 }
 
+// Each dtype spelling is parsed once per read.
+DType ChromeBuilder::dtype_of(StrId spelling) {
+  if (spelling >= dtype_cache_.size()) dtype_cache_.resize(t_.strings.size() + 1024, -1);
+  int8_t& d = dtype_cache_[spelling];
+  if (d < 0) d = int8_t(parse_dtype(t_.str(spelling)));
+  return DType(d);
+}
+
 uint32_t ChromeBuilder::frame(std::string_view file, int32_t line, std::string_view func) {
   StrId f = t_.intern(file), fn = t_.intern(func);
   uint64_t key = (uint64_t(f) * 0x9E3779B97F4A7C15ull) ^ (uint64_t(uint32_t(line)) << 32) ^ fn;

@@ -108,6 +108,7 @@ void ChromeBuilder::add_kineto_inputs(Op& op) {
                  const std::vector<int64_t>& sints) {
     TensorMeta m;
     m.dtype = t_.intern(dtype);
+    m.scalar_type = dtype_of(m.dtype);
     m.is_tensor = is_tensor;
     if (is_tensor && shape && shape->kind == NestedInts::Entry::Ints &&
         shape_ok(d.ints.data() + shape->begin, shape->count)) {

@@ -48,13 +48,6 @@ constexpr std::string_view kFloat64Fix =
     "Keep device tensors in float32 (or bf16/fp16): create them with dtype=torch.float32, call .float() on "
     "float64 data (numpy arrays are float64 by default) before the step, and keep float64 for host-side math.";
 
-bool is_int(std::string_view d) {
-  return d == "int64" || d == "int32" || d == "long" || d == "int" || d == "long int" || d == "torch.int64" ||
-         d == "torch.int32";
-}
-
-bool is_float32(std::string_view d) { return d == "float32" || d == "float" || d == "torch.float32"; }
-
 // "reduce=sum include_self=False" -> value of `key`, or "".
 std::string_view arg_value(std::string_view args, std::string_view key) {
   for (size_t at = args.find(key); at != std::string_view::npos; at = args.find(key, at + 1)) {
@@ -74,11 +67,11 @@ HostWorkFact silent_host_work_fact(const OpCallFacts& call) {
   if (base.ends_with("_")) base.remove_suffix(1);  // in-place variants
   for (const Fact& f : kFacts) {
     if (base != f.op) continue;
-    if ((f.op == "argsort" || f.op == "sort") && !is_int(call.dtype)) break;
+    if ((f.op == "argsort" || f.op == "sort") && call.dtype != DType::I64 && call.dtype != DType::I32) break;
     if (f.op == "scatter_reduce" && call.args_known) {
       std::string_view reduce = arg_value(call.args, "reduce");
       bool sum = reduce == "sum" || reduce == "add";
-      if (sum && is_float32(call.dtype) && arg_value(call.args, "include_self") != "False") break;
+      if (sum && call.dtype == DType::F32 && arg_value(call.args, "include_self") != "False") break;
     }
     return {f.text, f.fix};
   }
