@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "knowledge/knowledge.hpp"
 #include "rules/rule.hpp"

@@ -1,4 +1,4 @@
-# The third-party libraries npud_core links, gathered in one INTERFACE target: npud_third_party.
+# The third-party libraries every npud_<folder> library links, gathered in one INTERFACE target: npud_third_party.
 #
 # Default (`pip install .` from source, `cmake -B build`): the system's libraries (Debian 12:
 # tools/deps.sh): simdjson, fmt, CLI11 and zlib, and isa-l's igzip when installed (it inflates

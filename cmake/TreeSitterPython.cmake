@@ -15,7 +15,7 @@
 # When the runtime or the grammar cannot be had, the build goes on without `scan`
 # (NPUD_HAVE_TREE_SITTER undefined; the command says it was not built).
 #
-# Included from the top CMakeLists.txt after npud_core is defined; the archives come through
+# Included from the top CMakeLists.txt after the libraries are defined (the scan is npud_source's); the archives come through
 # npud_fetch_pinned (cmake/FetchPinned.cmake).
 
 option(NPUD_SCAN "Build the static Python scan (needs libtree-sitter-dev and the grammar from PyPI)" ON)
@@ -31,7 +31,7 @@ set(NPUD_TS_SHA256 66bae8dd47f1fed7bdef816115146d3a41c39b5c482d7bad36d9ba1def088
 # The API -> aten op table the scan's API rules read; embedded whatever NPUD_SCAN says.
 set(NPUD_API_MAP_CPP ${CMAKE_BINARY_DIR}/generated/api_aten_map.cpp)
 npud_embed_files(${NPUD_API_MAP_CPP} embedded_api_aten_map ${CMAKE_SOURCE_DIR}/data/api-aten-map.tsv)
-target_sources(npud_core PRIVATE ${NPUD_API_MAP_CPP})
+target_sources(npud_source PRIVATE ${NPUD_API_MAP_CPP})
 set_source_files_properties(${NPUD_API_MAP_CPP} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
 
 
@@ -99,9 +99,9 @@ if(NPUD_SCAN)
         ts_malloc=malloc ts_calloc=calloc ts_realloc=realloc ts_free=free)
       # The grammar's own headers come first: Debian's tree_sitter/parser.h is older.
       target_include_directories(npud_tree_sitter_python BEFORE PRIVATE ${NPUD_TSP_SRC})
-      target_include_directories(npud_core PRIVATE ${NPUD_TREE_SITTER_INCLUDE})
-      target_link_libraries(npud_core PUBLIC npud_tree_sitter_python ${NPUD_TREE_SITTER_LIB})
-      target_compile_definitions(npud_core PUBLIC NPUD_HAVE_TREE_SITTER=1)
+      target_include_directories(npud_source PRIVATE ${NPUD_TREE_SITTER_INCLUDE})
+      target_link_libraries(npud_source PUBLIC npud_tree_sitter_python ${NPUD_TREE_SITTER_LIB})
+      target_compile_definitions(npud_source PUBLIC NPUD_HAVE_TREE_SITTER=1)
       message(STATUS "npu-doctor: scan enabled (tree-sitter-python ${NPUD_TSP_VERSION} from PyPI)")
     endif()
   endif()

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 #include "ingest/chrome_json.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view json(reinterpret_cast<const char*>(data), size);

@@ -15,7 +15,7 @@
 #include "cluster/msprof_cluster.hpp"
 #include "cluster/rank_summary.hpp"
 #include "ingest/communication_json.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "numeric/dump.hpp"
 
 namespace {

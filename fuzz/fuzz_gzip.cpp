@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "ingest/byte_source.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace {
 

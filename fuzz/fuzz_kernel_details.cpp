@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 #include "ingest/ascend.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace {
 const std::string& csv_path() {

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "numeric/metrics.hpp"
 #include "numeric/npy.hpp"
 

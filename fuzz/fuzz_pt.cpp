@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "numeric/metrics.hpp"
 #include "numeric/pt.hpp"
 

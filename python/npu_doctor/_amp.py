@@ -24,6 +24,7 @@ import weakref
 import torch
 
 from . import _amp_attention
+from ._advice import advice
 from . import _amp_emulate as em
 from . import _amp_metrics as amp_metrics
 from ._amp_grads import AmpApiPatches, grad_histogram, optimizer_grads
@@ -198,7 +199,7 @@ class AmpSession:
             self.config.emulate = device == "cpu"
         if not self.config.emulate and device == "cpu" and self.config.dtype == torch.float16:
             if rec is not None:
-                sys.stderr.write("npu-doctor: CPU autocast has no float16; emulating it\n")
+                sys.stderr.write(advice("amp-check", "cpu_fp16_emulated") + "\n")
             self.config.emulate = True
 
     # --- per op ------------------------------------------------------------------------
@@ -342,9 +343,8 @@ class AmpSession:
         except Exception as e:
             # A kernel with no fp32 path (a device-only fused kernel): its shadow restarts from
             # the real values; nothing is measured for it.
-            self.rec.note_once("amp-shadow:" + info.name,
-                               "npu-doctor: amp-check cannot run %s in fp32 (%s: %s); its outputs restart the "
-                               "fp32 shadow and it is not measured" % (info.name, type(e).__name__, e))
+            self.rec.note_once("amp-shadow:" + info.name, advice("amp-check", "no_fp32_path", op=info.name,
+                                                                 error=type(e).__name__, message=e))
             self.resync(outs, input_ids)
             return ""
         finally:

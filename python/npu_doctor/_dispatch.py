@@ -23,6 +23,7 @@ import threading
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from ._advice import advice
 from ._frames import dispatch_caller
 from ._transparent import no_torch_function
 
@@ -349,9 +350,8 @@ class DispatchCore(TorchDispatchMode):
             self._expanding.pop()
         out = call_op(func, facts, args, kwargs)
         facts.expand_key = None
-        self._rec.note_once("expand:" + facts.name,
-                            "npu-doctor: %s is recorded without its inner ops (its composite kernel raised "
-                            "under the capture: %s: %s)" % (facts.name, type(error).__name__, error))
+        self._rec.note_once("expand:" + facts.name, advice("capture", "not_expanded", op=facts.name,
+                                                           error=type(error).__name__, message=error))
         return out
 
 
@@ -436,8 +436,7 @@ def make_bypass(recorder):
                 kwargs = {}
             if recorder.recording and (_has_named(args) or (kwargs and (kwargs.get("names") is not None or
                                                                         _has_named(kwargs.values())))):
-                recorder.note_once("named", "npu-doctor: ops on named tensors are not recorded "
-                                            "(torch cannot send them through a dispatch mode)")
+                recorder.note_once("named", advice("capture", "named_tensors"))
                 with no_dispatch():
                     return func(*args, **kwargs)
             return func(*args, **kwargs)

@@ -25,6 +25,7 @@ import threading
 import time
 
 from . import _events, _frames, _patches
+from ._advice import advice
 from ._autograd import AutogradLinks
 from ._environment import cwd, guess_device, installed_packages, installed_version
 from ._features import Features
@@ -171,9 +172,7 @@ class Recorder(PythonCallEvents):
     def _use_backward_steps(self):
         if self._step_source is None:
             self._step_source = "backward"
-            self.note_once("backward-steps", "npu-doctor: no optimizer in this program: each backward() ends a "
-                                             "step (forward, backward and the update after it); call "
-                                             "npu_doctor.step() to mark steps yourself")
+            self.note_once("backward-steps", advice("capture", "backward_steps"))
 
     def forward_may_start(self, func, args):
         """Called by the dispatch mode for each top-level op while cut_at_forward is set: an
@@ -325,10 +324,8 @@ class Recorder(PythonCallEvents):
         me = threading.current_thread()
         others = [t.name for t in threading.enumerate() if t is not me and t.is_alive() and not _plumbing(t)]
         if others:
-            self.note_once("threads", "npu-doctor: %d other Python thread%s (%s) ran during the recorded steps; "
-                                      "torch ops run there are not recorded (the capture follows the thread "
-                                      "that runs the steps)" % (len(others), "" if len(others) == 1 else "s",
-                                                                ", ".join(others[:5])))
+            self.note_once("threads", advice("capture", "other_threads", count=len(others),
+                                             plural="" if len(others) == 1 else "s", names=", ".join(others[:5])))
 
     def enter_call(self, frame):
         """A call the program makes outside any module (optimizer.step()) runs many ops: their

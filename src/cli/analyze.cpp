@@ -24,8 +24,8 @@
 #include "report/relative_paths.hpp"
 #include "report/report.hpp"
 #include "report/sarif.hpp"
-#include "report/source_snippet.hpp"
-#include "rules/rule_filter.hpp"
+#include "source/source_snippet.hpp"
+#include "model/rule_filter.hpp"
 #include "source/source_rules.hpp"
 #include "util/terminal.hpp"
 
@@ -197,7 +197,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   for (const Rule* r : rules) report.rules_run.emplace_back(r->id());
   report.findings = run_rules(ctx, rules);
   report.config_file = o.config_file;
-  // One suppression step for every command that reads a trace (rules/suppressions.hpp), then
+  // One suppression step for every command that reads a trace (source/suppressions.hpp), then
   // the baseline: source is read as for snippets (the same folders, the same limits).
   const SnippetPolicy policy = snippet_policy(&trace, o.command == "run" || o.command == "amp-check");
   report.suppressed = suppress_findings(report.findings, policy, o.path_ignores);

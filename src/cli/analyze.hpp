@@ -11,9 +11,9 @@
 
 #include "cli/config.hpp"
 #include "ingest/reader.hpp"
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 #include "rules/rule.hpp"
-#include "rules/suppressions.hpp"
+#include "source/suppressions.hpp"
 
 namespace npud {
 

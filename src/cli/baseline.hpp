@@ -15,8 +15,8 @@
 #include <tuple>
 #include <vector>
 
-#include "report/source_snippet.hpp"
-#include "rules/finding.hpp"
+#include "source/source_snippet.hpp"
+#include "model/finding.hpp"
 
 namespace npud {
 

@@ -13,7 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/progress.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "numeric/compare.hpp"
 #include "report/escape.hpp"
 #include "report/json_writer.hpp"

@@ -30,7 +30,7 @@ std::string upper(std::string s) {
   throw TomlError(fmt::format("{}:{}:{}: {}", file, p.line, p.column, what));
 }
 
-// Rule selectors of any command (the file serves scan and analyze alike; rules/rule_filter.hpp):
+// Rule selectors of any command (the file serves scan and analyze alike; model/rule_filter.hpp):
 // a string ("SYNC,CUDA002,host-device-sync") or an array of them. Each must name some rule.
 // per-file-ignores: the ids they name (PathIgnores matches ids); select/ignore: as written, for
 // the command's RuleFilter.

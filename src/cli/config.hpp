@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "rules/suppressions.hpp"
+#include "source/suppressions.hpp"
 
 namespace npud {
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/progress.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "report/escape.hpp"
 #include "util/regular_file.hpp"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cluster/rank_summary.hpp"
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 
 namespace npud {
 

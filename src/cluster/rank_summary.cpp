@@ -10,7 +10,7 @@
 #include <simdjson.h>
 
 #include "analysis/trace_index.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/json_error_at.hpp"
 #include "report/finding_json.hpp"
 #include "report/json_writer.hpp"

@@ -11,7 +11,7 @@
 
 #include "model/trace.hpp"
 #include "report/report.hpp"
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 #include "rules/rule.hpp"
 
 namespace npud {

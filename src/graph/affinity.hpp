@@ -1,6 +1,6 @@
-// Finding the fused-op patterns in a trace and turning matches into Findings (the FUSE00x
-// rules). Matching order: roots from the last op to the first, so the largest expression is
-// matched first and its inner ops are not matched again.
+// Finding the fused-op patterns in a trace; the FUSE00x rules turn matches into Findings
+// (rules/pattern_rule.hpp). Matching order: roots from the last op to the first, so the largest
+// expression is matched first and its inner ops are not matched again.
 #pragma once
 
 #include <cstdint>
@@ -9,8 +9,6 @@
 
 #include "graph/dataflow.hpp"
 #include "graph/patterns.hpp"
-#include "rules/finding.hpp"
-#include "rules/rule.hpp"
 
 namespace npud::graph {
 
@@ -28,11 +26,5 @@ std::vector<PatternMatch> find_matches(const DataflowGraph& g, const PatternSpec
 // The first torch_npu version (knowledge base, oldest first) that lists the pattern's fused
 // op, or "" if none does.
 std::string min_torch_npu(const PatternSpec& spec);
-
-// FUSE00x: one finding per (pattern, user file:line of the anchor).
-void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::vector<Finding>& out);
-
-// FUSE007: per-parameter optimizer loops (see optimizer_loop.hpp).
-void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& out);
 
 }  // namespace npud::graph

@@ -7,7 +7,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace npud {
 

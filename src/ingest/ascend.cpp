@@ -20,7 +20,7 @@
 #include "ingest/csv_table.hpp"
 #include "ingest/step_trace_table.hpp"
 #include "ingest/decimal_time.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "util/directory.hpp"
 
 namespace npud {

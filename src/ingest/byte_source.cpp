@@ -13,7 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/isal_loader.hpp"
 
 namespace npud {

@@ -9,7 +9,7 @@
 #include <unordered_set>
 
 #include "ingest/chrome_builder.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/json_key.hpp"
 #include "ingest/limits.hpp"
 

@@ -11,7 +11,7 @@
 #include "ingest/chrome_builder.hpp"
 #include "ingest/chrome_categories.hpp"
 #include "ingest/huge_pages.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/limits.hpp"
 #include "util/text.hpp"
 

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "ingest/decimal_time.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/limits.hpp"
 
 namespace npud {

@@ -8,7 +8,7 @@
 
 #include "ingest/byte_source.hpp"
 #include "ingest/chrome_builder.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/json_stream.hpp"
 #include "ingest/prefetch_source.hpp"
 

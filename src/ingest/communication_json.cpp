@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/json_error_at.hpp"
 #include "util/text.hpp"
 

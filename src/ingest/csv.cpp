@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/limits.hpp"
 
 namespace npud {

@@ -15,7 +15,7 @@
 
 #include "ingest/csv.hpp"
 #include "ingest/decimal_time.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "util/text.hpp"
 
 namespace npud {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

@@ -8,7 +8,7 @@
 #include "ingest/ascend.hpp"
 #include "ingest/byte_source.hpp"
 #include "ingest/chrome_json.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "util/directory.hpp"
 #include "util/text.hpp"
 

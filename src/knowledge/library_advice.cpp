@@ -35,20 +35,6 @@ int compare_versions(std::string_view a, std::string_view b) {
   return 0;
 }
 
-// "a\nb" in a data file -> a line break; "\\" -> "\".
-std::string unescape(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == 'n' || s[i + 1] == '\\')) {
-      out += s[i + 1] == 'n' ? '\n' : '\\';
-      ++i;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 bool rule_listed(std::string_view rules, std::string_view rule) {
   if (rules == "*") return true;
   while (!rules.empty()) {
@@ -110,7 +96,7 @@ void LibraryAdviceTable::parse(std::string_view file_name, std::string_view text
       throw KnowledgeError(fmt::format("advice file {} line {}: expected a site 'file:function', a cause and a lever",
                                        file_name, number));
     rows_.push_back({package, std::string(f[0]), std::string(f[1]), std::string(f[2].substr(0, colon)),
-                     std::string(f[2].substr(colon + 1)), std::string(f[3]), unescape(f[4]), unescape(f[5]), number});
+                     std::string(f[2].substr(colon + 1)), std::string(f[3]), unescape_field(f[4]), unescape_field(f[5]), number});
   }
 }
 

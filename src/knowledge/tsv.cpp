@@ -41,3 +41,21 @@ std::vector<TsvLine> tsv_lines(std::string_view kind, std::string_view file, std
 }
 
 }  // namespace npud
+
+namespace npud {
+
+std::string unescape_field(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char next = i + 1 < s.size() ? s[i + 1] : '\0';
+    if (s[i] == '\\' && (next == 'n' || next == 't' || next == '\\')) {
+      out += next == 'n' ? '\n' : next == 't' ? '\t' : '\\';
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace npud

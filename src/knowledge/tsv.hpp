@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,5 +25,8 @@ struct TsvLine {
 // field count throws KnowledgeError: "<kind> <file> line N: expected K tab-separated fields, got M".
 std::vector<TsvLine> tsv_lines(std::string_view kind, std::string_view file, std::string_view text,
                                size_t expected_fields);
+
+// A text field's escapes resolved: "\n" -> a line break, "\t" -> a tab, "\\" -> "\".
+std::string unescape_field(std::string_view s);
 
 }  // namespace npud

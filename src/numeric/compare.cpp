@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "numeric/tensor_file.hpp"
 
 namespace npud {

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/json_error_at.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/pt.hpp"

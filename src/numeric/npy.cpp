@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace npud {
 

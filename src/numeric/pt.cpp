@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "numeric/stored_zip.hpp"
 
 namespace npud {

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace npud {
 

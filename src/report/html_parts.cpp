@@ -132,7 +132,7 @@ string_view first_line(string_view text) {
 string rule_anchor(string_view rule) { return "rule-" + html_escape(rule); }
 
 // Lines around file:line from the user's source, when the policy lets the file be read
-// (report/source_snippet.hpp); else why it was not.
+// (source/source_snippet.hpp); else why it was not.
 string snippet(const Location& loc, int context, const SnippetPolicy& policy) {
   Snippet s = read_snippet(loc, context, policy);
   if (!s.withheld.empty())

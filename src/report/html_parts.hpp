@@ -1,6 +1,7 @@
-// Pieces the HTML pages (html_report.cpp: analyze/run, diff, cluster; amp_html.cpp) share:
+// Pieces the HTML pages (html_report.cpp: analyze/run; amp_html.cpp; diff/diff_html.cpp,
+// cluster/cluster_html.cpp) share:
 // the page frame, folded sections, cards, responsive charts, the first screen's top-problems
-// list and the findings grouped by rule. Internal to src/report; every input string goes
+// list and the findings grouped by rule. For the HTML pages only; every input string goes
 // through html_escape().
 #pragma once
 
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "report/html_report.hpp"
-#include "report/source_snippet.hpp"
+#include "source/source_snippet.hpp"
 
 namespace npud {
 

@@ -16,8 +16,6 @@
 namespace npud {
 
 class TraceIndex;
-struct TraceDiff;
-struct ClusterReport;
 
 // Text for an HTML element or a quoted attribute: & < > " ' escaped, control characters
 // and bidi overrides removed, invalid UTF-8 replaced.
@@ -37,10 +35,6 @@ void render_html(std::ostream& os, const Report& report, const TraceIndex& index
 // The amp-check section (drift start, drift-per-op and per-module charts, keep-in-fp32,
 // loss scale); render_html adds it when Report::amp is set. src/report/amp_html.cpp.
 void render_amp_html(std::ostream& os, const AmpSummary& amp);
-// `after`: the AFTER run's TraceIndex, the one its rules used (the page draws its timeline).
-void render_diff_html(std::ostream& os, const TraceDiff& diff, const TraceIndex& after, const HtmlOptions& opts = {});
-// The cluster view (docs/cluster.md): per-rank step bars, slow ranks, findings only some
-// ranks have, the per-rank table.
-void render_cluster_html(std::ostream& os, const ClusterReport& report);
+// The diff's and the cluster's pages: diff/diff_html.hpp, cluster/cluster_html.hpp.
 
 }  // namespace npud

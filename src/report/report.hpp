@@ -12,7 +12,7 @@
 #include "analysis/amp.hpp"
 #include "analysis/step_breakdown.hpp"
 #include "model/trace.hpp"
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 
 namespace npud {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "report/report.hpp"
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 
 namespace npud {
 

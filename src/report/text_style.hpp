@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 
 namespace npud {
 

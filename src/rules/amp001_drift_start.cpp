@@ -6,6 +6,7 @@
 #include "analysis/amp.hpp"
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/amp_rules.hpp"
 #include "rules/amp_support.hpp"
 #include "rules/rule_support.hpp"
@@ -70,31 +71,20 @@ class DriftStartRule final : public Rule {
     if (t.ops[s.op].step >= 0) f.metrics.push_back({"step", double(t.steps[size_t(t.ops[s.op].step)].number)});
     std::string_view base = aten_base(f.location.op);
     if (s.gradual) {
-      f.fix = "No single op adds the error: it accumulates. Keep the drifting module in fp32 (wrap its forward in "
-              "torch.autocast(device_type=\"npu\", enabled=False) and cast its inputs .float()), or use bf16 "
-              "(910B-class NPUs and newer), whose wider exponent range avoids overflow and underflow.";
+      f.fix = advice("AMP001", "fix_gradual");
     } else if (overflow || n.local.gained_nonfinite()) {
-      f.fix = fmt::format(
-          "Keep {} in fp32 (see AMP002) or bring its inputs into range first:\n"
-          "with torch.autocast(device_type=\"npu\", enabled=False):\n"
-          "    y = torch.{}(x.float())\n"
-          "{}",
-          f.location.op, base,
-          base == "exp" ? "For exp of logits subtract the max first (x - x.amax(dim, keepdim=True)) or use softmax/"
-                          "logsumexp, which do so."
-                        : "bf16 (910B-class NPUs and newer) has fp32's range and does not overflow here.");
+      f.fix = advice("AMP001", "fix_overflow",
+                     {{"op", f.location.op},
+                      {"base", base},
+                      {"then", advice("AMP001", base == "exp" ? "fix_overflow_exp" : "fix_overflow_other")}});
     } else {
-      f.fix = fmt::format("Keep {} in fp32 (see AMP002): run it under torch.autocast(device_type=\"npu\", "
-                          "enabled=False) on .float() inputs, and cast the result back if the next op expects {}.",
-                          f.location.op, short_dtype(dtype));
+      f.fix = advice("AMP001", "fix", {{"op", f.location.op}, {"dtype", short_dtype(dtype)}});
     }
-    f.notes.push_back(fmt::format("accumulated drift at this op: {}", describe(n.drift)));
-    if (s.diverging_local > 1)
-      f.notes.push_back(fmt::format("{} ops in all diverge on their own; AMP002 lists which to keep in fp32",
-                                    s.diverging_local));
-    if (overflow || n.drift.gained_nonfinite()) f.notes.emplace_back(kOverflowModeNote);
+    f.notes.push_back(advice("AMP001", "drift_note", {{"drift", describe(n.drift)}}));
+    if (s.diverging_local > 1) f.notes.push_back(advice("AMP001", "diverging_note", {{"count", s.diverging_local}}));
+    if (overflow || n.drift.gained_nonfinite()) f.notes.push_back(advice("AMP", "overflow_mode_note"));
     if (std::string m = measurement_note(h); !m.empty()) f.notes.push_back(m);
-    f.notes.push_back("thresholds (`npu-doctor docs metrics`): cos < 0.999 or new NaN/Inf");
+    f.notes.push_back(advice("AMP001", "thresholds_note"));
     out.push_back(std::move(f));
   }
 };

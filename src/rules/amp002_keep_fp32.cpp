@@ -6,6 +6,7 @@
 #include "analysis/amp.hpp"
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "knowledge/knowledge.hpp"
 #include "rules/amp_rules.hpp"
 #include "rules/amp_support.hpp"
@@ -17,18 +18,16 @@ namespace {
 std::string policy_note(const KeepFp32& k, const AmpHeader& h, std::string_view version) {
   const std::string& p = k.policy;
   if (p.starts_with("fp32"))
-    return fmt::format("the torch_npu {} autocast list already runs {} in fp32 ({}) under autocast; it ran in {} "
-                       "here because {}", version, k.op, p, short_dtype(h.dtype),
-                       h.level == "O2" ? "O2 casts every float op" : "its inputs were cast by hand (.half()) or "
-                                                                      "autocast was not in force");
+    return advice("AMP002", "policy_fp32_note",
+                  {{"torch_npu", version},
+                   {"op", k.op},
+                   {"policy", p},
+                   {"dtype", short_dtype(h.dtype)},
+                   {"because", advice("AMP002", h.level == "O2" ? "because_o2" : "because_cast")}});
   if (p == "lower_precision_fp")
-    return fmt::format("the torch_npu {} autocast list runs {} in {} (lower_precision_fp): autocast will not keep "
-                       "it in fp32 for you", version, k.op, short_dtype(h.dtype));
-  if (p == "promote")
-    return fmt::format("the torch_npu {} autocast list promotes {} to its widest input dtype: one fp32 input keeps "
-                       "it in fp32", version, k.op);
-  return fmt::format("{} is not on the torch_npu {} autocast lists: it runs in its inputs' dtype, so it follows "
-                     "the {} output of the op before it", k.op, version, short_dtype(h.dtype));
+    return advice("AMP002", "policy_lower_note", {{"torch_npu", version}, {"op", k.op}, {"dtype", short_dtype(h.dtype)}});
+  if (p == "promote") return advice("AMP002", "policy_promote_note", {{"torch_npu", version}, {"op", k.op}});
+  return advice("AMP002", "policy_none_note", {{"op", k.op}, {"torch_npu", version}, {"dtype", short_dtype(h.dtype)}});
 }
 
 class KeepFp32Rule final : public Rule {
@@ -60,17 +59,12 @@ class KeepFp32Rule final : public Rule {
                    {"overflow", double(k.overflow)},   {"underflow", double(k.underflow)},
                    {"worst_cos", k.worst_cos},         {"worst_gt_5e3", k.worst_gt_5e3},
                    {"npu_autocast_fp32", k.policy.starts_with("fp32") ? 1.0 : 0.0}};
-      f.fix = fmt::format(
-          "with torch.autocast(device_type=\"npu\", enabled=False):\n"
-          "    y = torch.{}(x.float(), ...)   # at {}\n"
-          "(or cast the input with .float() before the call; one fp32 input is enough for promote ops)",
-          aten_base(k.op), where(f.location));
+      f.fix = advice("AMP002", "fix", {{"base", aten_base(k.op)}, {"where", where(f.location)}});
       if (ctx.npu.autocast().empty())
-        f.notes.push_back(fmt::format("the knowledge base has no autocast list for torch_npu {} (lists start with "
-                                      "2.1.0): pass --torch-npu 2.1 or newer to see {}'s policy", ctx.npu.version, k.op));
+        f.notes.push_back(advice("AMP002", "no_autocast_list_note", {{"torch_npu", ctx.npu.version}, {"op", k.op}}));
       else
         f.notes.push_back(policy_note(k, h, ctx.npu.version));
-      if (k.reason == "overflow") f.notes.emplace_back(kOverflowModeNote);
+      if (k.reason == "overflow") f.notes.push_back(advice("AMP", "overflow_mode_note"));
       if (std::string m = measurement_note(h); !m.empty()) f.notes.push_back(m);
       out.push_back(std::move(f));
     }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/amp.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/amp_rules.hpp"
 #include "rules/amp_support.hpp"
 
@@ -59,25 +60,15 @@ class LossScaleRule final : public Rule {
                  {"underflow_share_at_suggested", g.underflow_share_suggested},
                  {"steps", double(g.histograms)}};
     if (g.scaled) f.metrics.push_back({"loss_scale", g.loss_scale});
-    f.fix = fmt::format("scaler = torch.npu.amp.GradScaler(init_scale={})   # 2**{}; torch.cuda.amp on GPU\n"
-                        "with torch.autocast(device_type=\"npu\", dtype=torch.float16):\n"
-                        "    loss = model(x)\n"
-                        "scaler.scale(loss).backward()\n"
-                        "scaler.step(optimizer)\n"
-                        "scaler.update()",
-                        suggested, g.suggested_log2);
-    f.notes.push_back(fmt::format("2^{} keeps the largest gradient bucket [2^{}, 2^{}) below 2^15 (one bit of "
-                                  "headroom under 65504); GradScaler then halves the scale on overflow and doubles it "
-                                  "after growth_interval (2000) clean steps",
-                                  g.suggested_log2, g.max_log2, g.max_log2 + 1));
+    f.fix = advice("AMP003", "fix", {{"scale", suggested}, {"log2", g.suggested_log2}});
+    f.notes.push_back(advice("AMP003", "scale_note",
+                             {{"log2", g.suggested_log2}, {"max_log2", g.max_log2}, {"max_log2_end", g.max_log2 + 1}}));
     if (g.underflow_share_suggested >= kGradUnderflowShareBad)
-      f.notes.push_back(fmt::format("even at 2^{}, {:.2f}% of gradient elements underflow: the gradients span more "
-                                    "than fp16's range; bf16 (910B-class NPUs and newer) avoids loss scaling",
-                                    g.suggested_log2, 100 * g.underflow_share_suggested));
-    if (g.overflow > 0)
-      f.notes.push_back("gradients above 65504 overflow fp16 at any scale >= 1: clip them "
-                        "(torch.nn.utils.clip_grad_norm_ after scaler.unscale_) or use bf16");
-    f.notes.emplace_back(kScalerSyncNote);
+      f.notes.push_back(advice("AMP003", "still_underflows_note",
+                               {{"log2", g.suggested_log2},
+                                {"percent", fmt::format("{:.2f}", 100 * g.underflow_share_suggested)}}));
+    if (g.overflow > 0) f.notes.push_back(advice("AMP003", "overflow_note"));
+    f.notes.push_back(advice("AMP", "scaler_sync_note"));
     out.push_back(std::move(f));
   }
 };

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "analysis/amp.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/amp_rules.hpp"
 #include "rules/amp_support.hpp"
 
@@ -45,14 +46,9 @@ class GradScalerMissingRule final : public Rule {
                                   std::max(g.histograms, use.step));
     f.metrics = {{"steps", double(std::max(g.histograms, use.step))}, {"underflow_share", g.underflow_share}};
     if (g.have_hist) f.metrics.push_back({"suggested_scale", double(int64_t(1) << g.suggested_log2)});
-    f.fix = fmt::format("scaler = torch.npu.amp.GradScaler({})   # torch.cuda.amp.GradScaler on GPU\n"
-                        "scaler.scale(loss).backward()\n"
-                        "scaler.step(optimizer)      # instead of optimizer.step()\n"
-                        "scaler.update()\n"
-                        "Or train in bf16 (torch.autocast(..., dtype=torch.bfloat16), 910B-class NPUs and newer): "
-                        "it needs no GradScaler.",
-                        g.have_hist ? fmt::format("init_scale=2.0**{}", g.suggested_log2) : "");
-    f.notes.emplace_back(kScalerSyncNote);
+    f.fix = advice("AMP004", "fix",
+                   {{"init_scale", g.have_hist ? fmt::format("init_scale=2.0**{}", g.suggested_log2) : ""}});
+    f.notes.push_back(advice("AMP", "scaler_sync_note"));
     if (std::string m = measurement_note(h); !m.empty()) f.notes.push_back(m);
     out.push_back(std::move(f));
   }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/amp.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/amp_rules.hpp"
 #include "rules/amp_support.hpp"
 #include "rules/rule_support.hpp"
@@ -92,32 +93,31 @@ class GradScalerMisuseRule final : public Rule {
            "scaler.step(optimizer) without scaler.scale(loss) before it",
            "step() unscales gradients that were never scaled: they shrink by the loss scale (or GradScaler raises "
            "\"_scale is None\")",
-           "scaler.scale(loss).backward()   # not loss.backward()\nscaler.step(optimizer)\nscaler.update()");
+           "fix_step_without_scale");
     if (unscale_after.first)
       emit(t, out, *unscale_after.first, unscale_after.steps, steps, "scaler.unscale_(optimizer) after scaler.step()",
            "step() has already unscaled (and applied) the gradients; unscale_ after it raises or clips the wrong "
            "values",
-           "scaler.scale(loss).backward()\nscaler.unscale_(optimizer)       # before clipping, before step\n"
-           "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\nscaler.step(optimizer)\nscaler.update()");
+           "fix_unscale_after_step");
     if (update_before.first)
       emit(t, out, *update_before.first, update_before.steps, steps, "scaler.update() before scaler.step()",
            "update() resets the overflow check of this step: step() then applies gradients that may hold Inf/NaN",
-           "scaler.step(optimizer)\nscaler.update()   # last, once per iteration");
+           "fix_update_before_step");
     // Two steps without an update() in between (with one, its update() may fall after the recording).
     if (use.scale > 0 && use.update == 0 && (use.step >= 2 || t.grad_histograms.size() >= 2))
       emit(t, out, *first_of(AmpApi::Scale), steps, steps, "scaler.update() is never called",
            "the loss scale never adapts: after one overflow every step is skipped, and it never grows back",
-           "scaler.step(optimizer)\nscaler.update()   # once per iteration, after step");
+           "fix_update_missing");
     if (use.scale > 0 && use.step == 0 && !t.grad_histograms.empty())
       emit(t, out, *first_of(AmpApi::Scale), t.grad_histograms.size(), steps,
            "scaler.scale(loss) is used but the optimizer steps directly (no scaler.step)",
            "the optimizer applies gradients still multiplied by the loss scale, and overflowed steps are not skipped",
-           "scaler.scale(loss).backward()\nscaler.step(optimizer)   # instead of optimizer.step()\nscaler.update()");
+           "fix_step_unscaled");
   }
 
  private:
   static void emit(const Trace& t, std::vector<Finding>& out, const AmpCall& at, size_t affected, size_t steps,
-                   std::string_view what, std::string_view why, std::string_view fix) {
+                   std::string_view what, std::string_view why, std::string_view fix_key) {
     Finding f;
     f.rule = "AMP005";
     f.severity = Severity::Error;
@@ -125,8 +125,8 @@ class GradScalerMisuseRule final : public Rule {
     f.message = fmt::format("{} ({}): {} ({} of {} recorded steps)", what, where(f.location), why, affected,
                             std::max(affected, steps));
     f.metrics = {{"steps_affected", double(affected)}, {"steps", double(std::max(affected, steps))}};
-    f.fix = std::string(fix);
-    f.notes.emplace_back(kScalerSyncNote);
+    f.fix = advice("AMP005", fix_key);
+    f.notes.push_back(advice("AMP", "scaler_sync_note"));
     out.push_back(std::move(f));
   }
 };

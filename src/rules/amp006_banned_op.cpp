@@ -7,6 +7,7 @@
 
 #include "analysis/amp.hpp"
 #include "analysis/names.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "knowledge/knowledge.hpp"
 #include "rules/amp_rules.hpp"
 #include "rules/amp_support.hpp"
@@ -14,17 +15,6 @@
 
 namespace npud {
 namespace {
-
-std::string_view banned_fix(std::string_view base) {
-  if (base == "binary_cross_entropy")
-    return "Use nn.BCEWithLogitsLoss (F.binary_cross_entropy_with_logits) on the logits, without the "
-           "final sigmoid: it is autocast-safe and more accurate. Or compute the loss outside autocast in fp32:\n"
-           "with torch.autocast(device_type=\"npu\", enabled=False):\n"
-           "    loss = criterion(prob.float(), target.float())";
-  return "Run it outside the autocast region on .float() inputs:\n"
-         "with torch.autocast(device_type=\"npu\", enabled=False):\n"
-         "    y = op(x.float())";
-}
 
 class BannedOpRule final : public Rule {
  public:
@@ -69,9 +59,8 @@ class BannedOpRule final : public Rule {
                               "(\"{} is unsafe to autocast\") instead of running ({} call{} recorded)",
                               t.str(name), ctx.npu.version, base, s.calls, s.calls == 1 ? "" : "s");
       f.metrics = {{"calls", double(s.calls)}};
-      f.fix = std::string(banned_fix(base));
-      f.notes.push_back(fmt::format("autocast list: {} (data/knowledge/autocast.tsv, from torch_npu's AutoCastOps.cpp)",
-                                    ctx.npu.describe()));
+      f.fix = advice("AMP006", base == "binary_cross_entropy" ? "fix_bce" : "fix");
+      f.notes.push_back(advice("AMP006", "autocast_list_note", {{"list", ctx.npu.describe()}}));
       out.push_back(std::move(f));
     }
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "knowledge/advice_texts.hpp"
 #include "rules/rule_support.hpp"
 
 namespace npud {
@@ -9,9 +10,8 @@ namespace npud {
 std::string measurement_note(const AmpHeader& h) {
   std::string level = h.level.empty() ? "" : " " + h.level;
   if (h.emulated == 1)
-    return fmt::format("measured by {}{} emulation on CPU: inputs and outputs rounded to {}, compute in fp32 "
-                       "(device kernels may accumulate differently)", short_dtype(h.dtype), level, h.dtype);
-  if (h.emulated == 0) return fmt::format("measured with {}{} autocast on the device", short_dtype(h.dtype), level);
+    return advice("AMP", "emulated_note", {{"dtype", short_dtype(h.dtype)}, {"level", level}, {"full_dtype", h.dtype}});
+  if (h.emulated == 0) return advice("AMP", "device_note", {{"dtype", short_dtype(h.dtype)}, {"level", level}});
   return {};
 }
 

@@ -10,6 +10,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
 
@@ -124,22 +125,16 @@ class PmuBottleneck final : public Rule {
       switch (g.kind) {
         case Bottleneck::CubeWaitsOnData:
           f.message = fmt::format("{}: the cube waits for data (mte2 {:.0f}%, mac {:.0f}%)", head, 100 * m.mte2, 100 * m.mac);
-          f.fix = "Feed the cube: make the inner dimensions of both matmul inputs multiples of 256 (16 at least for "
-                  "fp16/bf16) by padding hidden sizes or vocabularies, keep weights contiguous, and merge small matmuls "
-                  "into one batched call (torch.bmm, one fused QKV projection) so each tile is loaded once.";
+          f.fix = advice("BOUND001", "fix_cube");
           break;
         case Bottleneck::Scalar:
           f.message = fmt::format("{}: the scalar unit is the bottleneck (scalar {:.0f}%, mac {:.0f}%, vec {:.0f}%)", head,
                                   100 * m.scalar, 100 * m.mac, 100 * m.vec);
-          f.fix = "Scalar-bound ops spend their time on addressing and tiling control, not math: use shapes the kernel "
-                  "tiles well (attention: head dim and sequence length multiples of 128; other ops: aligned last "
-                  "dimensions), fewer and larger calls, and steady shapes; then tune the op with AOE "
-                  "(aoe --job_type=2).";
+          f.fix = advice("BOUND001", "fix_scalar");
           break;
         default:
           f.message = fmt::format("{}: no unit is busy ({}); the op is latency-bound or poorly tiled", head, ratios_text(m));
-          f.fix = "Tune the op with AOE (aoe --job_type=2 --tune_ops_file=...) or change its shapes (aligned last "
-                  "dimensions, larger batches per call); check the op's Block Dim uses every AI Core.";
+          f.fix = advice("BOUND001", "fix_tune");
           break;
       }
       out.push_back(std::move(f));

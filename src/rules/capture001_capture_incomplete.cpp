@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "model/trace.hpp"
 #include "rules/builtin_rules.hpp"
 
@@ -70,21 +71,17 @@ class CaptureIncomplete final : public Rule {
       f.message = fmt::format("the capture shim stopped{}{} after an internal error: {}; {}", at, thread,
                               c.error, recorded(t));
       f.location.op = c.error_op;
-      f.fix = "This is a bug of npu-doctor, not of your program (which ran on unchanged). Re-run with --steps "
-              "set to steps before the failing op to get a complete report meanwhile, and report the error with "
-              "the op, the thread and the shim's line below.";
-      if (!c.error_where.empty()) f.notes.push_back(fmt::format("raised at npu_doctor/{}", c.error_where));
+      f.fix = advice("CAPTURE001", "fix_internal_error");
+      if (!c.error_where.empty()) f.notes.push_back(advice("CAPTURE001", "raised_at_note", {{"where", c.error_where}}));
     } else if (c.reason == "exception") {
       f.message = fmt::format("the program raised {} while steps were being recorded; {}",
                               c.exception.empty() ? "an exception" : c.exception, recorded(t));
-      f.fix = "Fix the program's error (its traceback is in the program's output), or record steps before it "
-              "(--steps).";
+      f.fix = advice("CAPTURE001", "fix_program_error");
     } else if (!c.ended) {
       f.message = fmt::format("the capture has no end record: the program was killed, or ended without Python's "
                               "exit handlers, before the capture was closed; {}",
                               recorded(t));
-      f.fix = "Let the program end normally (a timeout or Ctrl-C before the last recorded step cuts the capture), "
-              "or record fewer steps (--steps 1:2).";
+      f.fix = advice("CAPTURE001", "fix_cut_short");
     } else {
       return;
     }

@@ -29,7 +29,4 @@ std::vector<uint8_t> copies_inside_matmul_calls(const Trace& t, const TraceIndex
 enum class BackwardUse { Own, JoinForward, Skip };
 BackwardUse backward_use(const Trace& t, const Op& op);
 
-// The fix of CONTIG001 and CONTIG002 for channels_last (NHWC) tensors.
-extern const char* const kChannelsLastFix;
-
 }  // namespace npud

@@ -5,6 +5,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/runtime_calls.hpp"
 
@@ -38,12 +39,8 @@ class OpCompileOnDispatch final : public Rule {
     f.message = fmt::format("{} aclopCompileAndExecute call{}{} took {} on the host ({} of {} time){}", c.count,
                             c.count == 1 ? "" : "s", rate, format_duration(c.time_ns), format_share(s),
                             index.step_count() ? "step" : "trace", ops.empty() ? "" : ": " + ops);
-    f.fix = "Run ops as prebuilt binaries: call torch_npu.npu.set_compile_mode(jit_compile=False) once at the start "
-            "(the default on Atlas A2/A3, not on Atlas training series), and "
-            "torch_npu.npu.config.allow_internal_format = False. Ops that still compile after that see a new shape "
-            "each time (DYNSHAPE001 in a capture): pad or bucket their shapes.";
-    f.notes.push_back("ops run through the aclop path (acl_op in the knowledge base's impl lists) compile on first "
-                      "use of each shape unless a binary kernel exists");
+    f.fix = advice("COMPILE001", "fix");
+    f.notes.push_back(advice("COMPILE001", "aclop_note"));
     out.push_back(std::move(f));
   }
 };

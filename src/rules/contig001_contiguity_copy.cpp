@@ -10,6 +10,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/capture_rules.hpp"
 #include "rules/npu_cost.hpp"
@@ -226,12 +227,9 @@ class ContiguityCopy final : public Rule {
                      {"per_step", per_step},
                      {"time_ns", double(g.time_ns)},
                      {"time_share", s}};
-        f.fix = "Keep the hot path in one layout: permute/transpose once (e.g. store weights or caches in the "
-                "layout the consumer wants) instead of `.permute(...).contiguous()` every step, and drop "
-                "`.contiguous()` calls whose consumer accepts strided input. On Ascend every non-contiguous input "
-                "also costs a device-side ViewCopy/TransData task.";
+        f.fix = advice("CONTIG001", "fix_layout");
         if (std::find(g.examples.begin(), g.examples.end(), "conversion to channels_last") != g.examples.end())
-          f.fix = kChannelsLastFix;
+          f.fix = advice("CONTIG", "channels_last_fix");
       } else {
         double s = share(g.time_ns, device_ns);
         f.severity = s >= 0.01 ? Severity::Warning : Severity::Info;
@@ -242,11 +240,8 @@ class ContiguityCopy final : public Rule {
                      {"per_step", per_step},
                      {"time_ns", double(g.time_ns)},
                      {"device_share", s}};
-        f.fix = "These tasks convert between memory formats (ND <-> FRACTAL_NZ/NC1HWC0), materialise strided "
-                "views, or (trans_Cast) convert dtypes the framework inserted around a kernel. Feed kernels contiguous tensors in one format: make inputs contiguous once "
-                "outside the loop, and for weights that a matmul converts every step try converting them once "
-                "(torch_npu.npu_format_cast(weight, 29) for FRACTAL_NZ) and measure.";
-        if (!g.context.empty()) f.notes.push_back("launched by " + g.context);
+        f.fix = advice("CONTIG001", "fix_format_tasks");
+        if (!g.context.empty()) f.notes.push_back(advice("CONTIG001", "launched_by_note", {{"context", g.context}}));
       }
       if (g.modules.size() > 1) f.notes.push_back(modules_note(g));
       out.push_back(std::move(f));

@@ -14,6 +14,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/capture_rules.hpp"
 #include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
@@ -48,11 +49,6 @@ Family family_of(std::string_view base) {
 
 }  // namespace
 
-const char* const kChannelsLastFix =
-    "This tensor is in channels_last (NHWC) memory format, the layout CUDA's tensor cores prefer. Ascend's "
-    "convolutions read NCHW (stored internally as NC1HWC0): every channels_last input or weight costs a format "
-    "conversion (TransData) per call. Drop `memory_format=torch.channels_last` when running on the NPU "
-    "(`model.to(memory_format=...)`, `x.contiguous(memory_format=...)`, timm's --channels-last).";
 
 namespace {
 
@@ -367,19 +363,15 @@ class NonContiguousInput final : public Rule {
                  {"bytes_per_step", double(per_step_bytes)},
                  {"input", double(s.inputs.empty() ? 0 : s.inputs[0])}};
     if (s.copy_ns) f.metrics.push_back({"copy_time_ns", double(s.copy_ns)});
-    if (!s.maker_where.empty()) f.notes.push_back("strided view made by " + s.maker + " at " + s.maker_where);
-    if (s.other_ops) f.notes.push_back("other compute ops at this line are fed strided inputs too (counted here)");
-    f.notes.push_back("cost estimated as one copy task per call (5 us launch + read and write at 200 GB/s)");
+    if (!s.maker_where.empty()) f.notes.push_back(advice("CONTIG002", "maker_note", {{"maker", s.maker}, {"where", s.maker_where}}));
+    if (s.other_ops) f.notes.push_back(advice("CONTIG002", "other_ops_note"));
+    f.notes.push_back(advice("CONTIG002", "cost_note"));
     if (s.channels_last) {
-      f.fix = kChannelsLastFix;
+      f.fix = advice("CONTIG", "channels_last_fix");
       return f;
     }
     f.fix =
-        "Give the op the layout it reads: permute/transpose once where the tensor is made (e.g. project q/k/v "
-        "straight into [batch, heads, seq, dim] with a reshape of a contiguous tensor, or keep [batch, seq, dim] "
-        "and change which dims the op reduces over) instead of feeding a permuted view to every consumer. If a "
-        "strided tensor is used by several ops, call `.contiguous()` once and reuse the result. A swap of the last "
-        "two dims is free for matmul (the NPU kernel takes transposed operands); other permutes are not.";
+        advice("CONTIG002", "fix");
     return f;
   }
 };

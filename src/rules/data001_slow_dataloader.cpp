@@ -7,6 +7,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
 #include "util/saturate.hpp"
@@ -59,13 +60,7 @@ class SlowDataLoader final : public Rule {
                             format_duration(g.time_ns), g.count, g.count == 1 ? "" : "s", format_share(s),
                             index.step_count() ? "step" : "trace", format_duration(longest));
     f.metrics.push_back({"longest_ns", double(longest)});
-    f.fix = single_process
-                ? "The DataLoader loads in the training process (num_workers=0): give it workers "
-                  "(DataLoader(..., num_workers=4, pin_memory=True, persistent_workers=True)) so batches are ready "
-                  "before the step asks."
-                : "Make the workers keep up: more num_workers, pin_memory=True, persistent_workers=True, a larger "
-                  "prefetch_factor; move decoding and augmentation off the critical path (pre-processed shards, "
-                  "no tar/zip reads per sample, local disk rather than network storage).";
+    f.fix = advice("DATA001", single_process ? "fix_no_workers" : "fix");
     out.push_back(std::move(f));
   }
 };

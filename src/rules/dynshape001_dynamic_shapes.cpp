@@ -12,6 +12,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/capture_rules.hpp"
 #include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
@@ -183,12 +184,8 @@ class DynamicShapes final : public Rule {
                    {"steps", double(steps_seen)},
                    {"ops", double(changing.size())},
                    {"new_shapes", double(new_shapes)}};
-      f.notes.push_back("each shape an op has not seen compiles (or re-tiles) a kernel on Ascend; cost estimated "
-                        "at 1 ms per new (op, shape)");
-      f.fix = "Make shapes static: pad sequences to a fixed length or to a few bucket lengths (e.g. multiples of "
-              "64) and pass an attention mask; use drop_last=True in the DataLoader; replace data-dependent "
-              "shapes (x[mask], nonzero(), masked_select) with fixed-shape masking (torch.where(mask, x, 0), "
-              "x * mask).";
+      f.notes.push_back(advice("DYNSHAPE001", "cost_note"));
+      f.fix = advice("DYNSHAPE001", "fix");
       std::string pattern;
       for (int32_t step : changed_steps) pattern += std::to_string(step) + ",";
       per_site.push_back({std::move(pattern), *changed_steps.begin(), first_new_op, s.first_op, std::move(varying),
@@ -229,7 +226,7 @@ class DynamicShapes final : public Rule {
     std::string at = "at " + inner + ":";
     if (auto pos = f.message.find(at); pos != std::string::npos)
       f.message.replace(pos, at.size(), fmt::format("at {} (inside {}):", where(caller), inner));
-    f.notes.push_back(fmt::format("shapes first change at {}, called from {}", inner, where(caller)));
+    f.notes.push_back(advice("DYNSHAPE001", "caller_note", {{"inner", inner}, {"caller", where(caller)}}));
     f.location = std::move(caller);
   }
 
@@ -293,14 +290,14 @@ class DynamicShapes final : public Rule {
         else if (m.key == "new_shapes") m.value += f.metric("new_shapes");
       }
       if (n <= kListedSites)
-        first.notes.push_back(fmt::format("same cause: {} ({})", where(f.location), f.location.op));
+        first.notes.push_back(advice("DYNSHAPE001", "same_cause_note", {{"where", where(f.location)}, {"op", f.location.op}}));
     }
     for (auto& [index, ops] : first_new) name_the_caller(t, ops.first, ops.second, out[index]);
     for (auto& [index, n] : others) {
       Finding& f = out[index];
       f.message += fmt::format("; {} more call site{} change{} shape with it (same steps or same sizes): one cause, first seen here",
                                n, n == 1 ? "" : "s", n == 1 ? "s" : "");
-      if (n > kListedSites) f.notes.push_back(fmt::format("and {} more call sites", n - kListedSites));
+      if (n > kListedSites) f.notes.push_back(advice("DYNSHAPE001", "more_sites_note", {{"count", n - kListedSites}}));
     }
   }
 };

@@ -7,6 +7,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/npu_facts.hpp"
 #include "rules/rule_support.hpp"
@@ -64,13 +65,7 @@ class AiCpuTask final : public Rule {
                    {"device_share", device_share}};
       f.cost_ns = g.time_ns;
       bool is_cast = g.what.find("Cast") != std::string::npos;
-      f.fix = is_cast
-                  ? "Cast to a dtype the AI cores handle before this op: int64 index/count tensors are a common "
-                    "cause (e.g. `idx = idx.to(torch.int32)` once, outside the loop), as are int32->uint64 "
-                    "casts in framework-inserted trans_Cast tasks; or upgrade CANN, which moves ops to AI cores "
-                    "over time."
-                  : "Use a dtype or op variant that has an AI-core kernel (int64 -> int32, float64 -> float32), "
-                    "move the op out of the step, or check whether a newer CANN version runs it on the AI cores.";
+      f.fix = advice("FALLBACK001", is_cast ? "fix_cast" : "fix");
       if (auto d = dtypes.find(g.what); d != dtypes.end()) {
         std::string list;
         bool float64 = false, int64 = false;
@@ -79,24 +74,22 @@ class AiCpuTask final : public Rule {
           float64 = float64 || x.find("DOUBLE") != std::string::npos;
           int64 = int64 || x.find("INT64") != std::string::npos;
         }
-        f.notes.push_back("input dtypes: " + list);
+        f.notes.push_back(advice("FALLBACK001", "dtypes_note", {{"dtypes", list}}));
         if (float64) {
           f.message += ": float64 inputs";
-          f.fix = "Convert double to float: float64 has no AI-core kernels, so every op on it runs on the AI-CPU; "
-                  "find where float64 enters (torch.from_numpy of a float64 array, torch.tensor of Python floats "
-                  "with a float64 default dtype, .double()) and make it float32 there. " + f.fix;
+          f.fix = advice("FALLBACK001", "fix_float64", {{"fix", f.fix}});
         } else if (int64) {
           f.message += ": int64 inputs";
         }
       }
-      if (!g.context.empty()) f.notes.push_back("launched by " + g.context);
+      if (!g.context.empty()) f.notes.push_back(advice("FALLBACK001", "launched_by_note", {{"context", g.context}}));
       if (g.examples.size() > 1 || (g.examples.size() == 1 && g.examples[0] != g.what)) {
         std::string names;
         for (const auto& e : g.examples) names += (names.empty() ? "" : ", ") + e;
-        f.notes.push_back("task names: " + names);
+        f.notes.push_back(advice("FALLBACK001", "task_names_note", {{"names", names}}));
       }
       if (std::string_view fact = silent_task_fact(g.what); !fact.empty())
-        f.notes.push_back(fmt::format("known AI-CPU op (NPU-FACTS): {}", fact));
+        f.notes.push_back(advice("FALLBACK001", "known_op_note", {{"fact", fact}}));
       out.push_back(std::move(f));
     }
   }

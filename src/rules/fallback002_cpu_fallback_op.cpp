@@ -9,6 +9,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "knowledge/knowledge.hpp"
 #include "knowledge/npu_coverage.hpp"
 #include "rules/builtin_rules.hpp"
@@ -323,41 +324,25 @@ class CpuFallbackOp final : public Rule {
       if (g.category == kSilentWork) {
         f.fix = std::string(fix_of_fact[g.context]);
       } else if (g.category == kPerTensor) {
-        f.fix = "Nothing breaks. Where these small kernels show in an NPU profile, a fused optimizer steps every "
-                "parameter in one kernel (torch_npu.optim.NpuFusedAdamW and its siblings), or a torch_npu wheel with "
-                "this foreach overload runs it fused (`npu-doctor versions`).";
+        f.fix = advice("FALLBACK002", "fix_foreach");
       } else if (g.category == kSparse) {
-        f.fix = fmt::format(
-            "Keep sparse tensors off the NPU: make a graph's adjacency dense once (`adj = adj.to_dense()` before "
-            "moving it, then torch.mm) when it fits in memory, or compute message passing on an edge list with "
-            "dense ops (index_select + index_add_ / scatter_add_, as torch_geometric does). Sparse kernels in {}: {}.",
-            wheel, sparse_kernels(kv));
+        f.fix = advice("FALLBACK002", "fix_sparse", {{"wheel", wheel}, {"kernels", sparse_kernels(kv)}});
       } else {
-        f.fix = fmt::format(
-            "Replace {} with ops that have NPU kernels, move it out of the step (precompute, or run it on the CPU "
-            "on purpose once), or use a torch_npu wheel whose op list has it (see `npu-doctor versions`).",
-            g.what);
+        f.fix = advice("FALLBACK002", "fix", {{"op", g.what}});
       }
-      if (!g.context.empty()) f.notes.push_back(fmt::format("NPU-FACTS: {}", g.context));
+      if (!g.context.empty()) f.notes.push_back(advice("FALLBACK002", "fact_note", {{"fact", g.context}}));
       if (auto m = missing_out.find(g.what); m != missing_out.end())
-        f.notes.push_back(fmt::format("its generic kernel only redispatches to {}, which has no NPU kernel in {}",
-                                      m->second, wheel));
+        f.notes.push_back(advice("FALLBACK002", "redispatch_note", {{"inner", m->second}, {"wheel", wheel}}));
       if (g.category == kFallsBack || g.category == kPerTensor)
-        f.notes.push_back(fmt::format("dispatch facts: {}", dispatch.describe()));
+        f.notes.push_back(advice("FALLBACK002", "dispatch_facts_note", {{"facts", dispatch.describe()}}));
       if (g.category == kFallsBack)
-        f.notes.push_back(fmt::format("on NPU torch_npu warns once per op on rank 0: \"The operator '{}' is not "
-                                      "currently supported on the NPU backend and will fall back to run on the CPU\" "
-                                      "(TORCH_NPU_WARNING_DISABLE=1 hides it)",
-                                      g.what));
+        f.notes.push_back(advice("FALLBACK002", "warning_note", {{"op", g.what}}));
       if (g.category != kSilentWork) {
-        f.notes.push_back(fmt::format("op list: {}", kv.describe()));
+        f.notes.push_back(advice("FALLBACK002", "op_list_note", {{"list", kv.describe()}}));
         if (!kv.is_release())
-          f.notes.push_back("a development tip can differ from every released wheel: pass --torch-npu with the "
-                            "wheel you deploy");
+          f.notes.push_back(advice("FALLBACK002", "dev_tip_note"));
         if (!exact)
-          f.notes.push_back(fmt::format("this trace format drops overload names: {} was matched by base name (any "
-                                        "listed overload counts as a kernel), a guess",
-                                        g.what));
+          f.notes.push_back(advice("FALLBACK002", "base_name_note", {{"op", g.what}}));
       }
       out.push_back(std::move(f));
     }

@@ -1,5 +1,5 @@
 // FUSE001 rms_norm: see graph/patterns/ and docs/rules/FUSE001.md.
-#include "graph/pattern_rule.hpp"
+#include "rules/pattern_rule.hpp"
 #include "rules/builtin_rules.hpp"
 
 namespace npud {

@@ -1,5 +1,5 @@
 // FUSE002 layer_norm: see graph/patterns/ and docs/rules/FUSE002.md.
-#include "graph/pattern_rule.hpp"
+#include "rules/pattern_rule.hpp"
 #include "rules/builtin_rules.hpp"
 
 namespace npud {

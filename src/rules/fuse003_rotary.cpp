@@ -1,5 +1,5 @@
 // FUSE003 rotary: see graph/patterns/ and docs/rules/FUSE003.md.
-#include "graph/pattern_rule.hpp"
+#include "rules/pattern_rule.hpp"
 #include "rules/builtin_rules.hpp"
 
 namespace npud {

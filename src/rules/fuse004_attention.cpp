@@ -1,5 +1,5 @@
 // FUSE004 attention: see graph/patterns/ and docs/rules/FUSE004.md.
-#include "graph/pattern_rule.hpp"
+#include "rules/pattern_rule.hpp"
 #include "rules/builtin_rules.hpp"
 
 namespace npud {

@@ -1,5 +1,5 @@
 // FUSE005 swiglu: see graph/patterns/ and docs/rules/FUSE005.md.
-#include "graph/pattern_rule.hpp"
+#include "rules/pattern_rule.hpp"
 #include "rules/builtin_rules.hpp"
 
 namespace npud {

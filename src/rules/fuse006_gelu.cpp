@@ -1,5 +1,5 @@
 // FUSE006 gelu: see graph/patterns/ and docs/rules/FUSE006.md.
-#include "graph/pattern_rule.hpp"
+#include "rules/pattern_rule.hpp"
 #include "rules/builtin_rules.hpp"
 
 namespace npud {

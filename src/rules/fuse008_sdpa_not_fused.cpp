@@ -10,6 +10,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
 
@@ -81,31 +82,22 @@ class SdpaNotFused final : public Rule {
       std::vector<std::string> reasons, fixes;
       if (g.category & kNot4d) {
         reasons.push_back("its inputs are not 4-D");
-        fixes.push_back("pass q, k and v as 4-D (batch, heads, seq, head_dim) tensors: q.view(B, S, N, D)"
-                        ".transpose(1, 2) instead of a (B*N, S, D) layout");
+        fixes.push_back(advice("FUSE008", "fix_not_4d"));
       }
       if (g.category & kFloatMask) {
         reasons.push_back("its attn_mask is a float (additive) mask");
-        fixes.push_back("pass a bool mask (True = may attend): attn_mask=(additive_mask == 0), the same mask when it "
-                        "holds only 0 and -inf (a padding or causal mask); for a plain causal mask pass no mask and "
-                        "is_causal=True");
+        fixes.push_back(advice("FUSE008", "fix_float_mask"));
       }
       if (g.category & kBiasMask) {
         reasons.push_back("its attn_mask is a float mask that carries values (a position bias: T5, ALiBi)");
-        fixes.push_back("keep the float mask, a bool mask would drop the bias and change the model: on an NPU call "
-                        "torch_npu.npu_fusion_attention(q, k, v, head_num, \"BNSD\", pse=attn_mask / scale, "
-                        "atten_mask=padding, scale=scale) instead (it computes softmax(scale * (pse + q·kᵀ)), with "
-                        "atten_mask True = masked out), or keep SDPA and its math path");
+        fixes.push_back(advice("FUSE008", "fix_bias_mask"));
       }
       f.message = fmt::format(
           "F.scaled_dot_product_attention at {} misses torch_npu's fused attention: {} ({}): {} call{}{}",
           where(g.location), fmt::join(reasons, " and "), g.context, g.count, g.count == 1 ? "" : "s",
           per_step_note(index, g));
-      f.fix = fmt::format("{}. torch_npu runs SDPA as npu_fusion_attention (flash attention) only for 4-D BNSD "
-                          "inputs with a bool mask or none; otherwise it runs the unfused math path (matmul, "
-                          "softmax, matmul) and keeps the S x S score matrix in memory.",
-                          fmt::join(fixes, "; "));
-      if (!g.examples.empty()) f.notes.push_back("call: " + g.examples.front());
+      f.fix = advice("FUSE008", "fix", {{"fixes", fmt::format("{}", fmt::join(fixes, "; "))}});
+      if (!g.examples.empty()) f.notes.push_back(advice("FUSE008", "call_note", {{"call", g.examples.front()}}));
       f.metrics = {{"count", double(g.count)}, {"per_step", per_step}, {"time_ns", double(g.time_ns)}};
       f.cost_ns = g.time_ns;
       out.push_back(std::move(f));

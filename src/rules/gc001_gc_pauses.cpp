@@ -9,6 +9,7 @@
 #include "analysis/intervals.hpp"
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "model/trace.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
@@ -100,17 +101,11 @@ class GcPauses final : public Rule {
                             g.count == 1 ? "" : "s", format_duration(g.time_ns), format_share(s),
                             index.step_count() ? "step" : "trace", format_duration(longest));
     f.metrics.push_back({"longest_ns", double(longest)});
-    f.fix = std::string(kFix);
+    f.fix = advice("GC001", "fix");
     out.push_back(std::move(f));
   }
 
  private:
-  static constexpr std::string_view kFix =
-      "Keep the collector out of the step: call gc.freeze() once the model and data pipeline are built (their "
-      "objects are never scanned again), raise the thresholds (gc.set_threshold(100000, 50, 100)), or "
-      "gc.disable() and gc.collect() every N steps at a point you choose. Objects created per step in large "
-      "numbers (Python lists of tensors, dicts of metrics) are what makes collections long.";
-
   // No gc events: long device idle windows with a silent host, reported as likely collections.
   void conjecture(const Trace& t, const TraceIndex& index, std::vector<Finding>& out) const {
     std::vector<Interval> windows = silent_windows(t, index);
@@ -130,8 +125,7 @@ class GcPauses final : public Rule {
                             format_duration(longest), format_duration(windows.front().start),
                             windows.size() == 1 ? "" : "s");
     f.metrics.push_back({"longest_ns", double(longest)});
-    f.fix = "Confirm with torch_npu's profiler: experimental_config=torch_npu.profiler._ExperimentalConfig("
-            "gc_detect_threshold=1) records each collection of 1 ms or more. " + std::string(kFix);
+    f.fix = advice("GC001", "fix_conjecture", {{"fix", advice("GC001", "fix")}});
     out.push_back(std::move(f));
   }
 };

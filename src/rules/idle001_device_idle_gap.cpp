@@ -7,6 +7,7 @@
 #include "analysis/intervals.hpp"
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
 #include "util/saturate.hpp"
@@ -124,13 +125,14 @@ class DeviceIdleGap final : public Rule {
       for (size_t i = 0; i < gaps.size() && i < kShown; ++i) {
         const Gap& g = gaps[i];
         HostActivity h = i == 0 ? largest : host_activity(index, g.span);
-        f.notes.push_back(fmt::format("gap {} at +{}{}: {}", format_duration(g.span.length()),
-                                      format_duration(g.span.start),
-                                      g.step >= 0 ? fmt::format(" (step {})", t.steps[g.step].number) : "", h.text));
+        f.notes.push_back(
+            advice("IDLE001", "gap_note",
+                   {{"length", format_duration(g.span.length())},
+                    {"start", format_duration(g.span.start)},
+                    {"step", g.step >= 0 ? advice("IDLE001", "gap_step", {{"step", t.steps[g.step].number}}) : ""},
+                    {"host", h.text}}));
       }
-      f.fix = "Keep the device fed: remove host syncs from the step (see SYNC001), move data loading off the "
-              "main thread (DataLoader num_workers, pin_memory=True, non_blocking copies), and cut Python work "
-              "between launches (fewer, larger ops; fused APIs).";
+      f.fix = advice("IDLE001", "fix");
       out.push_back(std::move(f));
     }
   }

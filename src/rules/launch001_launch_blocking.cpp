@@ -8,6 +8,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/runtime_calls.hpp"
 
@@ -69,9 +70,7 @@ class LaunchBlocking final : public Rule {
                             ctx.index().step_count() ? "step" : "trace");
     f.metrics.push_back({"launches", double(launches)});
     f.metrics.push_back({"co_occurrence", ratio});
-    f.fix = "unset ASCEND_LAUNCH_BLOCKING (or export ASCEND_LAUNCH_BLOCKING=0); it is a debugging switch that "
-            "makes every op synchronous. If it is not set, look for a torch.npu.synchronize() or a host read "
-            "(.item(), .cpu()) after every op (SYNC001).";
+    f.fix = advice("LAUNCH001", "fix");
     out.push_back(std::move(f));
   }
 };

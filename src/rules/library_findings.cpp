@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "knowledge/advice_texts.hpp"
 #include "knowledge/library_advice.hpp"
 #include "rules/rule_support.hpp"
 
@@ -30,15 +31,9 @@ std::string fill(std::string text, const LibrarySite& s) {
 // cannot edit it: say so, and what is left to do.
 std::string no_lever_fix(const Finding& f) {
   const LibrarySite& s = f.location.library;
-  std::string head = fmt::format(
-      "This runs inside {} ({}), not in your code, and no setting of {} is known to remove it. ",
-      s.package, s.describe(), s.package);
-  if (f.rule.starts_with("SYNC"))
-    return head + "Look for an option of the call that leads there (the line above) that skips this read; else "
-                  "it stays, once per call.";
-  return head + "Where it matters, apply the fix below to that code once at start-up (a subclass, or a function or "
-                "method swapped on the module, the way Ascend's model ports patch libraries) instead of editing "
-                "site-packages:\n" + f.fix;
+  std::string head = advice("LIBRARY", "no_lever_head", {{"package", s.package}, {"site", s.describe()}});
+  if (f.rule.starts_with("SYNC")) return advice("LIBRARY", "no_lever_sync", {{"head", head}});
+  return advice("LIBRARY", "no_lever", {{"head", head}, {"fix", f.fix}});
 }
 
 void merge_into(Finding& into, const Finding& other) {
@@ -52,7 +47,7 @@ void merge_into(Finding& into, const Finding& other) {
   }
   into.cost_ns = into.cost_ns > INT64_MAX - other.cost_ns ? INT64_MAX : into.cost_ns + other.cost_ns;
   into.severity = std::max(into.severity, other.severity);
-  into.notes.push_back(fmt::format("same cause, also: {}", other.message));
+  into.notes.push_back(advice("LIBRARY", "same_cause_note", {{"message", other.message}}));
 }
 
 }  // namespace
@@ -83,10 +78,10 @@ void apply_library_advice(std::vector<Finding>& findings) {
     by_cause.emplace(key, out.size());
     if (a) {
       s.cause = a->cause;
-      f.notes.insert(f.notes.begin(), fmt::format("in {}: {}", s.describe(), a->does));
+      f.notes.insert(f.notes.begin(), advice("LIBRARY", "does_note", {{"site", s.describe()}, {"does", a->does}}));
       f.fix = fill(a->lever, s);
     } else {
-      f.notes.insert(f.notes.begin(), fmt::format("in {}: the code of an installed package", s.describe()));
+      f.notes.insert(f.notes.begin(), advice("LIBRARY", "package_note", {{"site", s.describe()}}));
       f.fix = no_lever_fix(f);
     }
     out.push_back(std::move(f));

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 
 namespace npud {
 

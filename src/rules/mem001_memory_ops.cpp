@@ -5,6 +5,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/runtime_calls.hpp"
 
@@ -44,10 +45,7 @@ class MemoryOpTime final : public Rule {
     f.message = fmt::format("{} device memory call{}{} ({}) took {} on the host ({} of {} time){}", c.count,
                             c.count == 1 ? "" : "s", rate, names, format_duration(c.time_ns), format_share(s),
                             index.step_count() ? "step" : "trace", ops.empty() ? "" : "; made by " + ops);
-    f.fix = "Let the caching allocator reuse memory: export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True (fewer, "
-            "growable segments instead of new blocks per size), drop torch.npu.empty_cache() from the loop, and keep "
-            "shapes steady (each new size can miss the cache). If memory is close to full, a smaller batch avoids "
-            "the free-and-retry path.";
+    f.fix = advice("MEM001", "fix");
     out.push_back(std::move(f));
   }
 };

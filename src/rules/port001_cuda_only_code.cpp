@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "knowledge/advice_texts.hpp"
 #include "model/trace.hpp"
 #include "rules/builtin_rules.hpp"
 #include "source/scanner.hpp"
@@ -76,10 +77,13 @@ class CudaOnlyCode final : public Rule {
                             "this machine took; on an Ascend machine the file takes another one",
                             path.filename().string(), r.findings.size(), r.findings.size() == 1 ? "" : "s",
                             first->rule, first->line, first->message);
-    f.fix = fmt::format("npu-doctor scan {} --diff   # then --fix: {} of the {} place{} have an exact fix", path.string(),
-                        fixable, r.findings.size(), r.findings.size() == 1 ? "" : "s");
+    f.fix = advice("PORT001", "fix",
+                   {{"path", path.string()},
+                    {"fixable", fixable},
+                    {"count", r.findings.size()},
+                    {"plural", r.findings.size() == 1 ? "" : "s"}});
     for (const ScanFinding& s : r.findings)
-      f.notes.push_back(fmt::format("{} line {}: {}", s.rule, s.line, s.message));
+      f.notes.push_back(advice("PORT001", "place_note", {{"rule", s.rule}, {"line", s.line}, {"message", s.message}}));
     f.metrics = {{"count", double(r.findings.size())}, {"fixable", double(fixable)}};
     out.push_back(std::move(f));
   }

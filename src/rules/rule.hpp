@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rules/finding.hpp"
-#include "rules/rule_filter.hpp"
+#include "model/finding.hpp"
+#include "model/rule_filter.hpp"
 
 namespace npud {
 
@@ -57,7 +57,7 @@ class Rule {
 
 // Every trace rule, in id order. Defined in rules/registry.cpp.
 const std::vector<const Rule*>& trace_rules();
-// trace_rules() as --select/--ignore know them: id and name (rules/rule_filter.hpp).
+// trace_rules() as --select/--ignore know them: id and name (model/rule_filter.hpp).
 std::vector<RuleRef> trace_rule_refs();
 
 // Runs the selected rules and sorts findings: severity, then estimated cost, worst first.

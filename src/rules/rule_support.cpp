@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "knowledge/advice_texts.hpp"
+
 namespace npud {
 
 Location location_of(const TraceIndex& index, uint32_t op) {
@@ -35,6 +37,13 @@ Location location_of(const TraceIndex& index, uint32_t op) {
       break;
     }
   }
+  return loc;
+}
+
+Location location_with_own_module(const TraceIndex& index, uint32_t op_index) {
+  Location loc = location_of(index, op_index);
+  const Trace& t = index.trace();
+  loc.module = std::string(t.str(t.ops[op_index].module));
   return loc;
 }
 
@@ -73,10 +82,10 @@ void EventGroup::add_module(std::string_view path) {
 
 std::string modules_note(const EventGroup& g) {
   constexpr size_t kListed = 6;
-  std::string text = fmt::format("the same line runs in {} modules: ", g.modules.size());
-  for (size_t i = 0; i < g.modules.size() && i < kListed; ++i) text += (i ? ", " : "") + g.modules[i];
-  if (g.modules.size() > kListed) text += fmt::format(" and {} more", g.modules.size() - kListed);
-  return text;
+  std::string modules;
+  for (size_t i = 0; i < g.modules.size() && i < kListed; ++i) modules += (i ? ", " : "") + g.modules[i];
+  if (g.modules.size() > kListed) modules += fmt::format(" and {} more", g.modules.size() - kListed);
+  return advice("common", "modules_note", {{"count", g.modules.size()}, {"modules", modules}});
 }
 
 EventGroup& GroupMap::get(const std::string& key, bool* created) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analysis/trace_index.hpp"
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 #include "util/saturate.hpp"
 
 namespace npud {
@@ -19,6 +19,9 @@ namespace npud {
 // inside an installed package is the library site; file:line is then the program's own
 // innermost frame that led there (analysis/source_sites.hpp).
 Location location_of(const TraceIndex& index, uint32_t op);
+// location_of with the op's own module path (location_of names the nearest module around it):
+// where a matched expression or optimizer loop ran (FUSE00x).
+Location location_with_own_module(const TraceIndex& index, uint32_t op);
 // "train.py:95" / "aten::copy_" / "" — the shortest way to say where; with a library site,
 // "train.py:51 (in transformers 5.17.0, masking_utils.py:269 (sdpa_mask))".
 std::string where(const Location& loc);

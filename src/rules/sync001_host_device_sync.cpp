@@ -12,6 +12,7 @@
 #include "analysis/names.hpp"
 #include "analysis/placement.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
@@ -32,33 +33,15 @@ enum Category : int {
 
 bool is_upload(int category) { return category == kBlockingUpload || category == kMadeOnDevice; }
 
-std::string_view fix_for(int category) {
+// The key of the fix for a category (data/texts/rules.tsv).
+std::string_view fix_key(int category) {
   switch (category) {
-    case kScalarRead:
-      return "Keep the value on the device: accumulate losses and metrics as tensors "
-             "(`total += loss.detach()`) and call `.item()` once every N steps or at the end of the "
-             "epoch; replace `if t:` on tensors by torch.where or masking.";
-    case kDataDependent:
-      return "Avoid data-dependent shapes in the step: use `torch.where(mask, x, 0)`, `x * mask` or "
-             "`masked_fill` instead of `x[mask]`, `nonzero()`, `masked_select` or `unique()`; keep "
-             "shapes static so the host never has to read a count back.";
-    case kHostCopy:
-      return "Do not copy to the host inside the step: keep the data on the device, or use "
-             "`t.to('cpu', non_blocking=True)` into pinned memory and read it only after a later, "
-             "existing sync point (e.g. once per logging interval).";
-    case kMadeOnDevice:
-      return "Make the value where it is used instead of copying it from the host each time: a constant once, "
-             "outside the loop (or a buffer); a scalar on the device with torch.full((), v, device=d), which "
-             "copies nothing; host data that must go over: x.pin_memory().to(device, non_blocking=True).";
-    case kBlockingUpload:
-      return "Copy batches in without waiting for the device: load them into pinned memory and copy "
-             "asynchronously, `DataLoader(..., pin_memory=True)` and `batch.to(device, non_blocking=True)` (or "
-             "`x.pin_memory().to(device, non_blocking=True)`), so the host queues the copy behind the running step "
-             "instead of draining the device's queue first; or prefetch the next batch on a side stream.";
-    default:
-      return "Remove explicit synchronize calls from the training loop (torch.npu.synchronize() "
-             "costs the same on Ascend); synchronize only where you measure time, and use events "
-             "(torch.npu.Event) to time regions without blocking every step.";
+    case kScalarRead: return "fix_scalar_read";
+    case kDataDependent: return "fix_data_dependent";
+    case kHostCopy: return "fix_host_copy";
+    case kMadeOnDevice: return "fix_made_on_device";
+    case kBlockingUpload: return "fix_blocking_upload";
+    default: return "fix_synchronize";
   }
 }
 
@@ -317,10 +300,10 @@ class HostDeviceSync final : public Rule {
                    {"per_step", per_step},
                    {"time_ns", double(g.time_ns)},
                    {"time_share", time_share}};
-      f.fix = std::string(fix_for(g.category));
-      if (!g.context.empty()) f.notes.push_back("called from: " + g.context);
+      f.fix = advice("SYNC001", fix_key(g.category));
+      if (!g.context.empty()) f.notes.push_back(advice("SYNC001", "called_from_note", {{"context", g.context}}));
       if (g.what == "Memcpy DtoH" && g.location.op == g.what)
-        f.notes.push_back("no host op is linked to these copies: time is the copies' device time");
+        f.notes.push_back(advice("SYNC001", "no_host_op_note"));
       out.push_back(std::move(f));
     }
   }

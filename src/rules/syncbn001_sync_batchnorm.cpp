@@ -5,6 +5,7 @@
 
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
 #include "util/text.hpp"
@@ -55,9 +56,7 @@ class SyncBatchNorm final : public Rule {
     f.message = fmt::format("{} SyncBatchNorm forward call{}{}, {} in them: each gathers statistics from every "
                             "rank in forward and reduces in backward, two blocking collectives per layer",
                             g.count, g.count == 1 ? "" : "s", per_step_note(index, g), format_duration(g.time_ns));
-    f.fix = "Use plain BatchNorm when each card sees enough samples (32 or more per card keeps the statistics stable): "
-            "drop torch.nn.SyncBatchNorm.convert_sync_batchnorm(model), or convert only the first layers; or use "
-            "GroupNorm, which needs no statistics from other ranks.";
+    f.fix = advice("SYNCBN001", "fix");
     out.push_back(std::move(f));
   }
 };

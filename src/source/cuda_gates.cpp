@@ -6,6 +6,8 @@
 #include <cstring>
 #include <tuple>
 
+#include "knowledge/advice_texts.hpp"
+
 namespace npud {
 namespace {
 
@@ -493,9 +495,8 @@ void CudaGates::explain(ScanFinding& f, const Gate& g, const Callee& hit) {
                                      (g.fallback_line ? " (line " + std::to_string(g.fallback_line) + ")" : std::string()) +
                                      " runs";
   std::string alt = npu_alternative(hit.shown);
-  f.fix = "leave this test as it is (no automatic fix): on the NPU " + where +
-          "; to make the NPU path fast, add a branch of its own for NPU tensors (`x.is_npu`)" +
-          (alt.empty() ? std::string() : " calling " + alt);
+  f.fix = advice("CUDA", "gate_fix",
+                 {{"where", where}, {"calling", alt.empty() ? std::string() : advice("CUDA", "gate_calling", {{"alternative", alt}})}});
 }
 
 void CudaGates::withhold(FileScan& fs) {

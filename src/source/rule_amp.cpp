@@ -1,6 +1,7 @@
 // AMP101: fp16 autocast in a file that trains (calls .backward()) but never uses a GradScaler.
 // fp16 gradients underflow (below 2^-24 they become 0) without loss scaling; on the NPU the
 // GradScaler is torch.npu.amp.GradScaler (or torch.amp.GradScaler('npu')).
+#include "knowledge/advice_texts.hpp"
 #include "source/rule_context.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
@@ -54,8 +55,7 @@ class AutocastWithoutScaler final : public SourceRule {
     if (!found_ || has_scaler_ || !has_backward_) return;
     fs.report("AMP101", Severity::Warning, at_,
               "fp16 autocast in a training file without a GradScaler: small fp16 gradients underflow to zero",
-              "scaler = torch.npu.amp.GradScaler(); scaler.scale(loss).backward(); scaler.step(optimizer); "
-              "scaler.update() -- or autocast to torch.bfloat16 (910B-class NPUs and newer) and drop the scaler");
+              advice("AMP101", "fix"));
   }
 
  private:

@@ -2,6 +2,7 @@
 // torch_npu version (they fall back to the CPU, with a copy each way), or that run on AI CPU /
 // the host for some inputs even though a kernel is listed (NPU-FACTS). The table is
 // data/api-aten-map.tsv, judged against the chosen wheel's op list (findings name it).
+#include "knowledge/advice_texts.hpp"
 #include "source/rule_context.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
@@ -27,7 +28,7 @@ class UnsupportedApi final : public SourceRule {
     for (const auto& op : e->ops) {
       if (fs.kv.is_unsupported(op)) {
         fs.report("API101", Severity::Error, n, d + "() dispatches to aten::" + op + ", which raises on the NPU" + caveat,
-                  "compute it another way, or move the inputs to the CPU explicitly around this call");
+                  advice("API101", "fix_unsupported"));
         return;
       }
       if (fs.kv.is_tocpu(op) ||
@@ -36,13 +37,13 @@ class UnsupportedApi final : public SourceRule {
         fs.report("API101", Severity::Warning, n,
                   d + "() dispatches to aten::" + op + ", which has no NPU kernel: it falls back to the CPU with a "
                       "copy each way" + caveat,
-                  "avoid it in hot code, or check a newer --torch-npu version");
+                  advice("API101", "fix_falls_back"));
         return;
       }
     }
     if (!e->host_note.empty())
       fs.report("API102", Severity::Info, n, d + "(): " + e->host_note + " (NPU-FACTS)",
-                "keep it out of hot loops, or restructure (e.g. a lookup table instead of isin)");
+                advice("API102", "fix"));
   }
 };
 

@@ -4,6 +4,7 @@
 // transpose flag: that one costs nothing and is not reported. Which dims a transpose swaps
 // depends on the tensor's rank, which the rule reads where the code states it (`.view(b, h,
 // s, d)`, `b, s, d = x.shape`, `.unsqueeze`, a bmm's 3-D operands).
+#include "knowledge/advice_texts.hpp"
 #include "source/rule_context.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
@@ -386,8 +387,7 @@ class ViewToMatmul final : public SourceRule {
               what + " feeds " + std::string(consumer) +
                   " as a non-contiguous view: the NPU kernel needs a contiguous copy (an extra TransData/ViewCopy "
                   "task) on every call",
-              "produce the operand in the layout the kernel wants (store weights pre-transposed), or call "
-              ".contiguous() once where the view is made, outside hot loops");
+              advice("CONTIG101", "fix"));
   }
 };
 

@@ -1,6 +1,10 @@
-// CUDA001-CUDA007: CUDA-only device strings, backends and APIs, with their exact NPU replacements;
-// a test that keeps NPU tensors out of CUDA-only code keeps its test (cuda_gates.hpp).
+// The one walk of the CUDA scan rules (CUDA001-CUDA007, each in rule_cuda00N_*.cpp,
+// cuda_rules.hpp): it hands each node to the rule it concerns and keeps what they share, where
+// literal values flow (a device or backend string stored in a name that reaches a device or
+// backend argument) and the tests that keep NPU tensors out of CUDA-only code (cuda_gates.hpp),
+// which withhold the rules' fixes.
 #include "source/cuda_gates.hpp"
+#include "source/cuda_rules.hpp"
 #include "source/rule_context.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
@@ -15,17 +19,7 @@ namespace npud {
 namespace {
 
 using py::Kind;
-
-// torch.cuda members that torch_npu mirrors under torch.npu with the same meaning.
-constexpr std::array<std::string_view, 30> kNpuMirrors = {
-    "synchronize",    "is_available",         "device_count",         "set_device",
-    "current_device", "manual_seed",          "manual_seed_all",      "empty_cache",
-    "memory_allocated", "max_memory_allocated", "memory_reserved",    "max_memory_reserved",
-    "reset_peak_memory_stats", "Event",       "Stream",               "current_stream",
-    "default_stream", "stream",               "amp",                  "get_device_name",
-    "device",         "seed",                 "initial_seed",         "get_device_properties",
-    "memory_stats",   "memory_summary",       "is_initialized",       "set_stream",
-    "reset_max_memory_allocated", "is_bf16_supported"};
+using namespace cuda_rules;
 
 bool is_npu_device(std::string_view s) {
   return s == "npu" || (s.starts_with("npu:") && s.size() > 4 &&
@@ -36,53 +30,6 @@ bool contains_icase(std::string_view hay, std::string_view needle) {
   auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(),
                         [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
   return it != hay.end();
-}
-
-// A CUDA device name inside a string literal: exact ("cuda", "cuda:1") or a template that
-// builds one (f"cuda:{rank}", "cuda:{}".format(r), "cuda:%d" % r, "cuda:" + str(r)). A
-// template can only mean a device; an exact "cuda" needs a device context to be one.
-struct CudaLiteral {
-  bool found = false;
-  bool templ = false;
-  uint32_t at = 0;        // byte offset of "cuda"
-  std::string_view text;  // the literal's content
-};
-
-CudaLiteral cuda_literal(std::string_view src, TSNode n) {
-  CudaLiteral out;
-  std::string_view t = py::text_of(src, n);
-  size_t q = t.find_first_of("'\"");
-  if (q == std::string_view::npos) return out;
-  bool f_string = false;
-  for (size_t i = 0; i < q; ++i) {
-    char c = char(std::tolower(static_cast<unsigned char>(t[i])));
-    if (c == 'f') f_string = true;
-    else if (c != 'r' && c != 'u') return out;  // bytes
-  }
-  uint32_t cs = py::string_content_start(src, n);
-  size_t quotes = cs - ts_node_start_byte(n) - q;
-  size_t off = cs - ts_node_start_byte(n);
-  if (t.size() < off + quotes) return out;
-  std::string_view content = t.substr(off, t.size() - off - quotes);
-  if (!content.starts_with("cuda") || content.find('\\') != std::string_view::npos) return out;
-  std::string_view rest = content.substr(4);
-  auto digits = [](std::string_view d) {
-    return !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-  };
-  bool exact = rest.empty() || (rest[0] == ':' && digits(rest.substr(1)));
-  if (exact && f_string && content.find('{') != std::string_view::npos) return out;
-  bool templ = false;
-  if (!exact && rest.starts_with(':')) {
-    std::string_view r = rest.substr(1);
-    bool one_field = r.size() >= 2 && r.front() == '{' && r.back() == '}' && r.find('{', 1) == std::string_view::npos;
-    templ = r.empty() || one_field || r == "%d" || r == "%s" || r == "%i";
-  }
-  if (!exact && !templ) return out;
-  out.found = true;
-  out.templ = templ;
-  out.at = cs;
-  out.text = content;
-  return out;
 }
 
 // Climbs from a literal through what keeps its value: `x if c else y`, parentheses, and for
@@ -156,43 +103,8 @@ class CudaRules final : public SourceRule {
   void finish(FileScan& fs) override {
     report_flowed_literals(fs);
     gates_.withhold(fs);
-    if (defines_cuda_) {
-      // `.cuda()` may be this file's own method: rewriting it would change the program.
-      for (auto& f : fs.findings) {
-        if (f.rule != "CUDA002") continue;
-        f.edits.clear();
-        f.fix = "`.npu()` where this is a tensor or module; this file defines its own cuda(), so check which "
-                "one this call is (no automatic fix)";
-      }
-    }
-    bool gets_npu = fs.uses_npu;
-    for (const auto& f : fs.findings)
-      if (f.fixable() && f.rule.starts_with("CUDA")) gets_npu = true;
-    if (!gets_npu || fs.imports_torch_npu) return;
-    const char* msg =
-        "this file uses NPU APIs (or will, after the CUDA fixes) but does not `import torch_npu`, "
-        "which registers the 'npu' device and torch.npu";
-    if (!fs.has_import_torch) {
-      // No anchor that is safe for an insertion (docstrings, __future__ imports): no edit.
-      fs.report("CUDA006", Severity::Error, fs.first_statement, msg, "add `import torch_npu` after `import torch`");
-      return;
-    }
-    const NodeSpan& imp = fs.import_torch;
-    uint32_t end = imp.end_byte;
-    uint32_t line_start = imp.start_byte - imp.start.column;
-    std::string indent;
-    for (uint32_t i = line_start; i < fs.text.size() && (fs.text[i] == ' ' || fs.text[i] == '\t'); ++i)
-      indent += fs.text[i];
-    size_t nl = fs.text.find('\n', end);
-    TextEdit e;
-    if (nl == std::string_view::npos) {
-      e.start = e.end = fs.text.size();
-      e.replacement = std::string(fs.newline) + indent + "import torch_npu" + std::string(fs.newline);
-    } else {
-      e.start = e.end = nl + 1;
-      e.replacement = indent + "import torch_npu" + std::string(fs.newline);
-    }
-    fs.report("CUDA006", Severity::Error, imp, msg, "import torch_npu").edits.push_back(std::move(e));
+    if (defines_cuda_) withhold_own_cuda_fixes(fs);
+    check_import_torch_npu(fs);
   }
 
 
@@ -202,7 +114,7 @@ class CudaRules final : public SourceRule {
       case Kind::String: on_string(n, fs); break;
       case Kind::Call: on_call(n, fs); break;
       case Kind::Attribute: on_attribute(n, fs); break;
-      case Kind::ImportFromStatement: on_import_from(n, fs); break;
+      case Kind::ImportFromStatement: check_import_from(n, fs); break;
       case Kind::Assignment: on_assignment(n, fs); break;
       case Kind::FunctionDefinition:
         if (fs.text_of(py::field(n, py::fields().name)) == "cuda") defines_cuda_ = true;
@@ -225,8 +137,6 @@ class CudaRules final : public SourceRule {
   bool defines_cuda_ = false;  // a `def cuda(...)` in this file
   std::set<std::string, std::less<>> device_sinks_, backend_sinks_;
   std::vector<std::pair<std::string, std::string>> copies_;  // `a = b`: (a, b)
-
-  enum class Context { None, Argument, Test };
 
   // Is the value expression e (a literal, climbed by value_expression) used as a device?
   // Test: compared against a device (`device.type == 'cuda'`, `'cuda' in device`).
@@ -307,25 +217,6 @@ class CudaRules final : public SourceRule {
       return;
     }
     report_device_literal(n, c, fs);
-  }
-
-  static void report_device_literal(TSNode n, Context c, FileScan& fs) {
-    CudaLiteral lit = cuda_literal(fs.text, n);
-    std::string shown(lit.text);
-    std::string repl = "npu" + shown.substr(4);
-    std::string msg = "CUDA device string '" + shown + "': there is no CUDA device on an Ascend NPU";
-    if (c == Context::Test)
-      msg += "; this test is False for an NPU device, so what it gates (autocast, a fused optimizer, "
-             "pin_memory) silently takes the CPU path";
-    auto& f = fs.report("CUDA001", Severity::Error, n, std::move(msg), "'" + repl + "'");
-    f.edits.push_back({lit.at, lit.at + 4, "npu"});
-  }
-
-  static void report_nccl(TSNode n, FileScan& fs) {
-    auto& fd = fs.report("CUDA004", Severity::Error, n,
-                         "process-group backend 'nccl' is CUDA-only; Ascend collectives use HCCL", "'hccl'");
-    uint32_t cs = py::string_content_start(fs.text, n);
-    fd.edits.push_back({cs, cs + 4, "hccl"});
   }
 
   void on_nccl(TSNode n, FileScan& fs) {
@@ -422,39 +313,7 @@ class CudaRules final : public SourceRule {
       fs.uses_npu = true;
       return;
     }
-    if (member != "cuda") return;
-    std::string obj = fs.dotted(py::field(fn, f.object));
-    if (obj == "torch") return;  // torch.cuda is the module (CUDA003), not a method call
-    auto& fd = fs.report("CUDA002", Severity::Error, n,
-                         "`.cuda()` moves to a CUDA device, which does not exist on an Ascend NPU",
-                         "`.npu()` (same arguments)");
-    fd.edits.push_back({ts_node_start_byte(attr), ts_node_end_byte(attr), "npu"});
-  }
-
-  // torch.backends.cudnn.X / torch.backends.cuda.X (also through `import torch.backends.cudnn
-  // as cudnn`): no effect on the NPU, except the TF32 switches, which have HF32 twins.
-  static void on_backend_setting(TSNode n, std::string_view d, FileScan& fs) {
-    static constexpr std::pair<std::string_view, std::string_view> kHf32[] = {
-        {"torch.backends.cuda.matmul.allow_tf32", "torch.npu.matmul.allow_hf32"},
-        {"torch.backends.cudnn.allow_tf32", "torch.npu.conv.allow_hf32"},
-    };
-    for (const auto& [cuda, npu] : kHf32) {
-      if (d != cuda) continue;
-      auto& fd = fs.report("CUDA005", Severity::Info, n,
-                           std::string(d) + " switches TF32 on CUDA; on the NPU the same trade (fp32 matmul/conv "
-                                            "in a 19-bit format) is HF32: " + std::string(npu),
-                           std::string(npu));
-      fd.edits.push_back({ts_node_start_byte(n), ts_node_end_byte(n), std::string(npu)});
-      return;
-    }
-    std::string fix = d.ends_with(".deterministic")
-                          ? "remove it; for deterministic results use torch.use_deterministic_algorithms(True)"
-                          : "remove it: the NPU does not read this setting";
-    bool cudnn = d.starts_with("torch.backends.cudnn");
-    fs.report("CUDA005", Severity::Info, n,
-              std::string(d) + (cudnn ? " configures cuDNN, which the NPU does not use"
-                                      : " configures CUDA's math backends, which the NPU does not use"),
-              fix);
+    if (member == "cuda") report_cuda_call(n, attr, fs);
   }
 
   static void on_attribute(TSNode n, FileScan& fs) {
@@ -464,18 +323,14 @@ class CudaRules final : public SourceRule {
     TSNode p = fs.parent(n);
     bool is_object = py::kind(p) == Kind::Attribute && ts_node_eq(py::field(p, f.object), n);
     if (name == "is_cuda") {
-      auto& fd = fs.report("CUDA007", Severity::Warning, n,
-                           "`" + std::string(fs.text_of(n)) + "` is False for a tensor on the NPU, so the code "
-                               "it gates silently takes the non-CUDA path",
-                           "`.is_npu` (torch_npu adds it to tensors)");
-      fd.edits.push_back({ts_node_start_byte(attr), ts_node_end_byte(attr), "is_npu"});
+      report_is_cuda(n, attr, fs);
       return;
     }
     // The outermost chain only: torch.backends.cudnn.benchmark, not its torch.backends.cudnn.
     if (!is_object) {
       std::string d = fs.dotted(n);
       if (d == "torch.backends.cudnn" || d.starts_with("torch.backends.cudnn.") || d.starts_with("torch.backends.cuda.")) {
-        on_backend_setting(n, d, fs);
+        report_backend_setting(n, d, fs);
         return;
       }
     }
@@ -490,62 +345,11 @@ class CudaRules final : public SourceRule {
     if (py::kind(p) == Kind::Call && ts_node_eq(py::field(p, f.function), n)) return;  // torch.cuda(): not an API
     std::string_view member;
     if (is_object) member = fs.text_of(py::field(p, f.attribute));
-    if (!member.empty() && npu_mirrors(member)) {
-      auto& fd = fs.report("CUDA003", Severity::Error, p,
-                           "torch.cuda." + std::string(member) + " drives the CUDA runtime; torch_npu provides torch.npu." +
-                               std::string(member),
-                           "torch.npu." + std::string(member));
-      fd.edits.push_back({ts_node_start_byte(attr), ts_node_end_byte(attr), "npu"});
-    } else {
-      fs.report("CUDA003", Severity::Error, member.empty() ? n : p,
-                "torch.cuda" + (member.empty() ? std::string() : "." + std::string(member)) +
-                    " has no known torch.npu equivalent",
-                "remove it, or guard it with `if torch.cuda.is_available():`");
-    }
-  }
-  static void on_import_from(TSNode n, FileScan& fs) {
-    const auto& f = py::fields();
-    TSNode mod = py::field(n, f.module_name);
-    if (ts_node_is_null(mod) || py::kind(mod) != Kind::DottedName) return;
-    std::string_view m = fs.text_of(mod);
-    if (m.starts_with("torch_npu")) return;
-    if (m != "torch.cuda" && !m.starts_with("torch.cuda.")) return;
-    if (ts_node_named_child_count(mod) < 2) return;
-    TSNode cuda = ts_node_named_child(mod, 1);
-    // `from torch.cuda import X, Y`: fixable when torch.npu has every X.
-    bool all_mirrored = true;
-    std::string names;
-    if (m == "torch.cuda") {
-      uint32_t cnt = ts_node_named_child_count(n);
-      for (uint32_t i = 0; i < cnt; ++i) {
-        TSNode c = ts_node_named_child(n, i);
-        if (ts_node_eq(c, mod) || py::kind(c) == Kind::Comment) continue;
-        TSNode nm = py::kind(c) == Kind::AliasedImport ? py::field(c, f.name) : c;
-        std::string_view x = fs.text_of(nm);
-        if (!npu_mirrors(x)) all_mirrored = false;
-      }
-    } else {
-      TSNode member = ts_node_named_child(mod, 2);
-      all_mirrored = !ts_node_is_null(member) && npu_mirrors(fs.text_of(member));
-    }
-    std::string npu = "torch.npu" + std::string(m.substr(10));
-    if (all_mirrored) {
-      auto& fd = fs.report("CUDA003", Severity::Error, mod,
-                           "import from " + std::string(m) + ", the CUDA runtime; torch_npu provides " + npu, npu);
-      fd.edits.push_back({ts_node_start_byte(cuda), ts_node_end_byte(cuda), "npu"});
-    } else {
-      fs.report("CUDA003", Severity::Error, mod,
-                "import from " + std::string(m) + " names something torch.npu has no known equivalent of",
-                "import the names from torch.npu where they exist; drop the rest");
-    }
+    report_torch_cuda(n, p, attr, member, fs);
   }
 };
 
 }  // namespace
-
-bool npu_mirrors(std::string_view cuda_member) {
-  return std::find(kNpuMirrors.begin(), kNpuMirrors.end(), cuda_member) != kNpuMirrors.end();
-}
 
 std::unique_ptr<SourceRule> make_cuda_rules() { return std::make_unique<CudaRules>(); }
 

@@ -6,6 +6,7 @@
 // forward), so the rules follow simple local dataflow: what a name was assigned in the same
 // function, and what a module attribute was assigned anywhere in its class.
 // Never suggests NpuLayerNorm or deprecated ops (NPU-FACTS).
+#include "knowledge/advice_texts.hpp"
 #include "source/rule_context.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
@@ -38,7 +39,7 @@ std::string squeeze(std::string_view s) {
 
 std::string availability(const FileScan& fs, std::string_view op) {
   if (fs.kv.is_custom(op)) return {};
-  return " (not in the torch_npu " + fs.kv.version + " op list)";
+  return advice("FUSE1XX", "not_listed", {{"torch_npu", fs.kv.version}});
 }
 
 // torch.X(...) -> (true, false); y.X() -> (true, true).
@@ -417,8 +418,7 @@ class GatedMlp {
                                 "`: when the config names \"silu\" (the Llama/Mistral/Qwen default) it is SwiGLU, "
                                 "run as separate silu and mul NPU kernels";
     fs.report("FUSE104", Severity::Info, at, std::move(msg),
-              "torch_npu.npu_swiglu(torch.cat([gate, up], dim=-1), dim=-1), or keep the gate/up projection fused in "
-              "one Linear and pass its output" + availability(fs, "npu_swiglu"));
+              advice("FUSE104", "fix", {{"availability", availability(fs, "npu_swiglu")}}));
   }
 };
 
@@ -517,7 +517,7 @@ class FusedPatterns final : public SourceRule {
     if (op == "*") glu_.on_product(n, fs);
     if ((op == "*" || op == "/") && rms_.is_rms_norm(n, op, fs))
       fs.report("FUSE101", Severity::Info, n, "hand-written RMSNorm (x * rsqrt(mean(x^2) + eps)) runs as ~5 NPU kernels",
-                "torch_npu.npu_rms_norm(x, weight, epsilon=eps)[0]" + availability(fs, "npu_rms_norm"));
+                advice("FUSE101", "fix", {{"availability", availability(fs, "npu_rms_norm")}}));
   }
 
   void on_call(TSNode n, FileScan& fs) {
@@ -533,8 +533,7 @@ class FusedPatterns final : public SourceRule {
         if (py::kind(first) == Kind::UnaryOperator && fs.text_of(first).starts_with("-"))
           fs.report("FUSE102", Severity::Info, n,
                     "hand-written rotary embedding (rotate_half: cat(-x2, x1)) runs as slice/neg/cat/mul/add kernels",
-                    "torch_npu.npu_rotary_mul(x, cos, sin) applies x*cos + rotate_half(x)*sin in one kernel" +
-                        availability(fs, "npu_rotary_mul"));
+                    advice("FUSE102", "fix", {{"availability", availability(fs, "npu_rotary_mul")}}));
       }
       return;
     }
@@ -547,10 +546,7 @@ class FusedPatterns final : public SourceRule {
         if (!ts_node_is_null(s) && attention_.softmax_of_scores(s, fs))
           fs.report("FUSE103", Severity::Info, n,
                     "hand-written attention (softmax(q @ k^T * scale) @ v) materialises the score matrix in HBM",
-                    "F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask) reaches NPU flash attention with "
-                    "4-D (B, N, S, D) inputs and a bool or no mask; or torch_npu.npu_fusion_attention(q, k, v, "
-                    "head_num, 'BNSD', ...) whose mask uses 1 = masked out (the opposite of PyTorch bool masks)" +
-                        availability(fs, "npu_fusion_attention"));
+                    advice("FUSE103", "fix", {{"availability", availability(fs, "npu_fusion_attention")}}));
         return;
       }
     }
@@ -569,10 +565,8 @@ class FusedPatterns final : public SourceRule {
           fs.report("FUSE105", Severity::Info, n,
                     std::string("hand-written GELU (") + (tanh_gelu ? "tanh" : "erf") +
                         " form) runs as several elementwise NPU kernels",
-                    tanh_gelu ? "F.gelu(x, approximate='tanh'), torch_npu.npu_gelu(x, approximate='tanh')" +
-                                    availability(fs, "npu_gelu") + " or torch_npu.npu_fast_gelu(x) (faster, approximate)"
-                              : "F.gelu(x), or torch_npu.npu_gelu(x)" + availability(fs, "npu_gelu") +
-                                    " (note: native GELU on the NPU uses tanh unless TORCH_NPU_USE_COMPATIBLE_IMPL=1)");
+                    advice("FUSE105", tanh_gelu ? "fix_tanh" : "fix_erf",
+                           {{"availability", availability(fs, "npu_gelu")}}));
       }
     }
   }

@@ -1,6 +1,7 @@
 // SYNC101: host-device synchronisation inside a loop (.item(), .cpu(), .numpy(), .tolist(),
 // print(tensor), float/int/bool(tensor)). Each one stalls the host until the NPU has finished
 // all queued work, every iteration, so the device idles while Python catches up.
+#include "knowledge/advice_texts.hpp"
 #include "source/rule_context.hpp"
 #include "util/text.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
@@ -51,9 +52,7 @@ class SyncInLoop final : public SourceRule {
       if (obj == "torch" || obj.starts_with("np") || obj.starts_with("numpy")) return;
       fs.report("SYNC101", Severity::Warning, n,
                 "`." + std::string(m) + "()` inside a loop copies to the host and waits for the NPU every iteration",
-                m == "item" ? "accumulate on the device (total += loss.detach()) and call .item() once after the "
-                              "loop, or every N steps"
-                            : "keep the data on the device inside the loop; move it to the host once afterwards");
+                advice("SYNC101", m == "item" ? "fix_item" : "fix"));
       return;
     }
     if (fk != Kind::Identifier) return;
@@ -67,7 +66,7 @@ class SyncInLoop final : public SourceRule {
       fs.report("SYNC101", Severity::Warning, n,
                 "`" + std::string(name) + "(" + std::string(fs.text_of(a)) +
                     ")` inside a loop converts a tensor on the host, waiting for the NPU every iteration",
-                "log every N steps, or accumulate on the device and convert once after the loop");
+                advice("SYNC101", "fix_convert"));
       return;
     }
   }

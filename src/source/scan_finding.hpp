@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 
 namespace npud {
 

@@ -1,3 +1,4 @@
+#include "knowledge/advice_texts.hpp"
 #include "util/regular_file.hpp"
 #include "source/scanner.hpp"
 #include "util/text.hpp"
@@ -10,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "rules/suppressions.hpp"
+#include "source/suppressions.hpp"
 #include "source/api_map.hpp"
 #include "source/rule_context.hpp"
 #include "source/source_encoding.hpp"
@@ -227,7 +228,7 @@ TSNode walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
       fs.scope_id = ++fs.scopes_seen;
       fs.functions.push_back(fs.text_of(py::field(n, f.name)));
     } else if (k == Kind::Comment) {
-      // Only real comments reach here (the parser tells them from strings): rules/suppressions.hpp.
+      // Only real comments reach here (the parser tells them from strings): source/suppressions.hpp.
       for (SuppressionComment& s : parse_suppressions(fs.text_of(n))) {
         if (s.file_level) ignores.whole_file.push_back(std::move(s));
         else ignores.by_line[int(ts_node_start_point(n).row) + 1].push_back(std::move(s));
@@ -350,7 +351,7 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
                   "the parser crashed on the code from here (a statement of " +
                       std::to_string(piece.longest_logical_line) +
                       " bytes nests too deep for tree-sitter to recover from a syntax error in it): not checked",
-                  "split the statement; other findings in this file are reported without fixes");
+                  advice("PARSE001", "fix_crashed"));
         parse_error = std::move(fs.take_since(mark).front());
       }
       continue;
@@ -369,8 +370,7 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
                 "nested more than " + std::to_string(FileScan::kMaxNesting) +
                     " levels deep: the code inside this expression is not checked (CPython's compiler also "
                     "refuses most code this deep)",
-                "split the expression (intermediate names, a loop, or a list); other findings in this file are "
-                "reported without fixes");
+                advice("PARSE001", "fix_too_deep"));
       parse_error = std::move(fs.take_since(mark).front());
     }
     if (!parse_error && ts_node_has_error(fs.root)) {
@@ -379,7 +379,7 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
       fs.report("PARSE001", Severity::Error, err,
                 ts_node_is_missing(err) ? "syntax error: missing `" + std::string(ts_node_type(err)) + "`"
                                         : "syntax error: the parser could not read this",
-                "fix the syntax; other findings in this file are reported without fixes");
+                advice("PARSE001", "fix_syntax"));
       parse_error = std::move(fs.take_since(mark).front());
     }
     fs.root = TSNode{};

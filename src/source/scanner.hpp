@@ -1,6 +1,6 @@
 // The static scan: finds Python files, parses each with tree-sitter (in parallel), runs the
 // source rules in one walk of the tree, and honours the suppression comments of
-// rules/suppressions.hpp (`# npu-doctor: ignore[...]`, `# noqa: ID`, `ignore-file[...]`).
+// source/suppressions.hpp (`# npu-doctor: ignore[...]`, `# noqa: ID`, `ignore-file[...]`).
 #pragma once
 
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "knowledge/knowledge.hpp"
-#include "rules/rule_filter.hpp"
+#include "model/rule_filter.hpp"
 #include "source/scan_finding.hpp"
 #include "source/source_rules.hpp"
 
@@ -36,7 +36,7 @@ struct FileResult {
   size_t bytes = 0, lines = 0;
   bool syntax_error = false;   // PARSE001 reported; its other findings carry no edits
   std::vector<ScanFinding> findings;  // by line, column, rule
-  size_t suppressed = 0;       // findings silenced by comments (rules/suppressions.hpp)
+  size_t suppressed = 0;       // findings silenced by comments (source/suppressions.hpp)
   std::string text;            // when keep_text
 };
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rules/finding.hpp"
-#include "rules/rule_filter.hpp"
+#include "model/finding.hpp"
+#include "model/rule_filter.hpp"
 
 namespace npud {
 

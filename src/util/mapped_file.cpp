@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "util/regular_file.hpp"
 
 namespace npud {

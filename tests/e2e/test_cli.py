@@ -61,7 +61,7 @@ class CommandLine(unittest.TestCase):
         self.assertIn("--capture-dir", npud("run", "--help").stdout)
 
     def test_select_and_ignore_mean_the_same_in_every_command(self):
-        """Ids, id prefixes or rule names in any case (one filter: rules/rule_filter.hpp); an entry
+        """Ids, id prefixes or rule names in any case (one filter: model/rule_filter.hpp); an entry
         that matches no rule is refused with exit 2, naming it and the closest rule."""
         here = os.path.dirname(os.path.abspath(__file__))
         trace = os.path.join(here, "..", "data", "chrome", "small_object.json")

@@ -8,7 +8,7 @@
 
 #include "analysis/amp.hpp"
 #include "cli/amp_check.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "knowledge/knowledge.hpp"
 #include "analysis/trace_index.hpp"

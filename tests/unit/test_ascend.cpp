@@ -17,7 +17,7 @@
 #include "ingest/byte_source.hpp"
 #include "ingest/chrome_json.hpp"
 #include "ingest/csv.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 
 namespace npud {
 namespace {

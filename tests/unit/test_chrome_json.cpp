@@ -11,7 +11,7 @@
 
 #include "ingest/chrome_json.hpp"
 #include "ingest/decimal_time.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "model/trace.hpp"
 

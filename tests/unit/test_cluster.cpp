@@ -12,7 +12,7 @@
 #include "cluster/cluster_report.hpp"
 #include "cluster/msprof_cluster.hpp"
 #include "cluster/rank_summary.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "trace_builder.hpp"
 

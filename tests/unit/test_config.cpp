@@ -9,7 +9,7 @@
 
 #include "cli/baseline.hpp"
 #include "cli/config.hpp"
-#include "rules/suppressions.hpp"
+#include "source/suppressions.hpp"
 #include "util/mini_toml.hpp"
 
 namespace npud {
@@ -93,7 +93,7 @@ TEST(Config, PyprojectTableAndErrors) {
   auto typo = d.write("typo/npu-doctor.toml", "select = [\"SINC\"]\n");
   EXPECT_NE(error_of(typo.string()).find(":1:10: select: 'SINC' is no rule id, id prefix or name; did you mean SYNC?"),
             std::string::npos);
-  // names as `rules` lists them, any case, as on the command line (rules/rule_filter.hpp)
+  // names as `rules` lists them, any case, as on the command line (model/rule_filter.hpp)
   auto named = d.write("named/npu-doctor.toml", "select = [\"Host-Device-Sync\"]\n"
                                                 "[per-file-ignores]\n\"*.py\" = [\"device-idle-gap\", \"cuda00\"]\n");
   Config n = read_config_file(named.string());

@@ -11,7 +11,7 @@
 #include <vector>
 #include "ingest/ascend.hpp"
 #include "ingest/chrome_json.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "numeric/dump.hpp"
 #include "source/scanner.hpp"
 

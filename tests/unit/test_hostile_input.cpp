@@ -11,7 +11,7 @@
 #include <string>
 
 #include "ingest/chrome_json.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "ingest/byte_source.hpp"
 #include "ingest/prefetch_source.hpp"
 #include "ingest/limits.hpp"

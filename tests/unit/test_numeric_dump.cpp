@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/dump.hpp"
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "numeric/metrics.hpp"
 #include "numeric/npy.hpp"
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "numeric/pt.hpp"
 #include "numeric/stored_zip.hpp"
 #include "numeric/torch_pickle.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ingest/byte_source.hpp"
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 #include "numeric/dump.hpp"
 #include "numeric/npy.hpp"
 #include "source/scanner.hpp"

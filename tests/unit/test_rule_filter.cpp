@@ -1,4 +1,4 @@
-// --select/--ignore: one filter for every command and the configuration (rules/rule_filter.hpp).
+// --select/--ignore: one filter for every command and the configuration (model/rule_filter.hpp).
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "rules/rule.hpp"
-#include "rules/rule_filter.hpp"
+#include "model/rule_filter.hpp"
 #include "source/source_rules.hpp"
 
 using namespace npud;

@@ -12,7 +12,7 @@
 
 #include "analysis/trace_index.hpp"
 #include "report/html_report.hpp"
-#include "report/source_snippet.hpp"
+#include "source/source_snippet.hpp"
 
 namespace npud {
 namespace {

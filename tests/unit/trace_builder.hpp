@@ -10,7 +10,7 @@
 
 #include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 #include "rules/rule.hpp"
 
 // Tests fill these option structs with designated initializers and leave the rest at their

@@ -1,4 +1,4 @@
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "rules/rule_filter.hpp"
+#include "model/rule_filter.hpp"
 
 #include <algorithm>
 #include <stdexcept>

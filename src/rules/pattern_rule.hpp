@@ -1,11 +1,13 @@
 // A trace rule that reports one fused-op pattern (the FUSE00x rule files are one line each).
 #pragma once
 
-#include "graph/affinity.hpp"
 #include "graph/patterns.hpp"
 #include "rules/rule.hpp"
 
 namespace npud::graph {
+
+// FUSE00x: one finding per (pattern, user file:line of the anchor). rules/pattern_rule.cpp.
+void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::vector<Finding>& out);
 
 class PatternRule final : public Rule {
  public:

@@ -1,4 +1,4 @@
-#include "ingest/input_error.hpp"
+#include "util/input_error.hpp"
 
 #include <fmt/format.h>
 

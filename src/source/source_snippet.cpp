@@ -1,4 +1,4 @@
-#include "report/source_snippet.hpp"
+#include "source/source_snippet.hpp"
 
 #include <unistd.h>
 

@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "report/source_snippet.hpp"
-#include "rules/finding.hpp"
+#include "source/source_snippet.hpp"
+#include "model/finding.hpp"
 
 namespace npud {
 

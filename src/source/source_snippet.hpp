@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "model/trace.hpp"
-#include "rules/finding.hpp"
+#include "model/finding.hpp"
 
 namespace npud {
 

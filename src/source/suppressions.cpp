@@ -1,4 +1,4 @@
-#include "rules/suppressions.hpp"
+#include "source/suppressions.hpp"
 
 #include <fnmatch.h>
 
