@@ -138,6 +138,25 @@ void render_cluster_html(std::ostream& os, const ClusterReport& r) {
   os << "</div>\n";
   section_end(os);
 
+  if (!r.link_bandwidth.empty()) {  // HCCL bandwidth records only (docs/communication.md)
+    section_begin(os, "links-section", "Communication links across ranks", std::to_string(r.links.size()));
+    os << "<div class=\"panel\" id=\"link-bandwidth\">\n";
+    for (const Finding& f : r.links)
+      os << fmt::format("<p><span class=\"sev-{0}\">{0}</span> {1} {2}</p>\n", to_string(f.severity), html_escape(f.rule),
+                        html_escape(f.message));
+    os << "<table><tr><th>step</th><th>rank</th><th class=\"num\">SDMA MB</th><th class=\"num\">SDMA ms</th>"
+          "<th class=\"num\">SDMA GB/s</th><th class=\"num\">RDMA MB</th><th class=\"num\">RDMA ms</th>"
+          "<th class=\"num\">RDMA GB/s</th></tr>\n";
+    for (const RankLinkBandwidth& b : r.link_bandwidth)
+      os << fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{:.4f}</td><td class=\"num\">{:.4f}</td>"
+                        "<td class=\"num\">{:.4f}</td><td class=\"num\">{:.4f}</td><td class=\"num\">{:.4f}</td>"
+                        "<td class=\"num\">{:.4f}</td></tr>\n",
+                        b.step >= 0 ? std::to_string(b.step) : "-", b.rank, b.sdma_mb, b.sdma_ms, b.sdma_gbs(), b.rdma_mb,
+                        b.rdma_ms, b.rdma_gbs());
+    os << "</table></div>\n";
+    section_end(os);
+  }
+
   section_begin(os, "common-section", "Findings on every rank", std::to_string(r.common.size()));
   os << "<div class=\"panel\">\n";
   if (r.common.empty()) os << "<p>None.</p>\n";

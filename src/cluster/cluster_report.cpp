@@ -9,10 +9,12 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
 #include "report/finding_json.hpp"
 #include "report/json_writer.hpp"
 #include "report/text_style.hpp"
+#include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
 
 namespace npud {
@@ -279,6 +281,16 @@ bool worse(const Finding& a, const Finding& b) {
 
 }  // namespace
 
+// COMM004 / COMM005 over every rank's communication records (docs/communication.md).
+static void add_link_findings(const std::vector<RankSummary>& ranks, ClusterReport& r) {
+  bool any = std::any_of(ranks.begin(), ranks.end(), [](const RankSummary& s) { return !s.comm_ops.empty(); });
+  if (!any) return;
+  Trace comm = comm_trace(ranks);
+  r.link_bandwidth = rank_link_bandwidth(comm);
+  AnalysisContext ctx{comm, Knowledge::builtin().newest(), {}};
+  r.links = run_rules(ctx, {&comm004_rule(), &comm005_rule()});
+}
+
 ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::string source) {
   ClusterReport r;
   r.source = std::move(source);
@@ -479,6 +491,7 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   std::stable_sort(r.common.begin(), r.common.end(), worse);
   std::stable_sort(r.partial.begin(), r.partial.end(),
                    [](const PartialFinding& a, const PartialFinding& b) { return worse(a.finding, b.finding); });
+  add_link_findings(input, r);
   return r;
 }
 
@@ -488,6 +501,7 @@ std::optional<Severity> worst_severity(const ClusterReport& r) {
   for (const SlowRank& s : r.slow) see(s.severity);
   for (const Finding& f : r.common) see(f.severity);
   for (const PartialFinding& p : r.partial) see(p.finding.severity);
+  for (const Finding& f : r.links) see(f.severity);
   return w;
 }
 
@@ -615,6 +629,27 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
   }
   if (r.partial.size() > limit) os << fmt::format("  ... {} more (--verbose)\n", r.partial.size() - limit);
 
+  if (!r.link_bandwidth.empty()) {  // only with HCCL bandwidth records: other inputs' reports stay as they were
+    os << "\n" << st.bold("communication links across ranks") << " (communication.json bandwidth, GB/s = MB / ms):\n";
+    os << fmt::format("  {:>6} {:>6} {:>12} {:>12} {:>10} {:>12} {:>12} {:>10}\n", "step", "rank", "SDMA MB", "SDMA ms",
+                      "SDMA GB/s", "RDMA MB", "RDMA ms", "RDMA GB/s");
+    size_t shown = verbose ? r.link_bandwidth.size() : std::min<size_t>(r.link_bandwidth.size(), kRanksShown);
+    for (size_t i = 0; i < shown; ++i) {
+      const RankLinkBandwidth& b = r.link_bandwidth[i];
+      os << fmt::format("  {:>6} {:>6} {:>12.4f} {:>12.4f} {:>10.4f} {:>12.4f} {:>12.4f} {:>10.4f}\n",
+                        b.step >= 0 ? std::to_string(b.step) : "-", b.rank, b.sdma_mb, b.sdma_ms, b.sdma_gbs(), b.rdma_mb,
+                        b.rdma_ms, b.rdma_gbs());
+    }
+    if (shown < r.link_bandwidth.size()) os << fmt::format("  ... {} more (--verbose)\n", r.link_bandwidth.size() - shown);
+    if (r.links.empty()) os << "  no slow link, no RDMA retransmission\n";
+    for (const Finding& f : r.links) {
+      os << fmt::format("  {} {}: {}\n", st.severity(f.severity), terminal_safe(f.rule), terminal_safe(cut_name(f.message, 200)));
+      size_t shown = verbose ? f.notes.size() : std::min<size_t>(f.notes.size(), 8);
+      for (size_t i = 0; i < shown; ++i) os << "      " << terminal_safe(f.notes[i]) << "\n";
+      if (shown < f.notes.size()) os << fmt::format("      ... {} more (--verbose)\n", f.notes.size() - shown);
+    }
+  }
+
   os << "\n" << st.bold(fmt::format("findings on every rank: {}", r.common.size())) << "\n";
   limit = verbose ? r.common.size() : 5;
   for (size_t i = 0; i < r.common.size() && i < limit; ++i)
@@ -691,6 +726,16 @@ void render_cluster_json(std::ostream& os, const ClusterReport& r) {
   }
   w.end_array();
   write_findings(w, "common_findings", r.common, FindingAliases::Yes);
+  if (!r.link_bandwidth.empty()) {  // only with HCCL bandwidth records (docs/communication.md)
+    w.key("link_bandwidth").begin_array();
+    for (const RankLinkBandwidth& b : r.link_bandwidth) {
+      w.begin_object().field("step", b.step).field("rank", b.rank);
+      w.field("sdma_mb", b.sdma_mb).field("sdma_ms", b.sdma_ms).field("sdma_gbs", b.sdma_gbs());
+      w.field("rdma_mb", b.rdma_mb).field("rdma_ms", b.rdma_ms).field("rdma_gbs", b.rdma_gbs()).end_object();
+    }
+    w.end_array();
+    write_findings(w, "link_findings", r.links, FindingAliases::Yes);
+  }
   w.key("inconsistent").begin_array();
   for (const auto& n : r.inconsistent) w.value(n);
   w.end_array();

@@ -13,6 +13,7 @@
 
 #include "cluster/rank_summary.hpp"
 #include "model/finding.hpp"
+#include "rules/comm_support.hpp"
 
 namespace npud {
 
@@ -76,6 +77,12 @@ struct ClusterReport {
   std::vector<Spread> spreads;      // computing, communication not overlapped, free (2+ compared ranks)
   std::vector<Finding> common;      // findings every rank has (one each, worst first)
   std::vector<PartialFinding> partial;  // findings only some ranks have, worst first
+  // Findings across ranks' communication records (COMM004 slow link, COMM005 RDMA
+  // retransmission: docs/communication.md), worst first.
+  std::vector<Finding> links;
+  // Each rank's SDMA / RDMA traffic per step (the numbers COMM004 compares); empty without
+  // HCCL bandwidth records.
+  std::vector<RankLinkBandwidth> link_bandwidth;
   std::vector<std::string> notes;   // duplicate ranks, truncated collectives, unreadable ranks, ranks left out
   // What the report could not believe, each naming its file (a world size of 2^62).
   std::vector<std::string> warnings;

@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include "ingest/communication_json.hpp"
+#include "ingest/communication_ops.hpp"
 #include "ingest/csv_table.hpp"
 #include "ingest/json_error_at.hpp"
 #include "ingest/step_trace_table.hpp"
@@ -31,24 +32,11 @@ std::map<std::pair<int64_t, int64_t>, int64_t> wait_by_rank_step(const std::stri
   dom::element root = load_json_or_throw(parser, path, text);
   dom::object groups;
   if (root.get_object().get(groups)) throw InputError(path, 0, "expected an object of communication groups", false);
-  for (auto [group, steps_el] : groups) {
-    dom::object steps;
-    if (steps_el.get_object().get(steps)) continue;
-    for (auto [step_key, ops_el] : steps) {
-      dom::object ops;
-      if (ops_el.get_object().get(ops)) continue;
-      int64_t step = comm_step_number(step_key);
-      for (auto [op, ranks_el] : ops) {
-        dom::object ranks;
-        if (op == "Total Op Info" || ranks_el.get_object().get(ranks)) continue;
-        for (auto [rank_key, info] : ranks) {
-          CommStepTime t;
-          auto rank = parse_int(rank_key);
-          if (rank && add_comm_time(info, t)) out[{*rank, step}] += t.wait_ns;
-        }
-      }
-    }
-  }
+  for_each_cluster_record(groups, [&](std::string_view, std::string_view step_key, std::string_view, int64_t rank,
+                                      dom::element info) {
+    CommStepTime t;
+    if (add_comm_time(info, t)) out[{rank, comm_step_number(step_key)}] += t.wait_ns;
+  });
   return out;
 }
 
@@ -102,6 +90,12 @@ std::vector<RankSummary> read_msprof_cluster(const std::string& output_dir) {
           it->second.wait_source = std::string(kCommunication);
         }
     }
+
+  if (fs::is_regular_file(comm_path, ec)) {  // each rank's collectives with their SDMA/RDMA numbers
+    Trace comm;
+    read_cluster_comm_ops(comm_path, comm);
+    for (auto& [r, s] : ranks) s.comm_ops = rank_comm_ops(comm, r);
+  }
 
   std::vector<RankSummary> out;
   for (auto& [r, s] : ranks) {

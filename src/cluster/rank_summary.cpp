@@ -1,6 +1,7 @@
 #include "cluster/rank_summary.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -48,6 +49,51 @@ int64_t rank_in_path(const std::string& path) {
   return -1;
 }
 
+std::vector<RankCommOp> rank_comm_ops(const Trace& trace, int64_t rank) {
+  std::vector<RankCommOp> out;
+  for (const CommOp& op : trace.comm_ops) {
+    if (op.rank != rank) continue;
+    RankCommOp r;
+    r.group = std::string(trace.str(op.group));
+    r.name = std::string(trace.str(op.name));
+    r.step = op.step;
+    r.elapse_ms = op.elapse_ms;
+    if (const CommTransport* tr = trace.transport(op, "SDMA")) r.sdma_mb = tr->size_mb, r.sdma_ms = tr->time_ms, r.sdma_gbs = tr->bandwidth_gbs;
+    if (const CommTransport* tr = trace.transport(op, "RDMA")) r.rdma_mb = tr->size_mb, r.rdma_ms = tr->time_ms, r.rdma_gbs = tr->bandwidth_gbs;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Trace comm_trace(const std::vector<RankSummary>& ranks) {
+  Trace t;
+  for (const RankSummary& s : ranks) {
+    if (s.rank < 0 || s.rank > (int64_t(1) << 30)) continue;
+    for (const RankCommOp& r : s.comm_ops) {
+      CommOp op;
+      op.name = t.intern(r.name);
+      op.group = t.intern(r.group);
+      op.rank = int32_t(s.rank);
+      op.step = r.step;
+      op.elapse_ms = r.elapse_ms;
+      op.transports_begin = uint32_t(t.comm_transports.size());
+      auto add = [&](std::string_view type, double mb, double ms, double gbs) {
+        if (mb < 0) return;
+        CommTransport tr;
+        tr.type = t.intern(type);
+        tr.size_mb = mb, tr.time_ms = ms, tr.bandwidth_gbs = gbs;
+        tr.sizes_begin = uint32_t(t.comm_packet_sizes.size());
+        t.comm_transports.push_back(tr);
+      };
+      add("SDMA", r.sdma_mb, r.sdma_ms, r.sdma_gbs);
+      add("RDMA", r.rdma_mb, r.rdma_ms, r.rdma_gbs);
+      op.transports_count = uint32_t(t.comm_transports.size() - op.transports_begin);
+      t.comm_ops.push_back(op);
+    }
+  }
+  return t;
+}
+
 RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, std::string torch_npu) {
   RankSummary s;
   s.source = trace.source;
@@ -74,6 +120,7 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
         b.comm_wait_ns = std::max<int64_t>(b.comm_wait_ns, 0) + c.wait_ns;
         s.wait_source = "communication.json";
       }
+  s.comm_ops = rank_comm_ops(trace);
   // Collectives in time order, each with its step's number.
   std::unordered_map<std::string_view, uint32_t> name_index;
   for (const Kernel& k : trace.kernels) {
@@ -134,6 +181,14 @@ void write_rank_summary(std::ostream& os, const RankSummary& s) {
   for (const Collective& c : s.collectives) w.begin_array().value(int64_t(c.name)).value(c.step).value(c.dur_ns).end_array();
   w.end_array();
   w.field("collectives_truncated", s.collectives_truncated);
+  if (!s.comm_ops.empty()) {  // HCCL bandwidth records only: other summaries stay as they were
+    // [group, name, step, elapse ms, SDMA MB, ms, GB/s, RDMA MB, ms, GB/s] (MB -1: no record)
+    w.key("comm_ops").begin_array();
+    for (const RankCommOp& c : s.comm_ops)
+      w.begin_array().value(c.group).value(c.name).value(c.step).value(c.elapse_ms).value(c.sdma_mb).value(c.sdma_ms)
+          .value(c.sdma_gbs).value(c.rdma_mb).value(c.rdma_ms).value(c.rdma_gbs).end_array();
+    w.end_array();
+  }
   write_findings(w, "findings", s.findings, FindingAliases::Yes);
   w.field("warning_count", uint64_t(s.warning_count));
   w.key("warnings").begin_array();
@@ -240,6 +295,22 @@ RankSummary read_rank_summary(const std::string& path) {
   }
   bool truncated = false;
   if (o["collectives_truncated"].get_bool().get(truncated) == simdjson::SUCCESS) s.collectives_truncated = truncated;
+  dom::array comm;
+  if (o["comm_ops"].get_array().get(comm) == simdjson::SUCCESS)
+    for (dom::element e : comm) {
+      dom::array a;
+      RankCommOp c;
+      std::string_view group, name;
+      double v[7];
+      bool ok = e.get_array().get(a) == simdjson::SUCCESS && a.size() == 10 &&
+                a.at(0).get_string().get(group) == simdjson::SUCCESS && a.at(1).get_string().get(name) == simdjson::SUCCESS &&
+                a.at(2).get_int64().get(c.step) == simdjson::SUCCESS;
+      for (size_t i = 0; ok && i < 7; ++i) ok = a.at(3 + i).get_double().get(v[i]) == simdjson::SUCCESS && std::isfinite(v[i]);
+      if (!ok) f.fail("a comm_ops entry is not [group, name, step, elapse, SDMA MB, ms, GB/s, RDMA MB, ms, GB/s]");
+      c.group = group, c.name = name;
+      c.elapse_ms = v[0], c.sdma_mb = v[1], c.sdma_ms = v[2], c.sdma_gbs = v[3], c.rdma_mb = v[4], c.rdma_ms = v[5], c.rdma_gbs = v[6];
+      s.comm_ops.push_back(std::move(c));
+    }
   for (dom::element e : f.array(o, "findings")) {
     dom::object fo = f.object(e, "a finding");
     Finding fd;

@@ -24,6 +24,16 @@ struct Collective {
   int64_t dur_ns = 0;
 };
 
+// One collective's record of a rank as communication.json / cluster_communication.json measured
+// it: what COMM004 (slow link) and COMM005 (RDMA retransmission) compare across ranks.
+struct RankCommOp {
+  std::string group, name;      // group hash (rank set in cluster_communication.json), op name
+  int64_t step = -1;
+  double elapse_ms = 0;
+  double sdma_mb = -1, sdma_ms = 0, sdma_gbs = 0;   // -1 MB: no SDMA record
+  double rdma_mb = -1, rdma_ms = 0, rdma_gbs = 0;   // -1 MB: no RDMA record
+};
+
 struct RankSummary {
   int64_t rank = -1;            // -1: unknown (no distributedInfo, no rank in the file name)
   int64_t world_size = 0;       // 0: unknown
@@ -41,6 +51,7 @@ struct RankSummary {
   std::vector<std::string> collective_names;
   std::vector<Collective> collectives;
   bool collectives_truncated = false;   // more than kMaxCollectives: the rest were dropped
+  std::vector<RankCommOp> comm_ops;     // HCCL ops with their SDMA/RDMA numbers ("comm_ops" when any)
   std::vector<Finding> findings;        // rule, severity, message, location, cost (no fix text)
   std::vector<std::string> warnings;    // the reader's warnings (first few)
   size_t warning_count = 0;
@@ -56,6 +67,11 @@ int64_t rank_in_path(const std::string& path);
 // The summary of a read and analysed trace: its rank is the one the trace recorded, else the
 // one its path states.
 RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, std::string torch_npu);
+
+// A trace's CommOps as RankCommOps (the trace's own ops: those without a rank of their own).
+std::vector<RankCommOp> rank_comm_ops(const Trace& trace, int64_t rank = -1);
+// Every rank's RankCommOps as one Trace of CommOps with their ranks, for COMM004 / COMM005.
+Trace comm_trace(const std::vector<RankSummary>& ranks);
 
 // Compact JSON, one rank (docs/cluster.md "Rank summary").
 void write_rank_summary(std::ostream& os, const RankSummary& s);

@@ -17,6 +17,7 @@
 
 #include "ingest/chrome_json.hpp"
 #include "ingest/communication_json.hpp"
+#include "ingest/communication_ops.hpp"
 #include "ingest/csv_table.hpp"
 #include "ingest/step_trace_table.hpp"
 #include "ingest/decimal_time.hpp"
@@ -420,6 +421,7 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
   if (present(dir / "op_statistic.csv")) read_op_statistic((dir / "op_statistic.csv").string(), trace);
   if (present(dir / "communication.json"))
     trace.comm_step_times = read_rank_communication((dir / "communication.json").string());
+  read_communication_detail(dir.string(), has_trace_view, trace);  // docs/communication.md
   if (!has_trace_view && !has_kernels_csv)
     trace.warnings.push_back({fmt::format("{}: no trace_view.json or kernel_details.csv: no events, only aggregate "
                                           "statistics{}",

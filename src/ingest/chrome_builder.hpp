@@ -30,7 +30,7 @@ namespace npud::chrome {
 
 namespace od = simdjson::ondemand;
 
-enum class Role : uint8_t { Unknown, Python, Cann, AscendHardware, Overlap };
+enum class Role : uint8_t { Unknown, Python, Cann, AscendHardware, Overlap, Hccl };
 
 // An event without "cat" (torch_npu trace_view.json): what it is depends on its process,
 // whose name may come later in the file, so it waits until the end.

@@ -26,6 +26,7 @@ void ChromeBuilder::process_name() {
   else if (ev_.arg_name == "CANN") r = Role::Cann;
   else if (ev_.arg_name == "Ascend Hardware") r = Role::AscendHardware;
   else if (ev_.arg_name == "Overlap Analysis") r = Role::Overlap;
+  else if (ev_.arg_name == "HCCL" || ev_.arg_name == "Communication") r = Role::Hccl;  // ingest/hccl_tasks.cpp
   if (r != Role::Unknown && ev_.pid_str.empty()) roles_[ev_.pid] = r;
   if (r == Role::Cann || r == Role::AscendHardware) t_.set_env("device", "npu");
 }
@@ -78,7 +79,7 @@ void ChromeBuilder::resolve_deferred() {
       rc.correlation = d.correlation;
       rc.external_id = d.external_id;
       t_.runtime.push_back(rc);
-    } else if (role != Role::Cann) {
+    } else if (role != Role::Cann && role != Role::Hccl) {  // HCCL tasks: read by ingest/hccl_tasks.cpp
       ++skipped_;
     }
   }

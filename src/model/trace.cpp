@@ -45,6 +45,12 @@ std::string_view Trace::env_value(std::string_view key) const {
   return {};
 }
 
+const CommTransport* Trace::transport(const CommOp& op, std::string_view type) const {
+  for (const CommTransport& tr : transports(op))
+    if (str(tr.type) == type) return &tr;
+  return nullptr;
+}
+
 std::span<const uint32_t> Trace::frames_of(uint32_t stack) const {
   if (stack == kNone || stack >= stacks.size()) return {};
   const Stack& s = stacks[stack];

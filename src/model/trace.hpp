@@ -180,6 +180,56 @@ struct StepTraceTime {
   int64_t stage_ns = -1, bubble_ns = -1;  // -1: no such column
 };
 
+// --- HCCL communication (docs/communication.md) ------------------------------------------
+
+// One transport of a collective as msprof measured it (communication.json "Communication
+// Bandwidth Info": "SDMA", "RDMA", "HCCS", "PCIE"...): bytes moved, transfer time, and the
+// distribution of its packet sizes.
+struct CommTransport {
+  StrId type = 0;                 // "SDMA", "RDMA", "HCCS", "PCIE", "SIO", ...
+  double size_mb = 0, time_ms = 0, bandwidth_gbs = 0, large_packet_ratio = 0;
+  uint32_t sizes_begin = 0, sizes_count = 0;   // into Trace::comm_packet_sizes
+};
+
+// "Size Distribution": `count` packets of `size_mb` took `time_ms` together.
+struct CommPacketSize {
+  double size_mb = 0, time_ms = 0;
+  int64_t count = 0;
+};
+
+// One collective / point-to-point op of communication.json (per rank) or of msprof-analyze's
+// cluster_communication.json (one record per rank of the op). "Total Op Info" is not an op.
+struct CommOp {
+  StrId name = 0;                 // "hcom_allReduce__123_0" (the key before '@')
+  StrId group = 0;                // the group hash after '@'; cluster: the rank set "(0, 1)"
+  bool p2p = false;               // under "p2p" (send/receive) rather than "collective"
+  int32_t rank = -1;              // cluster_communication.json: the rank; -1: this trace's own
+  int64_t step = -1;              // step number; -1: not numbered
+  int64_t start_ns = kUnset;      // "Start Timestamp(us)", relative to Trace::time_origin_ns
+  double elapse_ms = 0, transit_ms = 0, wait_ms = 0;
+  uint32_t transports_begin = 0, transports_count = 0;   // into Trace::comm_transports
+};
+
+// One src->dst link of an op in communication_matrix.json.
+struct CommLink {
+  StrId op = 0, group = 0;        // as in CommOp ("Total Op Info"-style summary keys skipped)
+  int64_t step = -1;
+  int32_t src = -1, dst = -1;     // ranks ("{src}-{dst}")
+  StrId transport = 0;            // "LOCAL", "HCCS", "PCIE", "RDMA", "SDMA"
+  double size_mb = 0, time_ms = 0, bandwidth_gbs = 0;
+};
+
+// A task of the HCCL timeline in trace_view.json (process "HCCL" or "Communication"): an op
+// (`hcom_*`, op == kNone) or one of its Memcpy / Reduce_Inline tasks with transport, link
+// type and size (`args`). op: index of the op task it belongs to.
+struct HcclTask {
+  StrId name = 0;
+  uint32_t op = kNone;
+  int64_t start_ns = 0, dur_ns = 0;
+  int64_t size_bytes = -1;        // "size(Byte)"; -1: not recorded
+  StrId transport = 0, link = 0;  // "transport type" ("SDMA", "RDMA", "LOCAL"), "link type" ("HCCS", "ON_CHIP")
+};
+
 struct MemoryEvent {
   int64_t ts_ns = 0;
   int64_t bytes = 0;             // positive = allocation, negative = free
@@ -278,6 +328,13 @@ class Trace {
   std::vector<KernelDetail> kernel_details;   // Kernel::detail points here
   std::vector<CommStepTime> comm_step_times;  // torch_npu communication.json, by step
   std::vector<StepTraceTime> step_trace_times;  // step_trace_time.csv rows, without a trace_view.json only
+  // HCCL detail (docs/communication.md): communication.json's ops and bandwidth, the matrix's
+  // links, trace_view's HCCL tasks.
+  std::vector<CommOp> comm_ops;
+  std::vector<CommTransport> comm_transports;   // CommOp::transports_* point here
+  std::vector<CommPacketSize> comm_packet_sizes;  // CommTransport::sizes_* point here
+  std::vector<CommLink> comm_links;
+  std::vector<HcclTask> hccl_tasks;             // in time order
 
   std::vector<TensorMeta> tensors;
   std::vector<uint32_t> tensor_refs;   // Op inputs/outputs point here; entries index tensors
@@ -338,6 +395,14 @@ class Trace {
   // amp-check records of any kind (numerics, gradient histograms, GradScaler/autocast calls).
   bool has_amp() const { return !numerics.empty() || !grad_histograms.empty() || !amp_calls.empty(); }
   const OpNumeric* numeric_of(const Op& op) const { return op.numeric < numerics.size() ? &numerics[op.numeric] : nullptr; }
+  std::span<const CommTransport> transports(const CommOp& op) const {
+    return {comm_transports.data() + op.transports_begin, op.transports_count};
+  }
+  std::span<const CommPacketSize> packet_sizes(const CommTransport& tr) const {
+    return {comm_packet_sizes.data() + tr.sizes_begin, tr.sizes_count};
+  }
+  // The op's transport of this type ("SDMA", "RDMA"), or nullptr.
+  const CommTransport* transport(const CommOp& op, std::string_view type) const;
   std::span<const int64_t> bins(const GradHistogram& g) const { return {grad_bins.data() + g.bins_begin, g.bins_count}; }
 
   // Which step (index into steps) contains this timestamp, or -1.

@@ -28,6 +28,12 @@ const Rule& syncbn001_rule();     // sync-batchnorm (collectives per SyncBatchNo
 const Rule& bound001_rule();      // pmu-bottleneck (NPU kernel_details PMU ratios)
 const Rule& mem001_rule();        // memory-op-time (NPU profiles)
 const Rule& capture001_rule();    // capture-incomplete (captures)
+const Rule& comm001_rule();      // small-packets (communication.json)
+const Rule& comm002_rule();      // bandwidth-contention (communication.json + matmul kernels)
+const Rule& comm003_rule();      // byte-alignment (trace_view HCCL tasks)
+const Rule& comm004_rule();      // slow-link (ranks' communication records: the cluster view)
+const Rule& comm005_rule();      // rdma-retransmission (ranks' communication records: the cluster view)
+const Rule& comm006_rule();      // exposed-communication (per step)
 const Rule& port001_rule();       // cuda-only-code (captures: the program's file, by the scan rules)
 
 // The rule with this id among trace_rules(), or nullptr.

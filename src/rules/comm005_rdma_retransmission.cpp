@@ -1,0 +1,83 @@
+// COMM005 rdma-retransmission: a collective that took over 4 s on every rank, and whose RDMA
+// transfer alone took over 4 s on some rank: the signature of RDMA packet retransmission
+// (a rank that merely arrived late makes the others wait, not all of them). msprof-analyze's
+// "Communication Retransmission Analysis" (advisor/analyzer/cluster/
+// communication_retransmission_checker.py). Needs the ranks' records (cluster view).
+// docs/rules/COMM005.md.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "rules/builtin_rules.hpp"
+#include "rules/comm_support.hpp"
+#include "rules/rule_support.hpp"
+
+namespace npud {
+namespace {
+
+class RdmaRetransmission final : public Rule {
+ public:
+  std::string_view id() const override { return "COMM005"; }
+  std::string_view name() const override { return "rdma-retransmission"; }
+  std::string_view summary() const override {
+    return "collectives whose RDMA transfer took over 4 s while every rank took over 4 s (retransmission)";
+  }
+
+  void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
+    const Trace& t = ctx.trace;
+    // (group, op, step) -> the ranks' records
+    std::map<std::tuple<StrId, StrId, int64_t>, std::vector<const CommOp*>> calls;
+    for (const CommOp& op : t.comm_ops)
+      if (op.rank >= 0) calls[{op.group, op.name, op.step}].push_back(&op);
+    std::set<StrId> groups;
+    std::vector<const CommOp*> slow;
+    for (const auto& [key, ops] : calls) {
+      double min_elapse = ops.front()->elapse_ms, max_rdma = 0;
+      for (const CommOp* op : ops) {
+        min_elapse = std::min(min_elapse, op->elapse_ms);
+        if (const CommTransport* tr = t.transport(*op, "RDMA")) max_rdma = std::max(max_rdma, tr->time_ms);
+      }
+      if (min_elapse < kRetransmissionMs || max_rdma <= kRetransmissionMs) continue;
+      groups.insert(std::get<0>(key));
+      for (const CommOp* op : ops) {
+        const CommTransport* tr = t.transport(*op, "RDMA");
+        if (tr && tr->size_mb > 0 && tr->time_ms > kRetransmissionMs) slow.push_back(op);
+      }
+    }
+    if (groups.empty()) return;
+    double rdma_ms = 0;
+    for (const CommOp* op : slow) rdma_ms += t.transport(*op, "RDMA")->time_ms;
+
+    Finding f;
+    f.rule = "COMM005";
+    f.severity = Severity::Warning;
+    f.message = fmt::format("RDMA retransmission suspected in {} communication group{}: {} rank transfer{} over {:g} s",
+                            groups.size(), groups.size() == 1 ? "" : "s", slow.size(), slow.size() == 1 ? "" : "s",
+                            kRetransmissionMs / 1000);
+    if (!slow.empty()) f.location.op = std::string(t.str(slow.front()->name));
+    f.metrics = {{"group_count", double(groups.size())}, {"transfer_count", double(slow.size())}, {"rdma_ms", rdma_ms}};
+    f.cost_ns = ms_to_ns(rdma_ms);
+    for (const CommOp* op : slow) {
+      const CommTransport* tr = t.transport(*op, "RDMA");
+      f.notes.push_back(fmt::format("group {} {}{} rank {}: RDMA {:.4f} MB in {:.4f} ms ({} GB/s)", t.str(op->group),
+                                    t.str(op->name), op->step >= 0 ? fmt::format(" step {}", op->step) : "", op->rank,
+                                    tr->size_mb, tr->time_ms, gbs_text(tr->bandwidth_gbs)));
+    }
+    f.fix = "Check the RDMA network: NIC and switch-port error and retransmission counters (hccn_tool -i N -stat), "
+            "PFC/ECN and the traffic class HCCL uses (HCCL_RDMA_TC / HCCL_RDMA_SL must match the switch), and "
+            "the transmission timeout (HCCL_RDMA_TIMEOUT).";
+    out.push_back(std::move(f));
+  }
+};
+
+}  // namespace
+
+
+const Rule& comm005_rule() {
+  static const RdmaRetransmission rule;
+  return rule;
+}
+
+}  // namespace npud
