@@ -90,7 +90,7 @@ def _normalize_steps(steps):
     if steps is None:
         return None
     if isinstance(steps, str):
-        from ._recorder import parse_steps
+        from ._steps import parse_steps
         return parse_steps(steps)
     first, last = steps
     return (int(first), None if last is None else int(last))

@@ -99,7 +99,8 @@ def _start_capture():
         rank = _rank()
         path, exclusive = _claim_capture_path(path) if rank is None else _rank_capture_path(path, rank)
         import npu_doctor
-        from ._recorder import Recorder, parse_steps
+        from ._recorder import Recorder
+        from ._steps import parse_steps
         try:
             steps = parse_steps(os.environ.get("NPUD_STEPS", DEFAULT_STEPS))
         except ValueError as e:

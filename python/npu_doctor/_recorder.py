@@ -17,49 +17,31 @@ ended it itself in between (npu_doctor.step()).
 import atexit
 import contextlib
 import gc
-import functools
 import json
 import os
 import platform
 import sys
 import threading
 import time
-import weakref
 
 from . import _events, _frames, _patches
 from ._advice import advice
 from ._autograd import AutogradLinks
+from ._environment import cwd, guess_device, installed_packages, installed_version
 from ._features import Features
-from ._transparent import no_torch_function
 from ._modules import ModuleTracker
+from ._python_calls import PythonCallEvents
+from ._steps import reads_parameter, steps_text
+from ._tensors import TensorEncoder
 from ._writer import EventWriter
 
 FORMAT_VERSION = 1
 
 
-def parse_steps(text):
-    """"A:B" (inclusive), "N" (= N:N) or "all"/"" (every step) -> (A, B) or None."""
-    text = (text or "").strip()
-    if text in ("", "all", ":"):
-        return None
-    if ":" in text:
-        a, b = text.split(":", 1)
-        first = int(a) if a.strip() else 0
-        last = int(b) if b.strip() else None
-    else:
-        first = last = int(text)
-    if first < 0 or (last is not None and last < first):
-        raise ValueError("steps must be A:B with 0 <= A <= B, got %r" % text)
-    return (first, last)
+class Recorder(PythonCallEvents):
+    """Owns the capture: its state, steps, file and op events. Python-call events are in
+    _python_calls, tensor metadata in _tensors, the events' spelling in _events."""
 
-
-def steps_text(steps):
-    if steps is None:
-        return "all"
-    return "%d:%s" % (steps[0], "" if steps[1] is None else steps[1])
-
-
-class Recorder:
     def __init__(self, path, steps=(1, 3), exclusive=False, fault_at=0, amp=None):
         """`amp`: an _amp.AmpSession (amp-check mode), attached here."""
         self.path = os.path.abspath(path)
@@ -88,16 +70,7 @@ class Recorder:
         self._origin = time.perf_counter_ns()
         self._step_start = self._origin
         self._seq = 0
-        # Addresses are reused once memory is freed: an entry stands only while what it names
-        # lives (a new tensor at a freed tensor's address, a host batch in a freed device
-        # buffer, are not the old ones: _tensor_json).
-        self._ids = {}         # TensorImpl address -> (tensor id, weakref to the tensor)
-        self._storages = {}    # storage base address -> storage id
-        self._storage_refs = {}  # storage id -> weakref to its storage, dropping the entry when it dies
-        self._watch_storages = False   # torch keeps one Python object per storage (2.x): start()
-        self._next_id = 1
-        self._next_storage = 1
-        self._layouts = {}     # (dtype, shape, strides, device) -> its JSON text (_tensor_json)
+        self._tensors = TensorEncoder()   # ids, storages and layouts of recorded tensors
         self._op_names = {}
         self._error_reported = False
         self._tensor_patches = _patches.TensorPatches(self)
@@ -105,7 +78,6 @@ class Recorder:
         self._torch = None
         self.features = Features(amp)   # what the dispatch core serves besides the capture
         self.links = None      # _autograd.AutogradLinks, from start()
-        self._grad_in = False  # the op being recorded has an input that requires grad
         self._op_facts_written = set()
         self._exception = ""   # the program's uncaught exception while recording ("Type: message")
         self._mask_kinds = {}   # (id, version) of an SDPA mask -> (weakref, kind): _mask_kind
@@ -148,9 +120,10 @@ class Recorder:
         _frames.add_library_dir(os.path.dirname(torch.__file__))
         try:   # a storage's Python object lives as long as the storage (torch 2.x), so a weakref says when it dies
             probe = torch.empty(1)
-            self._watch_storages = probe.untyped_storage() is probe.untyped_storage()
+            watch_storages = probe.untyped_storage() is probe.untyped_storage()
         except Exception:
-            self._watch_storages = False
+            watch_storages = False
+        self._tensors.start(torch, watch_storages)
         self._writer = EventWriter(self.path, exclusive=self._exclusive)
         self.links = AutogradLinks(torch)
         _patches.patch_optimizers()
@@ -206,7 +179,7 @@ class Recorder:
         op that computes from a parameter with grad mode on begins the next step. Views and
         aliases of a parameter do not (`p.data` and `p.detach()` are aten::detach)."""
         try:
-            if not self._torch.is_grad_enabled() or not _reads_parameter(self._torch.Tensor, args):
+            if not self._torch.is_grad_enabled() or not reads_parameter(self._torch.Tensor, args):
                 return
             if any(r.alias_info is not None for r in func._schema.returns):
                 return
@@ -266,7 +239,7 @@ class Recorder:
         if os.getpid() != self._pid:
             return
         self._write_header()
-        self._write_raw(_events.packages_event(self._pid, _installed_packages()))
+        self._write_raw(_events.packages_event(self._pid, installed_packages()))
         self._write_raw(_events.end_event(self._pid, self.step, reason, self._exception if reason == "exception" else ""))
         if self._writer is not None:
             self._writer.close()
@@ -434,10 +407,10 @@ class Recorder:
             "version": FORMAT_VERSION,
             "torch": getattr(torch, "__version__", "") if torch else "",
             "python": platform.python_version(),
-            "device": _guess_device(torch, npu),
-            "torch_npu": getattr(npu, "__version__", "") if npu else _installed_version("torch_npu"),
+            "device": guess_device(torch, npu),
+            "torch_npu": getattr(npu, "__version__", "") if npu else installed_version("torch_npu"),
             "argv": list(sys.argv),
-            "cwd": _cwd(),
+            "cwd": cwd(),
             "steps": steps_text(self.steps),
         }
         # A worker of a distributed launch (torchrun, accelerate, deepspeed): the cluster view
@@ -479,117 +452,6 @@ class Recorder:
         """A GradScaler / autocast call of the program."""
         self._write(_events.api_event(cat, name, self._pid, threading.get_native_id(), self.ts(t0), self.step,
                                       self._modules.current_json, _frames.user_stack_json(frame), args))
-
-    # --- tensors -----------------------------------------------------------------------
-    def _tensor_json(self, t, pos, seen_ids, seen_storages, is_output):
-        """One tensor's metadata; registers ids. Outputs get fresh ids unless they are one
-        of the op's inputs (in-place, out=); their storage is an input's (a view) or new.
-        Runs for every tensor of every recorded op: each attribute is read once, and the
-        text of a (dtype, shape, strides, device) layout is made once."""
-        cdata = t._cdata
-        rg = ""
-        if is_output:
-            tid = seen_ids.get(cdata)
-            if tid is None:   # else an input's (in-place, out=): its entry stands
-                tid = self._next_id
-                self._next_id = tid + 1
-                self._ids[cdata] = (tid, _weak(t))
-        else:
-            entry = self._ids.get(cdata)
-            if entry is None or entry[1]() is not t:   # new, or a freed tensor's address
-                tid = self._next_id
-                self._next_id = tid + 1
-                self._ids[cdata] = (tid, _weak(t))
-            else:
-                tid = entry[0]
-            seen_ids[cdata] = tid
-            if t.requires_grad:
-                self._grad_in = True
-                rg = ',"rg":1'   # a parameter, or computed from one: device data once the program moves
-        try:
-            key = (t.dtype, t.shape, t.stride(), t.device)
-        except Exception:   # no strides (sparse on torch 2)
-            key = (t.dtype, t.shape, None, t.device)
-        layout = self._layouts.get(key)
-        try:
-            offset = t.storage_offset()
-            # layout[2]: the element size, known with the layout
-            base = t.data_ptr() - offset * (layout[2] if layout is not None else t.element_size())
-        except Exception:
-            offset, base = 0, 0
-        if base == 0:   # no storage (empty, meta, sparse): an identity of its own
-            sid = self._next_storage
-            self._next_storage += 1
-            sparse = _sparse_layout(t)
-            if sparse is not None:   # torch 1.x gives sparse tensors made-up strides
-                key = (t.dtype, t.shape, sparse, t.device)
-                layout = self._layouts.get(key)
-        elif is_output:
-            sid = seen_storages.get(base)
-            if sid is None:
-                sid = self._next_storage
-                self._next_storage += 1
-                self._watch_storage(t, base, sid)
-            self._storages[base] = sid
-        else:
-            sid = self._storages.get(base)
-            if sid is None:
-                sid = self._next_storage
-                self._next_storage += 1
-                self._storages[base] = sid
-                self._watch_storage(t, base, sid)
-            seen_storages[base] = sid
-        if layout is None:
-            layout = self._layout_json(key, t)
-        return '{"arg":%d,"id":%d,"storage":%d,%s,"offset":%d,%s%s}' % (pos, tid, sid, layout[0], offset, layout[1], rg)
-
-    def _watch_storage(self, t, base, sid):
-        """Forget base -> sid when the storage is freed (torch 2.x; torch 1.x makes a new storage
-        object per call, so an address stays its first storage's there)."""
-        if not self._watch_storages:
-            return
-        try:
-            self._storage_refs[sid] = weakref.ref(t.untyped_storage(), functools.partial(self._storage_freed, base, sid))
-        except Exception:
-            pass
-
-    def _storage_freed(self, base, sid, _ref):
-        self._storage_refs.pop(sid, None)
-        if self._storages.get(base) == sid:
-            del self._storages[base]
-
-    def _layout_json(self, key, t):
-        """Strided tensors: their strides; sparse ones: their layout instead ("sparse_coo")."""
-        dtype, shape, strides, device = key
-        if isinstance(strides, str):
-            arrangement = '"layout":"%s"' % strides
-        else:
-            arrangement = '"strides":%s' % ("[]" if strides is None else str(list(strides)))
-        try:
-            size = t.element_size()
-        except Exception:
-            size = 0
-        layout = ('"dtype":"%s","shape":%s,%s' % (str(dtype).replace("torch.", ""), str(list(shape)), arrangement),
-                  '"device":"%s"' % device, size)
-        if len(self._layouts) > 100000:   # a program whose shapes never repeat
-            self._layouts.clear()
-        self._layouts[key] = layout
-        return layout
-
-    def _add_tensors(self, a, pos, out, seen_ids, seen_storages, is_output):
-        """Appends the JSON of a tensor argument, or of each tensor in a list argument (each
-        element takes a position); returns the next position, or None when `a` is neither."""
-        Tensor = self._torch.Tensor
-        if isinstance(a, Tensor):
-            out.append(self._tensor_json(a, pos, seen_ids, seen_storages, is_output))
-            return pos + 1
-        if isinstance(a, (list, tuple)):
-            for e in a:
-                if isinstance(e, Tensor):
-                    out.append(self._tensor_json(e, pos, seen_ids, seen_storages, is_output))
-                pos += 1
-            return pos
-        return None
 
     def op_name(self, func):
         """The knowledge base's spelling ("aten::add.Tensor", "aten::mm"), or "" for ops
@@ -639,21 +501,22 @@ class Recorder:
         `include_self`): what decides whether some kernels run on the AI cores."""
         parts = []
         attrs = None
-        self._grad_in = False
+        tensors = self._tensors
+        tensors.grad_in = False
         seen_ids = {}
         seen_storages = {}
         pos = 0
         # Positional arguments are named by their position (the schema names them later).
         items = enumerate(args) if not kwargs else list(enumerate(args)) + list(kwargs.items())
         for key, a in items:
-            after = self._add_tensors(a, pos, parts, seen_ids, seen_storages, False)
+            after = tensors.add_tensors(a, pos, parts, seen_ids, seen_storages, False)
             if after is None:
                 if isinstance(a, str) or (isinstance(a, bool) and not isinstance(key, int)):
                     attrs = (attrs or []) + [(key, a)]
                 pos += 1
             else:
                 pos = after
-        return parts, seen_ids, seen_storages, attrs, self._grad_in
+        return parts, seen_ids, seen_storages, attrs, tensors.grad_in
 
     def op_done(self, name, func, pre, out, t0, t1, site, depth, extra=""):
         """Writes the op's event. `depth` 1: called by the program (or autograd); deeper: an
@@ -665,10 +528,10 @@ class Recorder:
         if isinstance(out, (list, tuple)):
             pos = 0
             for o in out:
-                after = self._add_tensors(o, pos, outs, seen_ids, seen_storages, True)
+                after = self._tensors.add_tensors(o, pos, outs, seen_ids, seen_storages, True)
                 pos = pos + 1 if after is None else after
         else:
-            self._add_tensors(out, 0, outs, seen_ids, seen_storages, True)
+            self._tensors.add_tensors(out, 0, outs, seen_ids, seen_storages, True)
         self._seq += 1
         # Ops the shim runs inside another op's kernel make no autograd node.
         back = site.back if depth == 1 else None
@@ -680,98 +543,6 @@ class Recorder:
         self._write(_events.op_event(name, self._pid, threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0,
                                      self._seq, self.step, module, stack, parts, outs, extra))
 
-    def record_sdpa(self, args, kwargs, result, t0, t1, frame, from_user):
-        """One `python_api` event per F.scaled_dot_product_attention call: inputs q, k, v and
-        the mask when one is passed (docs/formats/capture.md), output, the other arguments as
-        text, and `caller=library` when torch itself made the call (nn.MultiheadAttention).
-        The ops it ran are recorded as usual and nest inside it by time."""
-        with no_torch_function():
-            try:
-                if not self.recording:
-                    return
-                call = _sdpa_call(args, kwargs)
-                Tensor = self._torch.Tensor
-                seen_ids, seen_storages = {}, {}
-                tensors = [call.get(k) for k in ("query", "key", "value", "attn_mask")]
-                inputs = [self._tensor_json(x, i, seen_ids, seen_storages, False)
-                          for i, x in enumerate(tensors) if isinstance(x, Tensor)]
-                outputs = [self._tensor_json(result, 0, seen_ids, seen_storages, True)] if isinstance(result, Tensor) else []
-                attrs = " ".join("%s=%s" % (k, call[k]) for k in ("dropout_p", "is_causal", "scale", "enable_gqa")
-                                 if k in call)
-                kind = self._mask_kind(call.get("attn_mask"))
-                if kind:
-                    attrs = (attrs + " mask=" + kind).strip()
-                if not from_user:
-                    attrs = (attrs + " caller=library").strip()
-                self._write(_events.python_event(
-                    "python_api", "torch.nn.functional.scaled_dot_product_attention", self._pid,
-                    threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0, self.step, self._modules.current_json,
-                    _frames.user_stack_json(frame), attrs, inputs, outputs))
-            except Exception as e:
-                self.fail(e)
-
-    def _mask_kind(self, mask):
-        """An SDPA mask's kind (FUSE008): "bool"; "zero_inf" for a float mask of 0 and minus
-        infinity (or the dtype's lowest value, as transformers writes it): the same as a bool mask;
-        "bias" for other values (T5's relative position bias, ALiBi): a bool mask would drop them.
-        Values are read on CPU tensors only (a device read would sync), once per mask."""
-        torch = self._torch
-        if not isinstance(mask, torch.Tensor):
-            return ""
-        if mask.dtype == torch.bool:
-            return "bool"
-        if mask.device.type != "cpu" or not mask.is_floating_point():
-            return ""
-        key = (id(mask), mask._version)
-        cached = self._mask_kinds.get(key)
-        if cached is not None and cached[0]() is mask:
-            return cached[1]
-        in_sync, self.in_sync = self.in_sync, True
-        try:
-            with self.shim_ops():
-                low = torch.finfo(mask.dtype).min / 2
-                m = mask.detach()
-                kind = "zero_inf" if torch._C._TensorBase.item(((m == 0) | (m <= low)).all()) else "bias"
-        finally:
-            self.in_sync = in_sync
-        if len(self._mask_kinds) > 64:
-            self._mask_kinds.clear()
-        self._mask_kinds[key] = (weakref.ref(mask), kind)
-        return kind
-
-    def record_optimizer(self, optimizer, frame):
-        """A zero-length `optimizer_config` event at the start of each recorded optimizer.step():
-        the class and its foreach/fused/differentiable settings (None = torch's default)."""
-        with no_torch_function():
-            try:
-                defaults = getattr(optimizer, "defaults", {}) or {}
-                attrs = " ".join("%s=%s" % (k, defaults[k]) for k in ("foreach", "fused", "differentiable")
-                                 if k in defaults)
-                self._write(_events.config_event(
-                    "optimizer_config", type(optimizer).__module__ + "." + type(optimizer).__qualname__, self._pid,
-                    threading.get_native_id(), self.ts(self.now()), self.step, _frames.user_stack_json(frame), attrs))
-            except Exception as e:
-                self.fail(e)
-
-    def record_python_event(self, cat, name, reason, tensor, t0, t1, frame, result=None):
-        """`tensor`: the call's input; `result`: its output when it made one (a placement's moved
-        tensor)."""
-        with no_torch_function():
-            try:
-                if not self.recording:
-                    return
-                seen_ids, seen_storages = {}, {}
-                inputs = [self._tensor_json(tensor, 0, seen_ids, seen_storages, False)] if tensor is not None else []
-                outputs = None
-                if result is not None:
-                    outputs = [self._tensor_json(result, 0, seen_ids, seen_storages, True)]
-                self._write(_events.python_event(
-                    cat, name, self._pid, threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0, self.step,
-                    self._modules.current_json, _frames.user_stack_json(frame), reason, inputs, outputs))
-            except Exception as e:
-                self.fail(e)
-
-
 def _plumbing(thread):
     """A thread of the standard library's process plumbing (multiprocessing's queue feeders
     behind a DataLoader's workers, its resource sharer): it moves pickled bytes and runs no
@@ -779,18 +550,6 @@ def _plumbing(thread):
     target = getattr(thread, "_target", None)
     module = getattr(target, "__module__", "") or ""
     return module.startswith("multiprocessing")
-
-
-def _never():
-    return None
-
-
-def _weak(t):
-    """A weak reference to a tensor, or one that never matches (a tensor type without weakrefs)."""
-    try:
-        return weakref.ref(t)
-    except TypeError:
-        return _never
 
 
 class Site:
@@ -816,71 +575,6 @@ class Site:
         return ("backward", back[2] if back is not None else None, self.module)
 
 
-def _sparse_layout(t):
-    """"sparse_coo", "sparse_csr"... for a tensor that is not strided, else None."""
-    try:
-        layout = str(t.layout)
-    except Exception:
-        return None
-    return None if layout == "torch.strided" else layout.replace("torch.", "")
-
-
-def _reads_parameter(Tensor, args):
-    """A tensor argument (or one in a list argument) that is a leaf requiring grad."""
-    for a in args:
-        if isinstance(a, Tensor):
-            if a.requires_grad and a.is_leaf:
-                return True
-        elif isinstance(a, (list, tuple)):
-            for t in a:
-                if isinstance(t, Tensor) and t.requires_grad and t.is_leaf:
-                    return True
-    return False
-
-
-_SDPA_PARAMS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
-
-
-def _sdpa_call(args, kwargs):
-    """F.scaled_dot_product_attention's arguments by name, whichever way they were passed."""
-    call = dict(zip(_SDPA_PARAMS, args))
-    call.update(kwargs)
-    return call
-
-
-def _cwd():
-    try:
-        return os.getcwd()
-    except OSError:
-        return ""
-
-
-def _installed_packages():
-    """{top-level package: version} of the installed packages the program imported (their
-    frames are library code in findings, named with the version that ran)."""
-    found = {}
-    for name, module in list(sys.modules.items()):
-        if "." in name or name.startswith("_") or module is None:
-            continue
-        path = getattr(module, "__file__", None) or ""
-        if os.sep + "site-packages" + os.sep not in path and os.sep + "dist-packages" + os.sep not in path:
-            continue
-        version = _installed_version(name) or _installed_version(name.replace("_", "-"))
-        if version:
-            found[name] = version
-    return found
-
-
-def _installed_version(dist):
-    """The installed distribution's version without importing it ("" when absent): the
-    torch_npu wheel a CPU-only run would deploy with picks the op list to check against."""
-    try:
-        from importlib import metadata
-        return metadata.version(dist)
-    except Exception:
-        return ""
-
-
 def _attrs_json(func, attrs):
     """`"reason":"reduce=sum include_self=False"`: positional strings named by the schema."""
     schema_args = func._schema.arguments
@@ -890,17 +584,3 @@ def _attrs_json(func, attrs):
             key = schema_args[key].name if key < len(schema_args) else "arg%d" % key
         text.append("%s=%s" % (key, value))
     return '"reason":%s' % json.dumps(" ".join(text))
-
-
-def _guess_device(torch, npu):
-    """The accelerator the program can use: torch_npu's torch.npu (or another PrivateUse1
-    backend named npu), CUDA, else the CPU."""
-    try:
-        npu_module = getattr(torch, "npu", None) if torch is not None else None
-        if npu_module is not None and npu_module.is_available():
-            return "npu"
-        if torch is not None and torch.cuda.is_available():
-            return "cuda"
-    except Exception:
-        pass
-    return "cpu"

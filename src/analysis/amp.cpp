@@ -40,6 +40,7 @@ AmpHeader amp_header(const Trace& t) {
         break;
       }
   }
+  h.type = parse_dtype(h.dtype);
   return h;
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/dtype.hpp"
 #include "model/trace.hpp"
 
 namespace npud {
@@ -41,12 +42,13 @@ bool own_numerics(const Trace& t, const Op& op, const OpNumeric& n);
 // The header's "amp" object (Trace::env).
 struct AmpHeader {
   std::string dtype;          // "float16", "bfloat16" ("" = not an amp-check capture)
+  DType type = DType::Unknown;  // dtype, parsed once
   std::string level;          // "O1", "O2"
   int emulated = -1;          // 1 CPU emulation, 0 real autocast on the device, -1 unknown
   std::string metric_dtype;
   std::string lists;
-  bool fp16() const { return dtype == "float16" || dtype == "fp16" || dtype == "half"; }
-  bool bf16() const { return dtype == "bfloat16" || dtype == "bf16"; }
+  bool fp16() const { return type == DType::F16; }
+  bool bf16() const { return type == DType::BF16; }
 };
 AmpHeader amp_header(const Trace& t);
 // What the check did to the program's own numbers, said first in every amp report: the

@@ -174,31 +174,10 @@ bool is_contiguous(std::span<const int64_t> shape, std::span<const int64_t> stri
 }
 
 int64_t tensor_bytes(const Trace& t, const TensorMeta& m) {
-  size_t es = dtype_size(t.str(m.dtype));
+  size_t es = dtype_size(m.scalar_type);
   return numel(t.shape(m)) * int64_t(es ? es : 4);
 }
 
-size_t dtype_size(std::string_view d) {
-  // Names as torch prints them (float32, torch.float16), Kineto "Input type" (float, c10::Half)
-  // and the NPU profiler (FLOAT16, DT_BF16).
-  if (d.starts_with("torch.")) d.remove_prefix(6);
-  if (d.starts_with("DT_")) d.remove_prefix(3);
-  auto is = [&](std::initializer_list<std::string_view> names) {
-    for (auto n : names) {
-      if (d.size() != n.size()) continue;
-      bool eq = true;
-      for (size_t i = 0; i < n.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(d[i])) != n[i]) { eq = false; break; }
-      if (eq) return true;
-    }
-    return false;
-  };
-  if (is({"float64", "double", "int64", "long", "long int", "complex64", "cfloat"})) return 8;
-  if (is({"float32", "float", "int32", "int", "unsigned int"})) return 4;
-  if (is({"float16", "half", "c10::half", "bfloat16", "bf16", "c10::bfloat16", "int16", "short"})) return 2;
-  if (is({"int8", "uint8", "bool", "signed char", "unsigned char", "char"})) return 1;
-  if (is({"complex128", "cdouble"})) return 16;
-  return 0;
-}
+size_t dtype_size(std::string_view d) { return dtype_size(parse_dtype(d)); }
 
 }  // namespace npud

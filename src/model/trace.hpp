@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/dtype.hpp"
 #include "model/string_pool.hpp"
 #include "model/tensor_metrics.hpp"
 
@@ -157,7 +158,7 @@ struct Stack {
 struct TensorMeta {
   int64_t id = kUnset;           // capture: unique tensor id
   int64_t storage = kUnset;      // capture: storage identity (aliasing)
-  StrId dtype = 0;               // "float32", "c10::Half", "Scalar", ... ("" = unknown)
+  StrId dtype = 0;               // as recorded: "float32", "c10::Half", "Scalar", ... ("" = unknown)
   StrId device = 0;
   StrId layout = 0;              // capture: "sparse_coo", "sparse_csr"...; "" = strided
   int64_t storage_offset = 0;
@@ -167,6 +168,7 @@ struct TensorMeta {
   bool has_strides = false;
   bool is_tensor = true;         // false for scalars/None/lists that the source lists as inputs
   bool requires_grad = false;    // capture: an op input that requires grad (`rg`)
+  DType scalar_type = DType::Unknown;  // dtype, canonicalised by the reader (parse_dtype)
 };
 
 // Collective communication time of one step as msprof measured it (communication.json of a
@@ -428,7 +430,7 @@ bool is_contiguous(std::span<const int64_t> shape, std::span<const int64_t> stri
 // A 4-D tensor in channels_last (NHWC) memory format and not row-major: the layout CUDA's
 // tensor cores prefer, converted (TransData) before every Ascend convolution.
 bool is_channels_last(std::span<const int64_t> shape, std::span<const int64_t> strides);
-size_t dtype_size(std::string_view dtype);   // bytes per element, 0 if unknown
+size_t dtype_size(std::string_view dtype);   // bytes per element of a spelling, 0 if unknown
 // Bytes of a tensor: elements x dtype size (4 per element when the dtype is unknown).
 int64_t tensor_bytes(const Trace& t, const TensorMeta& m);
 

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
@@ -84,6 +85,11 @@ template <bool Swap>
       break;
     case DType::Bool:
       for (size_t i = 0; i < m; ++i) out[i] = p[start + i] != 0 ? 1.0 : 0.0;
+      break;
+    case DType::Unknown:
+    case DType::C64:
+    case DType::C128:   // no dump reader makes a view of these
+      for (size_t i = 0; i < m; ++i) out[i] = std::numeric_limits<double>::quiet_NaN();
       break;
   }
 }

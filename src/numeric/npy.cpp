@@ -16,35 +16,6 @@
 
 namespace npud {
 
-std::string_view dtype_name(DType d) {
-  switch (d) {
-    case DType::F16: return "float16";
-    case DType::BF16: return "bfloat16";
-    case DType::F32: return "float32";
-    case DType::F64: return "float64";
-    case DType::I8: return "int8";
-    case DType::I16: return "int16";
-    case DType::I32: return "int32";
-    case DType::I64: return "int64";
-    case DType::U8: return "uint8";
-    case DType::U16: return "uint16";
-    case DType::U32: return "uint32";
-    case DType::U64: return "uint64";
-    case DType::Bool: return "bool";
-  }
-  return "?";
-}
-
-size_t dtype_size(DType d) {
-  switch (d) {
-    case DType::I8: case DType::U8: case DType::Bool: return 1;
-    case DType::F16: case DType::BF16: case DType::I16: case DType::U16: return 2;
-    case DType::F32: case DType::I32: case DType::U32: return 4;
-    case DType::F64: case DType::I64: case DType::U64: return 8;
-  }
-  return 1;
-}
-
 namespace {
 
 constexpr std::string_view kMagic = "\x93NUMPY";

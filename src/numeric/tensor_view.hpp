@@ -8,12 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "model/dtype.hpp"
+
 namespace npud {
 
-enum class DType : uint8_t { F16, BF16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool };
-
-std::string_view dtype_name(DType d);  // "float16", "bfloat16", "float32", ..., "bool"
-size_t dtype_size(DType d);
 
 struct TensorView {
   DType dtype = DType::F32;

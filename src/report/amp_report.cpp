@@ -15,12 +15,6 @@ namespace {
 std::string cos_cell(double c) { return c == c ? fmt::format("{:.4f}", c) : "null"; }
 std::string pct(double share) { return fmt::format("{:.2f}%", 100 * share); }
 
-std::string short_name(std::string_view d) {
-  if (d == "float16") return "fp16";
-  if (d == "bfloat16") return "bf16";
-  return std::string(d);
-}
-
 std::string metrics_line(const TensorMetrics& m) {
   return fmt::format("cos {}  >5e-3 {}  max_rel {:.3g}  overflow {}  underflow {}  NaN/Inf {}/{} (fp32: {}/{})",
                      cos_cell(m.cos), pct(m.gt_5e3), m.max_rel, m.overflow, m.underflow, m.nan, m.inf, m.nan_ref,
@@ -48,7 +42,7 @@ void render_amp_text(std::ostream& os, const AmpSummary& a, bool color) {
   // First what the check did to the program's own numbers, then what was measured.
   os << bold("AMP check") << ": " << terminal_safe(program_numerics(h)) << '\n';
   os << fmt::format("  {}{}{}; {} ops measured, {} in low precision\n",
-                    terminal_safe(short_name(h.dtype.empty() ? "?" : h.dtype)),
+                    terminal_safe(short_dtype(h.dtype.empty() ? "?" : h.dtype)),
                     h.level.empty() ? "" : " " + terminal_safe(h.level), how.empty() ? "" : ", " + how, a.measured,
                     a.lowp);
   if (a.measured > 0) {

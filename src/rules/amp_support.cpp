@@ -15,13 +15,6 @@ std::string measurement_note(const AmpHeader& h) {
   return {};
 }
 
-std::string short_dtype(std::string_view d) {
-  if (d == "float16" || d == "half") return "fp16";
-  if (d == "bfloat16") return "bf16";
-  if (d == "float32") return "fp32";
-  return std::string(d);
-}
-
 std::string cos_text(double cos) { return cos == cos ? fmt::format("{:.4g}", cos) : "null"; }
 
 Location call_location(const Trace& t, const AmpCall& c) {

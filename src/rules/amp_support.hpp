@@ -13,8 +13,6 @@ namespace npud {
 
 // "measured by fp16 emulation on CPU (...)" / "measured with autocast on the device", or "".
 std::string measurement_note(const AmpHeader& h);
-// "float16" -> "fp16", "bfloat16" -> "bf16".
-std::string short_dtype(std::string_view dtype);
 // "0.9876" or "null" for a cosine that could not be computed.
 std::string cos_text(double cos);
 // The file:line of an amp_api call's innermost user frame.

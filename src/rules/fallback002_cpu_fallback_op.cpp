@@ -89,8 +89,6 @@ bool in_legacy_list(const std::unordered_set<std::string>& list, std::string_vie
 
 bool is_legacy_line(std::string_view v) { return v.starts_with("1.") || v.starts_with("2.0"); }
 
-bool is_float64(std::string_view d) { return d == "float64" || d == "double" || d == "torch.float64"; }
-
 // Captures: tensor id -> the op that cast it to float64 (`.double()`, `.to(torch.float64)`):
 // where float64 data is made in the step is the line to change, more than where it is used.
 class Float64Casts {
@@ -99,15 +97,15 @@ class Float64Casts {
     const Op& op = t.ops[i];
     if (base != "_to_copy" && base != "to" && base != "type") return;
     auto in = t.inputs(op);
-    if (in.empty() || is_float64(t.str(t.tensors[in[0]].dtype))) return;
+    if (in.empty() || t.tensors[in[0]].scalar_type == DType::F64) return;
     for (uint32_t r : t.outputs(op))
-      if (t.tensors[r].id != kUnset && is_float64(t.str(t.tensors[r].dtype))) made_by_[t.tensors[r].id] = i;
+      if (t.tensors[r].id != kUnset && t.tensors[r].scalar_type == DType::F64) made_by_[t.tensors[r].id] = i;
   }
   // The cast that made one of op's float64 inputs, or kNone.
   uint32_t cast_of(const Trace& t, const Op& op) const {
     for (uint32_t r : t.inputs(op)) {
       const TensorMeta& m = t.tensors[r];
-      if (m.id == kUnset || !is_float64(t.str(m.dtype))) continue;
+      if (m.id == kUnset || m.scalar_type != DType::F64) continue;
       if (auto it = made_by_.find(m.id); it != made_by_.end()) return it->second;
     }
     return kNone;
@@ -132,12 +130,15 @@ OpCallFacts call_facts(const Trace& t, const Op& op, std::string_view base, bool
   c.args_known = args_known;
   c.args = op.detail ? t.str(op.detail) : std::string_view{};
   auto in = t.inputs(op);
+  bool dtype_seen = false;
   for (size_t k = 0; k < in.size(); ++k) {
     const TensorMeta& m = t.tensors[in[k]];
     if (!m.is_tensor) continue;
-    std::string_view d = t.str(m.dtype);
-    if (c.dtype.empty()) c.dtype = d;
-    if (is_float64(d) && m.has_shape && numel(t.shape(m)) > 1)
+    if (!dtype_seen && !t.str(m.dtype).empty()) {   // the first input whose dtype was recorded
+      c.dtype = m.scalar_type;
+      dtype_seen = true;
+    }
+    if (m.scalar_type == DType::F64 && m.has_shape && numel(t.shape(m)) > 1)
       c.has_float64 = true;
   }
   if (moves_data_only(base)) c.has_float64 = false;

@@ -51,7 +51,7 @@ class SdpaNotFused final : public Rule {
       const TensorMeta* mask = in.size() > 3 ? &t.tensors[in[3]] : nullptr;
       int why = 0;
       if (q.has_shape && q.rank != 4) why |= kNot4d;
-      if (mask && t.str(mask->dtype) != "bool") {
+      if (mask && mask->scalar_type != DType::Bool) {
         // The shim read the values where it could (`mask=` in the call's attributes); a per-head
         // float mask [batch, heads, q, k] is a bias too (T5's relative position bias).
         std::string_view kind = attribute_value(t.str(op.detail), "mask");

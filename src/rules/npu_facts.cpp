@@ -31,13 +31,6 @@ constexpr Fact kFacts[] = {
 // A fact's text (data/texts/rules.tsv's NPU-FACTS rows; they live as long as the program).
 std::string_view fact_text(std::string_view key) { return AdviceTexts::builtin().row("NPU-FACTS", key).text; }
 
-bool is_int(std::string_view d) {
-  return d == "int64" || d == "int32" || d == "long" || d == "int" || d == "long int" || d == "torch.int64" ||
-         d == "torch.int32";
-}
-
-bool is_float32(std::string_view d) { return d == "float32" || d == "float" || d == "torch.float32"; }
-
 // "reduce=sum include_self=False" -> value of `key`, or "".
 std::string_view arg_value(std::string_view args, std::string_view key) {
   for (size_t at = args.find(key); at != std::string_view::npos; at = args.find(key, at + 1)) {
@@ -57,11 +50,11 @@ HostWorkFact silent_host_work_fact(const OpCallFacts& call) {
   if (base.ends_with("_")) base.remove_suffix(1);  // in-place variants
   for (const Fact& f : kFacts) {
     if (base != f.op) continue;
-    if ((f.op == "argsort" || f.op == "sort") && !is_int(call.dtype)) break;
+    if ((f.op == "argsort" || f.op == "sort") && call.dtype != DType::I64 && call.dtype != DType::I32) break;
     if (f.op == "scatter_reduce" && call.args_known) {
       std::string_view reduce = arg_value(call.args, "reduce");
       bool sum = reduce == "sum" || reduce == "add";
-      if (sum && is_float32(call.dtype) && arg_value(call.args, "include_self") != "False") break;
+      if (sum && call.dtype == DType::F32 && arg_value(call.args, "include_self") != "False") break;
     }
     return {fact_text(f.op), fact_text(f.fix_key)};
   }

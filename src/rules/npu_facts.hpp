@@ -5,12 +5,14 @@
 
 #include <string_view>
 
+#include "model/dtype.hpp"
+
 namespace npud {
 
 // What one call of an op looks like, as far as the facts care.
 struct OpCallFacts {
   std::string_view base;         // aten base name: "scatter_reduce", "argsort"
-  std::string_view dtype;        // first tensor input's dtype as recorded ("int64", "float"), "" if unknown
+  DType dtype = DType::Unknown;  // first tensor input's dtype (Unknown: none recorded)
   std::string_view args;         // recorded string args / flags ("reduce=sum include_self=False"), "" if unknown
   bool args_known = false;       // the source records them (captures); otherwise judge by name only
   bool has_float64 = false;      // a float64 tensor input with more than one element

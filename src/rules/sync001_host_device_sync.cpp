@@ -58,8 +58,7 @@ int aten_sync_category(const Trace& t, const Op& op, bool* is_sync) {
     // x[mask]: a boolean index tensor (after self) makes the output size data-dependent.
     auto in = t.inputs(op);
     for (size_t i = 1; i < in.size(); ++i) {
-      std::string_view d = t.str(t.tensors[in[i]].dtype);
-      if (d == "bool" || d == "torch.bool" || d == "Bool" || d == "b8" || d == "DT_BOOL") return kDataDependent;
+      if (t.tensors[in[i]].scalar_type == DType::Bool) return kDataDependent;
     }
   }
   *is_sync = false;

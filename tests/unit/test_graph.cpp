@@ -58,6 +58,7 @@ class Capture {
     m.id = x.id;
     m.storage = x.storage == kUnset ? x.id : x.storage;
     m.dtype = t.intern("float32");
+    m.scalar_type = DType::F32;
     m.dims_begin = uint32_t(t.dims.size());
     for (int64_t d : x.shape) t.dims.push_back(d);
     m.rank = uint8_t(x.shape.size());

@@ -86,6 +86,7 @@ class CaptureBuilder {
     m.id = x.id;
     m.storage = x.id;
     m.dtype = t_.intern(x.dtype);
+    m.scalar_type = parse_dtype(x.dtype);
     m.dims_begin = uint32_t(t_.dims.size());
     m.rank = uint8_t(x.shape.size());
     m.has_shape = true;

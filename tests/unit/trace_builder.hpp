@@ -92,6 +92,7 @@ class TraceBuilder {
   uint32_t tensor(const TensorSpec& ts) {
     TensorMeta m;
     m.dtype = t_.intern(ts.dtype);
+    m.scalar_type = parse_dtype(ts.dtype);
     m.device = t_.intern(ts.device);
     m.storage = ts.storage;
     m.requires_grad = ts.requires_grad;

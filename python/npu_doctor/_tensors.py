@@ -1,0 +1,158 @@
+"""Tensor metadata in the capture's op events: ids that follow a tensor from op to op, storage
+identities (aliasing, views), and the JSON text of each (dtype, shape, strides, device) layout,
+made once (docs/formats/capture.md "Events").
+"""
+
+import functools
+import weakref
+
+
+class TensorEncoder:
+    def __init__(self):
+        # Addresses are reused once memory is freed: an entry stands only while what it names
+        # lives (a new tensor at a freed tensor's address, a host batch in a freed device
+        # buffer, are not the old ones: tensor_json).
+        self._ids = {}         # TensorImpl address -> (tensor id, weakref to the tensor)
+        self._storages = {}    # storage base address -> storage id
+        self._storage_refs = {}  # storage id -> weakref to its storage, dropping the entry when it dies
+        self.watch_storages = False   # torch keeps one Python object per storage (2.x): start()
+        self._next_id = 1
+        self._next_storage = 1
+        self._layouts = {}     # (dtype, shape, strides, device) -> its JSON text (tensor_json)
+        self.grad_in = False   # an input tensor_json saw requires grad (reset by its caller)
+        self.Tensor = None     # torch.Tensor, from start()
+
+    def start(self, torch, watch_storages):
+        self.Tensor = torch.Tensor
+        self.watch_storages = watch_storages
+
+    def tensor_json(self, t, pos, seen_ids, seen_storages, is_output):
+        """One tensor's metadata; registers ids. Outputs get fresh ids unless they are one
+        of the op's inputs (in-place, out=); their storage is an input's (a view) or new.
+        Runs for every tensor of every recorded op: each attribute is read once, and the
+        text of a (dtype, shape, strides, device) layout is made once."""
+        cdata = t._cdata
+        rg = ""
+        if is_output:
+            tid = seen_ids.get(cdata)
+            if tid is None:   # else an input's (in-place, out=): its entry stands
+                tid = self._next_id
+                self._next_id = tid + 1
+                self._ids[cdata] = (tid, _weak(t))
+        else:
+            entry = self._ids.get(cdata)
+            if entry is None or entry[1]() is not t:   # new, or a freed tensor's address
+                tid = self._next_id
+                self._next_id = tid + 1
+                self._ids[cdata] = (tid, _weak(t))
+            else:
+                tid = entry[0]
+            seen_ids[cdata] = tid
+            if t.requires_grad:
+                self.grad_in = True
+                rg = ',"rg":1'   # a parameter, or computed from one: device data once the program moves
+        try:
+            key = (t.dtype, t.shape, t.stride(), t.device)
+        except Exception:   # no strides (sparse on torch 2)
+            key = (t.dtype, t.shape, None, t.device)
+        layout = self._layouts.get(key)
+        try:
+            offset = t.storage_offset()
+            # layout[2]: the element size, known with the layout
+            base = t.data_ptr() - offset * (layout[2] if layout is not None else t.element_size())
+        except Exception:
+            offset, base = 0, 0
+        if base == 0:   # no storage (empty, meta, sparse): an identity of its own
+            sid = self._next_storage
+            self._next_storage += 1
+            sparse = _sparse_layout(t)
+            if sparse is not None:   # torch 1.x gives sparse tensors made-up strides
+                key = (t.dtype, t.shape, sparse, t.device)
+                layout = self._layouts.get(key)
+        elif is_output:
+            sid = seen_storages.get(base)
+            if sid is None:
+                sid = self._next_storage
+                self._next_storage += 1
+                self._watch_storage(t, base, sid)
+            self._storages[base] = sid
+        else:
+            sid = self._storages.get(base)
+            if sid is None:
+                sid = self._next_storage
+                self._next_storage += 1
+                self._storages[base] = sid
+                self._watch_storage(t, base, sid)
+            seen_storages[base] = sid
+        if layout is None:
+            layout = self._layout_json(key, t)
+        return '{"arg":%d,"id":%d,"storage":%d,%s,"offset":%d,%s%s}' % (pos, tid, sid, layout[0], offset, layout[1], rg)
+
+    def _watch_storage(self, t, base, sid):
+        """Forget base -> sid when the storage is freed (torch 2.x; torch 1.x makes a new storage
+        object per call, so an address stays its first storage's there)."""
+        if not self.watch_storages:
+            return
+        try:
+            self._storage_refs[sid] = weakref.ref(t.untyped_storage(), functools.partial(self._storage_freed, base, sid))
+        except Exception:
+            pass
+
+    def _storage_freed(self, base, sid, _ref):
+        self._storage_refs.pop(sid, None)
+        if self._storages.get(base) == sid:
+            del self._storages[base]
+
+    def _layout_json(self, key, t):
+        """Strided tensors: their strides; sparse ones: their layout instead ("sparse_coo")."""
+        dtype, shape, strides, device = key
+        if isinstance(strides, str):
+            arrangement = '"layout":"%s"' % strides
+        else:
+            arrangement = '"strides":%s' % ("[]" if strides is None else str(list(strides)))
+        try:
+            size = t.element_size()
+        except Exception:
+            size = 0
+        layout = ('"dtype":"%s","shape":%s,%s' % (str(dtype).replace("torch.", ""), str(list(shape)), arrangement),
+                  '"device":"%s"' % device, size)
+        if len(self._layouts) > 100000:   # a program whose shapes never repeat
+            self._layouts.clear()
+        self._layouts[key] = layout
+        return layout
+
+    def add_tensors(self, a, pos, out, seen_ids, seen_storages, is_output):
+        """Appends the JSON of a tensor argument, or of each tensor in a list argument (each
+        element takes a position); returns the next position, or None when `a` is neither."""
+        Tensor = self.Tensor
+        if isinstance(a, Tensor):
+            out.append(self.tensor_json(a, pos, seen_ids, seen_storages, is_output))
+            return pos + 1
+        if isinstance(a, (list, tuple)):
+            for e in a:
+                if isinstance(e, Tensor):
+                    out.append(self.tensor_json(e, pos, seen_ids, seen_storages, is_output))
+                pos += 1
+            return pos
+        return None
+
+
+def _never():
+    return None
+
+
+def _weak(t):
+    """A weak reference to a tensor, or one that never matches (a tensor type without weakrefs)."""
+    try:
+        return weakref.ref(t)
+    except TypeError:
+        return _never
+
+
+def _sparse_layout(t):
+    """"sparse_coo", "sparse_csr"... for a tensor that is not strided, else None."""
+    try:
+        layout = str(t.layout)
+    except Exception:
+        return None
+    return None if layout == "torch.strided" else layout.replace("torch.", "")

@@ -1,0 +1,225 @@
+// npu-doctor capture files (docs/formats/capture.md): the header and its end, dispatch facts,
+// packages, user call stacks, tensor metadata, step numbers, and the amp-check records
+// (docs/formats/amp.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ingest/chrome_builder.hpp"
+#include "util/input_error.hpp"
+#include "ingest/json_key.hpp"
+#include "ingest/limits.hpp"
+
+namespace npud::chrome {
+
+namespace {
+
+// The newest capture format version this reader knows (docs/formats/capture.md).
+constexpr int64_t kCaptureFormatVersion = 1;
+
+}  // namespace
+
+// The capture's metadata events: the header ("npu_doctor"), its end, the packages that were
+// imported and each op's dispatch facts.
+void ChromeBuilder::capture_metadata(uint64_t offset) {
+  if (ev_.name == "npu_doctor" && ev_.format == "npu-doctor-capture") {
+    if (ev_.capture_version > kCaptureFormatVersion)
+      throw InputError(file_, offset,
+                       fmt::format("capture format version {} is newer than this npu-doctor reads ({}): update "
+                                   "npu-doctor, or capture with the shim of this one",
+                                   ev_.capture_version, kCaptureFormatVersion));
+    is_capture_ = true;
+    t_.format = InputFormat::Capture;
+    stream_.set_allow_truncated(true);  // a killed program leaves a cut-off last line
+    stream_.set_event_per_line(true);   // ... and only the last
+    t_.set_env("torch", ev_.torch);
+    t_.set_env("python", ev_.python);
+    t_.set_env("device", ev_.device_str);
+    t_.set_env("torch_npu", ev_.torch_npu);
+    t_.set_env("argv", ev_.argv);
+    if (!ev_.cwd.empty()) t_.set_env("cwd", ev_.cwd);
+    if (!ev_.steps.empty()) t_.set_env("steps", ev_.steps);
+    // A worker of a distributed launch: the cluster view places it (cluster/rank_summary).
+    if (ev_.capture_rank >= 0) t_.set_env("rank", std::to_string(ev_.capture_rank));
+    if (ev_.capture_world_size > 0) t_.set_env("world_size", std::to_string(ev_.capture_world_size));
+    if (ev_.has_amp) amp_.header(ev_, t_);
+  } else if (ev_.name == "npu_doctor_end" && is_capture_) {
+    t_.capture.ended = true;
+    t_.capture.reason = ev_.reason;
+    t_.capture.steps_completed = ev_.steps_completed;
+    if (!ev_.message.empty()) t_.capture.exception = ev_.message;
+  } else if (ev_.name == "npu_doctor_packages" && is_capture_ && !ev_.packages_raw.empty()) {
+    read_packages(ev_.packages_raw);
+  } else if (ev_.name == "npu_doctor_op" && is_capture_ && !ev_.op.empty()) {
+    OpDispatch d;
+    d.op = t_.intern(ev_.op);
+    d.kind = ev_.dispatch.size() == 1 ? ev_.dispatch[0] : 0;
+    d.cpu_kernel = ev_.cpu_kernel;
+    d.expanded = ev_.expanded;
+    t_.op_dispatch.push_back(d);
+  }
+}
+
+// "npu_doctor_error": the shim's own failure; the first one is kept.
+void ChromeBuilder::capture_error() {
+  CaptureStatus& c = t_.capture;
+  if (c.error.empty()) {
+    c.error = ev_.message.empty() ? "an internal error" : std::string(ev_.message);
+    c.error_op = ev_.op;
+    c.error_thread = ev_.thread;
+    c.error_where = ev_.where;
+  }
+}
+
+// A capture op's step NUMBER (step_numbers_to_indexes() maps it to an index) and its amp-check
+// numerics.
+void ChromeBuilder::add_capture_op_fields(Op& op) {
+  if (ev_.step >= 0 && ev_.step <= std::numeric_limits<int32_t>::max()) {
+    op.step = int32_t(ev_.step);  // a step NUMBER until finish() maps it to an index
+    have_step_numbers_ = true;
+  }
+  if (!ev_.amp[kAmpNumeric].empty()) {
+    OpNumeric n;
+    amp_.numeric(ev_.amp[kAmpNumeric], t_, n);
+    op.numeric = uint32_t(t_.numerics.size());
+    t_.numerics.push_back(n);
+  }
+}
+
+// amp-check records (docs/formats/amp.md): gradient histograms and GradScaler/autocast calls.
+void ChromeBuilder::amp_record() {
+  if (ev_.cat == "amp_grad") {
+    if (ev_.name != "grad_histogram") return;
+    GradHistogram g;
+    amp_.grad_histogram(ev_, t_, g);
+    t_.grad_histograms.push_back(g);
+    return;
+  }
+  AmpCall c;
+  c.name = t_.intern(ev_.name);
+  c.kind = classify_amp_call(ev_.name);
+  c.ts_ns = ev_.ts_ns;
+  c.step = ev_.step;
+  if (!ev_.stack_raw.empty()) c.stack = capture_stack(ev_.stack_raw);
+  amp_.amp_call(ev_, t_, c);
+  t_.amp_calls.push_back(c);
+}
+
+void ChromeBuilder::add_capture_tensors(const std::vector<CaptureTensor>& ts, uint32_t& begin, uint32_t& count) {
+  begin = uint32_t(t_.tensor_refs.size());
+  for (const CaptureTensor& c : ts) {
+    TensorMeta m;
+    m.id = c.id;
+    m.storage = c.storage;
+    m.storage_offset = c.offset;
+    m.requires_grad = c.requires_grad;
+    m.dtype = t_.intern(c.dtype);
+    m.scalar_type = dtype_of(m.dtype);
+    m.device = t_.intern(c.device);
+    if (!c.layout.empty() && c.layout != "strided") m.layout = t_.intern(c.layout);
+    if (c.has_shape && shape_ok(ev_.tensor_ints.data() + c.shape_begin, c.shape_count)) {
+      m.has_shape = true;
+      m.rank = uint8_t(c.shape_count);
+      m.dims_begin = uint32_t(t_.dims.size());
+      auto& ints = ev_.tensor_ints;
+      t_.dims.insert(t_.dims.end(), ints.begin() + c.shape_begin, ints.begin() + c.shape_begin + c.shape_count);
+      if (c.has_strides && c.strides_count == c.shape_count) {
+        m.has_strides = true;
+        t_.dims.insert(t_.dims.end(), ints.begin() + c.strides_begin,
+                       ints.begin() + c.strides_begin + c.strides_count);
+      }
+    }
+    t_.tensor_refs.push_back(t_.add_tensor(m));
+  }
+  count = uint32_t(t_.tensor_refs.size()) - begin;
+}
+
+// "npu_doctor_packages": {"transformers": "5.17.0", ...} -> env "package:transformers" = "5.17.0"
+// (analysis/source_sites names a finding's package with the version that ran). Entries that are
+// not strings are skipped.
+void ChromeBuilder::read_packages(std::string_view raw) {
+  od::document doc;
+  od::object obj;
+  if (aux_parser_.iterate(simdjson::padded_string_view(raw.data(), raw.size(), raw.size() + simdjson::SIMDJSON_PADDING))
+              .get(doc) != simdjson::SUCCESS ||
+      doc.get_object().get(obj) != simdjson::SUCCESS)
+    return;
+  size_t n = 0;
+  for (auto f_res : obj) {
+    od::field f;
+    std::string_view key, value;
+    if (std::move(f_res).get(f) || unescaped_key(f).get(key) || f.value().get_string().get(value)) continue;
+    if (++n > 4096) break;   // a program imports hundreds of packages at most
+    t_.set_env(fmt::format("package:{}", key), value);
+  }
+}
+
+// Capture "stack": [[file, line, func], ...], user frames only, innermost first.
+uint32_t ChromeBuilder::capture_stack(std::string_view raw) {
+  StrId key = stack_keys_.intern(raw);
+  if (key < stack_of_key_.size() && stack_of_key_[key] != kNone) return stack_of_key_[key];
+  std::vector<uint32_t> ids;
+  od::document doc;
+  // raw lies inside the event buffer, which stays readable for simdjson::SIMDJSON_PADDING bytes past it
+  if (aux_parser_.iterate(simdjson::padded_string_view(raw.data(), raw.size(), raw.size() + simdjson::SIMDJSON_PADDING))
+          .get(doc) == simdjson::SUCCESS) {
+    od::array frames;
+    if (doc.get_array().get(frames) == simdjson::SUCCESS) {
+      for (auto fr_res : frames) {
+        if (ids.size() == limits::kMaxStackFrames) {  // innermost frames first: keep those
+          if (cut_stacks_++ == 0) first_cut_stack_offset_ = event_offset_;
+          break;
+        }
+        od::array fr;
+        if (fr_res.get_array().get(fr)) break;
+        std::string_view file, func;
+        int64_t line = 0;
+        int i = 0;
+        for (auto x : fr) {
+          if (i == 0 && x.get_string().get(file)) file = {};
+          else if (i == 1 && x.get_int64().get(line)) line = 0;
+          else if (i == 2 && x.get_string().get(func)) func = {};
+          ++i;
+        }
+        // file/func views live in aux_parser_'s buffer: interned right away by frame()
+        ids.push_back(frame(file, int32_t(std::clamp<int64_t>(line, 0, std::numeric_limits<int32_t>::max())), func));
+      }
+    }
+  }
+  uint32_t sid = ids.empty() ? kNone : t_.add_stack(ids);
+  if (key >= stack_of_key_.size()) stack_of_key_.resize(key + 1, kNone);
+  stack_of_key_[key] = sid;
+  return sid;
+}
+
+// Capture: a step whose end was never recorded (the program was killed in it, or the tail
+// after the last step end of `--steps all`) has no ProfilerStep event. It is no step: counting
+// it would turn per-step rates into rates over N+1 windows (issue 31 F-9). Its ops stay, outside
+// any step; CAPTURE001 names it.
+void ChromeBuilder::count_unended_steps() {
+  if (!have_step_numbers_) return;
+  std::unordered_set<int64_t> ended;
+  for (const Step& s : t_.steps) ended.insert(s.number);
+  for (const Op& op : t_.ops) {
+    if (op.step < 0 || ended.count(op.step)) continue;
+    ++t_.capture.unended_step_ops;
+    t_.capture.unended_step = std::max(t_.capture.unended_step, int64_t(op.step));
+  }
+}
+
+// Op::step holds step numbers so far (captures): turn them into indexes of the sorted steps.
+void ChromeBuilder::step_numbers_to_indexes() {
+  if (!have_step_numbers_) return;
+  std::unordered_map<int64_t, int32_t> index;
+  for (size_t i = 0; i < t_.steps.size(); ++i) index.try_emplace(t_.steps[i].number, int32_t(i));
+  for (Op& op : t_.ops) {
+    if (op.step < 0) continue;
+    auto f = index.find(op.step);
+    op.step = f == index.end() ? -1 : f->second;
+  }
+}
+
+}  // namespace npud::chrome

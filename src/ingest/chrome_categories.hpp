@@ -1,0 +1,28 @@
+// What a Chrome trace event is, from its "cat" and name: the categories of Kineto, torch_npu and
+// the npu-doctor capture, host runtime call kinds (CUDA, HIP, AscendCL) and copy directions.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "model/trace.hpp"
+
+namespace npud::chrome {
+
+enum class Cat : uint8_t {
+  None,          // no "cat": torch_npu trace_view.json device/CANN events, decided by process
+  Aten, Annotation, Python, PythonSync, Api, Placement, OptimizerStep, HostOther,
+  Kernel, Memcpy, Memset, CudaSync, DeviceOther,
+  Runtime,
+  Instant,
+  Amp,           // amp-check records: "amp_api" (GradScaler/autocast calls), "amp_grad" (histograms)
+  Ignored,       // known and not needed (flows, profiler spans, GPU-side annotations, counters)
+  Unknown,
+};
+
+Cat classify_cat(std::string_view c);
+RuntimeKind classify_runtime(std::string_view n);
+// From the event name or its "kind" argument ("Memcpy HtoD (Pageable -> Device)").
+CopyDir copy_dir(std::string_view name, std::string_view kind);
+
+}  // namespace npud::chrome
