@@ -2,6 +2,7 @@
 // expression (graph/pattern.hpp) plus what replaces it on Ascend. The FUSE00x rules report them.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,8 +31,8 @@ struct PatternSpec {
   std::string_view custom_op;
   std::string_view aten_op;
   int replacement_ops = 1;                // ops the fused call runs
-  std::string_view snippet;               // the fix, as code
-  std::vector<std::string_view> notes;
+  std::string snippet;                    // the fix, as code (data/texts/rules.tsv)
+  std::vector<std::string> notes;
 };
 
 const PatternSpec& rms_norm_pattern();

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/comm_support.hpp"
 #include "rules/rule_support.hpp"
@@ -91,18 +92,21 @@ class SmallPackets final : public Rule {
       std::vector<std::string> top;
       for (size_t i = 0; i < sizes.size() && i < 3; ++i)
         top.push_back(fmt::format("{} x {:g} MB", sizes[i].second.first, sizes[i].first));
-      f.notes.push_back(fmt::format("{}: SDMA {}/{} small ({:.3f} MB in all), RDMA {}/{} small ({:.3f} MB){}", name,
-                                    k->sdma.small, k->sdma.count, k->sdma.mb, k->rdma.small, k->rdma.count, k->rdma.mb,
-                                    top.empty() ? "" : fmt::format("; packets {}", fmt::join(top, ", "))));
+      f.notes.push_back(advice("COMM001", "packets_note",
+                               {{"collective", name},
+                                {"sdma_small", k->sdma.small},
+                                {"sdma_count", k->sdma.count},
+                                {"sdma_mb", fmt::format("{:.3f}", k->sdma.mb)},
+                                {"rdma_small", k->rdma.small},
+                                {"rdma_count", k->rdma.count},
+                                {"rdma_mb", fmt::format("{:.3f}", k->rdma.mb)},
+                                {"packets", top.empty() ? "" : advice("COMM001", "packets", {{"list", fmt::format("{}", fmt::join(top, ", "))}})}}));
       f.metrics.push_back({fmt::format("collective.{}.sdma_count", name), double(k->sdma.count)});
       f.metrics.push_back({fmt::format("collective.{}.sdma_small", name), double(k->sdma.small)});
       f.metrics.push_back({fmt::format("collective.{}.rdma_count", name), double(k->rdma.count)});
       f.metrics.push_back({fmt::format("collective.{}.rdma_small", name), double(k->rdma.small)});
     }
-    f.fix = "Send fewer, larger messages: raise the batch size or accumulate gradients over more micro-batches "
-            "before the data-parallel all-reduce; prefer ZeRO-1/2 to ZeRO-3 when memory allows; use fused "
-            "optimizers (torch_npu.optim.NpuFusedAdamW) and gradient bucketing (DDP bucket_cap_mb) so parameters "
-            "are reduced in large buckets.";
+    f.fix = advice("COMM001", "fix");
     out.push_back(std::move(f));
   }
 };

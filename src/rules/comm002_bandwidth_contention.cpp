@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/comm_support.hpp"
 #include "rules/rule_support.hpp"
@@ -76,12 +77,13 @@ class BandwidthContention final : public Rule {
     f.cost_ns = ms_to_ns(lost_ms);
     constexpr size_t kShown = 10;  // bandwidth_contention.yaml top_num
     for (size_t k = 0; k < slow.size() && k < kShown; ++k)
-      f.notes.push_back(fmt::format("{}: {:.4f} ms, SDMA {} GB/s ({:.4f} MB){}", t.str(slow[k].op->name),
-                                    slow[k].op->elapse_ms, gbs_text(slow[k].bandwidth_gbs), slow[k].size_mb,
-                                    slow[k].op->step >= 0 ? fmt::format(", step {}", slow[k].op->step) : ""));
-    f.fix = "Compare a run with communication overlapped against one without (e.g. disable the overlap of "
-            "gradient reduction with backward compute): if the contention costs more than the overlap gains, "
-            "serialise the two or move the collective to where no matmul runs.";
+      f.notes.push_back(advice("COMM002", "op_note",
+                               {{"op", t.str(slow[k].op->name)},
+                                {"ms", fmt::format("{:.4f}", slow[k].op->elapse_ms)},
+                                {"gbs", gbs_text(slow[k].bandwidth_gbs)},
+                                {"mb", fmt::format("{:.4f}", slow[k].size_mb)},
+                                {"step", slow[k].op->step >= 0 ? advice("COMM002", "step", {{"step", slow[k].op->step}}) : ""}}));
+    f.fix = advice("COMM002", "fix");
     out.push_back(std::move(f));
   }
 };

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/comm_support.hpp"
 #include "rules/rule_support.hpp"
@@ -70,12 +71,15 @@ class ByteAlignment final : public Rule {
     for (size_t i = 0; i < bad.size() && i < kShown; ++i) {
       const OpTally& o = bad[i].second;
       double gbs = o.dur_ns ? double(o.bytes) / double(o.dur_ns) : 0;  // B/ns = GB/s
-      f.notes.push_back(fmt::format("{}: {} bytes in {}, {} unaligned ({} tasks), {} GB/s",
-                                    t.str(t.hccl_tasks[bad[i].first].name), o.bytes, format_duration(o.dur_ns),
-                                    format_duration(o.unaligned_ns), o.unaligned, gbs_text(gbs)));
+      f.notes.push_back(advice("COMM003", "op_note",
+                               {{"op", t.str(t.hccl_tasks[bad[i].first].name)},
+                                {"bytes", o.bytes},
+                                {"time", format_duration(o.dur_ns)},
+                                {"unaligned_time", format_duration(o.unaligned_ns)},
+                                {"tasks", o.unaligned},
+                                {"gbs", gbs_text(gbs)}}));
     }
-    f.fix = "Make the tensors handed to collectives a multiple of 512 bytes (pad the flattened gradient bucket or "
-            "the per-rank shard to a multiple of 256 fp16/bf16 or 128 fp32 elements).";
+    f.fix = advice("COMM003", "fix");
     out.push_back(std::move(f));
   }
 };

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/comm_support.hpp"
 #include "rules/rule_support.hpp"
@@ -64,18 +65,18 @@ class SlowLink final : public Rule {
       // Time the slow rank lost: its transfer at the mean bandwidth would have taken size / mean.
       f.cost_ns = ms_to_ns(std::max(0.0, lo->time_ms - lo->size_mb / mean));
       for (const RankLink& l : moved) {
-        f.notes.push_back(fmt::format("rank {}{}: {:.4f} MB in {:.4f} ms, {} GB/s", l.rank,
-                                      l.step >= 0 ? fmt::format(" step {}", l.step) : "", l.size_mb, l.time_ms,
-                                      gbs_text(l.gbs())));
+        f.notes.push_back(advice("COMM004", "rank_note",
+                                 {{"rank", l.rank},
+                                  {"step", l.step >= 0 ? advice("COMM", "step_suffix", {{"step", l.step}}) : ""},
+                                  {"mb", fmt::format("{:.4f}", l.size_mb)},
+                                  {"ms", fmt::format("{:.4f}", l.time_ms)},
+                                  {"gbs", gbs_text(l.gbs())}}));
         f.metrics.push_back({fmt::format("rank.{}.step.{}.gbs", l.rank, l.step), l.gbs()});
       }
-      f.fix = fmt::format("Check rank {}'s {} path: {}. Re-run with HCCL's own test (hccl_test) between the "
-                          "rank and a fast one to confirm.",
-                          lo->rank, type,
-                          type == "RDMA" ? "the NIC's link speed and error counters (hccn_tool -i N -link / -stat), "
-                                           "switch port and PFC/ECN configuration"
-                                         : "the HCCS/PCIe link state of its chip (npu-smi info), other processes "
-                                           "using the chip, and memory-bound kernels overlapping the copies");
+      f.fix = advice("COMM004", "fix",
+                     {{"rank", lo->rank},
+                      {"transport", type},
+                      {"path", advice("COMM004", type == "RDMA" ? "path_rdma" : "path_sdma")}});
       out.push_back(std::move(f));
     }
   }

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/comm_support.hpp"
 #include "rules/rule_support.hpp"
@@ -61,13 +62,16 @@ class RdmaRetransmission final : public Rule {
     f.cost_ns = ms_to_ns(rdma_ms);
     for (const CommOp* op : slow) {
       const CommTransport* tr = t.transport(*op, "RDMA");
-      f.notes.push_back(fmt::format("group {} {}{} rank {}: RDMA {:.4f} MB in {:.4f} ms ({} GB/s)", t.str(op->group),
-                                    t.str(op->name), op->step >= 0 ? fmt::format(" step {}", op->step) : "", op->rank,
-                                    tr->size_mb, tr->time_ms, gbs_text(tr->bandwidth_gbs)));
+      f.notes.push_back(advice("COMM005", "transfer_note",
+                               {{"group", t.str(op->group)},
+                                {"op", t.str(op->name)},
+                                {"step", op->step >= 0 ? advice("COMM", "step_suffix", {{"step", op->step}}) : ""},
+                                {"rank", op->rank},
+                                {"mb", fmt::format("{:.4f}", tr->size_mb)},
+                                {"ms", fmt::format("{:.4f}", tr->time_ms)},
+                                {"gbs", gbs_text(tr->bandwidth_gbs)}}));
     }
-    f.fix = "Check the RDMA network: NIC and switch-port error and retransmission counters (hccn_tool -i N -stat), "
-            "PFC/ECN and the traffic class HCCL uses (HCCL_RDMA_TC / HCCL_RDMA_SL must match the switch), and "
-            "the transmission timeout (HCCL_RDMA_TIMEOUT).";
+    f.fix = advice("COMM005", "fix");
     out.push_back(std::move(f));
   }
 };

@@ -10,6 +10,7 @@
 #include "analysis/names.hpp"
 #include "analysis/step_breakdown.hpp"
 #include "analysis/trace_index.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/comm_support.hpp"
 #include "rules/rule_support.hpp"
@@ -115,16 +116,15 @@ class ExposedCommunication final : public Rule {
     f.cost_ns = exposed;
     constexpr size_t kShown = 5;
     for (size_t i = 0; i < colls.size() && i < kShown; ++i)
-      f.notes.push_back(from_kernels ? fmt::format("{}: {} exposed of {}", colls[i].name,
-                                                   format_duration(colls[i].exposed_ns), format_duration(colls[i].dur_ns))
-                                     : fmt::format("{}: {} (communication.json elapse)", colls[i].name,
-                                                   format_duration(colls[i].dur_ns)));
+      f.notes.push_back(from_kernels ? advice("COMM006", "kernel_note",
+                                              {{"collective", colls[i].name},
+                                               {"exposed", format_duration(colls[i].exposed_ns)},
+                                               {"total", format_duration(colls[i].dur_ns)}})
+                                     : advice("COMM006", "elapse_note",
+                                              {{"collective", colls[i].name}, {"total", format_duration(colls[i].dur_ns)}}));
     for (const StepBreakdown& s : steps)
       f.metrics.push_back({fmt::format("step.{}.exposed_ns", s.number), double(s.comm_not_overlapped_ns())});
-    f.fix = "Overlap communication with computation: DDP gradient bucketing overlaps the all-reduce with "
-            "backward (keep bucket_cap_mb moderate, avoid find_unused_parameters); in Megatron / DeepSpeed enable "
-            "overlap_grad_reduce / overlap_param_gather or overlap_comm; issue collectives with async_op=True and "
-            "wait as late as possible; shrink what is exposed (COMM001 small packets, COMM004 slow links).";
+    f.fix = advice("COMM006", "fix");
     out.push_back(std::move(f));
   }
 };

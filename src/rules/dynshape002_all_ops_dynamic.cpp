@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "model/trace.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/kernel_shapes.hpp"
@@ -39,9 +40,7 @@ class AllOpsDynamic final : public Rule {
     f.message = fmt::format("all {} device ops with an OP State ran as dynamic-shape ops ({} of device time): each new "
                             "shape is compiled and tiled at run time",
                             dynamic, format_duration(dynamic_ns));
-    f.fix = "Put `torch_npu.npu.set_compile_mode(jit_compile=False)` and "
-            "`torch_npu.npu.config.allow_internal_format = False` at the start of the script so ops run as "
-            "precompiled binary kernels; keep input shapes steady (pad or bucket variable lengths).";
+    f.fix = advice("DYNSHAPE002", "fix");
     out.push_back(std::move(f));
   }
 };

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "model/trace.hpp"
 #include "rules/builtin_rules.hpp"
 
@@ -79,9 +80,7 @@ class AiCoreFreqDrop final : public Rule {
       f.message = fmt::format("{}: {} call{}, {}, ran {:.1f}% below the AI Cores' top {:.0f} MHz (avg {:.0f}, min {:.0f} MHz)",
                               op, g.count, g.count == 1 ? "" : "s", format_duration(g.time_ns), 100 * ratio, top,
                               g.freq_sum / double(g.count), g.min_mhz);
-      f.fix = "The NPU lowered its AI Core clock while these ops ran: check the device's temperature and power "
-              "(npu-smi info -t temp / -t power), cooling and power capping; a frequency that drops only under "
-              "load points at the power limit.";
+      f.fix = advice("FREQ001", "fix");
       out.push_back(std::move(f));
     }
   }

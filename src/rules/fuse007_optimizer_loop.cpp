@@ -8,6 +8,7 @@
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
 #include "graph/optimizer_loop.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
@@ -83,35 +84,19 @@ void report_optimizer_loops(const AnalysisContext& ctx, std::vector<Finding>& ou
     f.cost_ns = int64_t(removed_ps * steps * cost::kLaunchNs);
     // Advice keeps the update's maths: another optimizer class would change the training.
     if (!optimizer)
-      f.fix = "This loop is hand-written: run the same update over all parameters at once with torch._foreach_* "
-              "ops (the same maths, one op per kind).\ntorch._foreach_add_(params, grads, alpha=-lr)  # p -= lr * g "
-              "for every p\nA plain SGD loop is torch.optim.SGD(params, lr=lr), which picks the multi-tensor path.";
+      f.fix = advice("FUSE007", "fix_hand_written");
     else if (!is_torch_optimizer(t.str(optimizer->name)))
-      f.fix = fmt::format("{} (not a torch.optim class) updates one parameter at a time: use its foreach/fused "
-                          "option if it has one, or write its update with torch._foreach_* ops; another optimizer "
-                          "class would change the training, so none is suggested.",
-                          t.str(optimizer->name));
+      f.fix = advice("FUSE007", "fix_not_torch_optim", {{"optimizer", t.str(optimizer->name)}});
     else if (fused_off && foreach == "None" && torch_defaults_to_foreach_on_npu(t))
-      f.fix = fmt::format("{} is created with fused=False and foreach left unset: torch picks foreach only when both "
-                          "are unset, so this runs one parameter at a time on every device. Pass foreach=True (the "
-                          "same update), or leave fused unset.\nopt = torch.optim.AdamW(groups, lr=lr, betas=betas, "
-                          "foreach=True)   # instead of fused=use_fused when use_fused is False",
-                          t.str(optimizer->name));
+      f.fix = advice("FUSE007", "fix_fused_off", {{"optimizer", t.str(optimizer->name)}});
     else if (foreach == "False")
-      f.fix = fmt::format("{} is created with foreach=False: drop it (torch >= 2.1 picks foreach on NPU) or pass "
-                          "foreach=True.\nopt = torch.optim.AdamW(model.parameters(), lr=3e-4, foreach=True)",
-                          t.str(optimizer->name));
+      f.fix = advice("FUSE007", "fix_foreach_off", {{"optimizer", t.str(optimizer->name)}});
     else
-      f.fix = fmt::format("{} runs the per-parameter path on NPU with this torch ({}): torch picks foreach for NPU "
-                          "only from torch 2.1; pass foreach=True.\nopt = torch.optim.AdamW(model.parameters(), "
-                          "lr=3e-4, foreach=True)",
-                          t.str(optimizer->name), settings);
-    f.notes.push_back("the chain is counted per parameter: ops outside modules after backward at the optimizer's "
-                      "call line, grouped by dataflow");
+      f.fix = advice("FUSE007", "fix_old_torch", {{"optimizer", t.str(optimizer->name)}, {"settings", settings}});
+    f.notes.push_back(advice("FUSE007", "per_parameter_note"));
     for (const std::string& other : lg.other_signatures)
-      f.notes.push_back(fmt::format("also at this line, counted here: chains {}", other));
-    f.notes.push_back(
-        "torch_npu's fused optimizer classes are not in this knowledge base, so none is suggested by name");
+      f.notes.push_back(advice("FUSE007", "other_chain_note", {{"chain", other}}));
+    f.notes.push_back(advice("FUSE007", "no_fused_classes_note"));
     out.push_back(std::move(f));
   }
 }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "model/trace.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
@@ -80,10 +81,7 @@ class FusedOptimizer final : public Rule {
       f.message = fmt::format("{}.step: {} step{}, {} on the host{}; torch_npu.optim.NpuFused{} updates all "
                               "parameters with a few fused kernels",
                               cls, g.count, g.count == 1 ? "" : "s", format_duration(g.time_ns), how, cls);
-      f.fix = fmt::format("Replace torch.optim.{0} with torch_npu.optim.NpuFused{0} (same arguments): "
-                          "`from torch_npu.optim import NpuFused{0}; optimizer = NpuFused{0}(model.parameters(), "
-                          "lr=...)`. With gradient clipping use optimizer.clip_grad_norm_fused_(max_norm).",
-                          cls);
+      f.fix = advice("FUSE009", "fix", {{"optimizer", cls}});
       out.push_back(std::move(f));
     }
   }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "model/trace.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/kernel_shapes.hpp"
@@ -159,11 +160,7 @@ class FusibleSequence final : public Rule {
                               s.first_start, s.first_end);
       // Host-bound: the gaps are lost; MTE-bound: the intermediate tensors' round trips.
       f.cost_ns = int64_t((s.host_bound ? s.wall_us - s.exec_us : s.mte_us / double(s.length)) * 1000);
-      f.fix = s.host_bound ? "The device waits for the host between these ops: capture the stack (with_stack=True) "
-                             "to find the code, replace host-side work and small ops with torch_npu fused APIs, or "
-                             "run the region as a graph (torchair / torch.compile)."
-                           : "Each op writes its result to HBM and the next reads it back: fuse the sequence (a "
-                             "torch_npu fused API, a custom Ascend C kernel, or a graph-mode fusion pass).";
+      f.fix = advice("FUSE010", s.host_bound ? "fix_host_bound" : "fix_mte_bound");
       out.push_back(std::move(f));
     }
   }

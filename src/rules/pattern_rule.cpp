@@ -10,6 +10,7 @@
 #include "analysis/names.hpp"
 #include "analysis/trace_index.hpp"
 #include "graph/affinity.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "knowledge/knowledge.hpp"
 #include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
@@ -84,20 +85,19 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
                  {"ops_removed_per_step", ops_ps},
                  {"bytes_saved_per_step", bytes_ps}};
     f.cost_ns = int64_t(double(s.ops) * cost::kLaunchNs + double(s.bytes) / cost::kDeviceBytesPerNs);
-    std::string version = min_version.empty() ? "" : fmt::format(" (torch_npu >= {})", min_version);
-    f.fix = fmt::format("Use {}{}:\n{}", spec.api, version, spec.snippet);
+    std::string version = min_version.empty() ? "" : advice("FUSE00X", "min_version", {{"version", min_version}});
+    f.fix = advice("FUSE00X", "fix", {{"api", spec.api}, {"min_version", version}, {"snippet", spec.snippet}});
     if (!available && !min_version.empty())
-      f.notes.push_back(fmt::format("{} is not in torch_npu {}'s op list; it is listed from {} on", spec.api,
-                                    ctx.npu.version, min_version));
+      f.notes.push_back(advice("FUSE00X", "not_listed_note",
+                               {{"api", spec.api}, {"torch_npu", ctx.npu.version}, {"version", min_version}}));
     if (s.modules.size() > 1) {
       std::string all;
       for (size_t i = 0; i < s.modules.size() && i < 8; ++i) all += (i ? ", " : "") + s.modules[i];
       if (s.modules.size() > 8) all += ", ...";
-      f.notes.push_back("modules: " + all);
+      f.notes.push_back(advice("FUSE00X", "modules_note", {{"modules", all}}));
     }
-    for (std::string_view n : spec.notes) f.notes.emplace_back(n);
-    f.notes.push_back(fmt::format("savings estimated from the matched ops' output sizes (each intermediate written "
-                                  "once and read once); op list: {}", ctx.npu.describe()));
+    for (const std::string& n : spec.notes) f.notes.push_back(n);
+    f.notes.push_back(advice("FUSE00X", "savings_note", {{"op_list", ctx.npu.describe()}}));
     out.push_back(std::move(f));
   }
 }

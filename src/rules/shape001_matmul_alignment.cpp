@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "model/trace.hpp"
 #include "analysis/trace_index.hpp"
 #include "rules/builtin_rules.hpp"
@@ -78,10 +79,7 @@ class MatmulAlignment final : public Rule {
                               "multiple of {}",
                               g.op, g.op_type, g.count, g.count == 1 ? "" : "s", shapes_text(*in), distinct_items(g.dtypes),
                               format_duration(g.time_ns), format_share(s), bad, kInnerAxis);
-      f.fix = fmt::format("Pad the inner (last) dimension of both matmul inputs to a multiple of {} elements "
-                          "(hidden sizes, vocabularies, head counts x head dims: {} -> {}), so the cube loads whole "
-                          "tiles; keep the padding out of the result with a slice.",
-                          kInnerAxis, bad, padded);
+      f.fix = advice("SHAPE001", "fix", {{"multiple", kInnerAxis}, {"axis", bad}, {"padded", padded}});
       out.push_back(std::move(f));
     }
   }

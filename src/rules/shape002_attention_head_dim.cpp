@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "knowledge/advice_texts.hpp"
 #include "model/trace.hpp"
 #include "analysis/trace_index.hpp"
 #include "rules/builtin_rules.hpp"
@@ -81,9 +82,7 @@ class AttentionAlignment final : public Rule {
       f.message = fmt::format("{} ({}): {} call{} with inputs {} ({}), {} ({} of device time): {} not a multiple of {}",
                               g.op, g.op_type, g.count, g.count == 1 ? "" : "s", shapes_text(*in), distinct_items(g.dtypes),
                               format_duration(g.time_ns), format_share(s), what, kAxis);
-      f.fix = "FlashAttention tiles D and S in blocks of 128: choose a head dim that is a multiple of 128 (e.g. 128 "
-              "instead of 120, or pad q/k/v and slice the output), and pad or bucket sequence lengths to multiples "
-              "of 128 (with the padding masked out).";
+      f.fix = advice("SHAPE002", "fix");
       out.push_back(std::move(f));
     }
   }

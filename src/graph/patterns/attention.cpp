@@ -5,6 +5,7 @@
 // 4-D matmul reaches the trace as expand/clone/_unsafe_view/bmm: all skipped but the bmm.
 #include "graph/forms.hpp"
 #include "graph/patterns.hpp"
+#include "knowledge/advice_texts.hpp"
 
 namespace npud::graph {
 
@@ -35,15 +36,8 @@ const PatternSpec& attention_pattern() {
     s.anchors = {"softmax", "_softmax", "_safe_softmax", "exp"};
     s.api = "torch_npu.npu_fusion_attention";
     s.custom_op = "npu_fusion_attention";
-    s.snippet =
-        "# q, k, v: [B, N, S, D]; atten_mask: bool, True = masked out (the opposite of a PyTorch bool mask)\n"
-        "out = torch_npu.npu_fusion_attention(q, k, v, head_num=N, input_layout=\"BNSD\",\n"
-        "                                     atten_mask=causal, scale=1.0 / math.sqrt(D),\n"
-        "                                     keep_prob=1.0 - p_drop)[0]\n"
-        "# or, portable: F.scaled_dot_product_attention(q, k, v, attn_mask=keep_mask, dropout_p=p_drop)";
-    s.notes = {"F.scaled_dot_product_attention reaches NPU flash attention only with 4-D BNSD inputs and a bool or "
-               "absent mask.",
-               "npu_fusion_attention's atten_mask uses 1 = masked out, the opposite of PyTorch's bool attn_mask."};
+    s.snippet = advice("FUSE004", "snippet");
+    s.notes = {advice("FUSE004", "sdpa_note"), advice("FUSE004", "mask_note")};
     return s;
   }();
   return spec;

@@ -5,6 +5,7 @@
 // the expression is what matches.
 #include "graph/forms.hpp"
 #include "graph/patterns.hpp"
+#include "knowledge/advice_texts.hpp"
 
 namespace npud::graph {
 
@@ -26,10 +27,8 @@ const PatternSpec& gelu_pattern() {
     s.anchors = {"tanh", "erf"};
     s.api = "torch_npu.npu_gelu";
     s.custom_op = "npu_gelu";
-    s.snippet =
-        "y = torch.nn.functional.gelu(x, approximate=\"tanh\")   # or approximate=\"none\" for the erf form\n"
-        "# Ascend-specific: torch_npu.npu_gelu(x, approximate=\"tanh\") or torch_npu.npu_fast_gelu(x) (faster, approximate)";
-    s.notes = {"torch_npu's native GELU uses the tanh approximation unless TORCH_NPU_USE_COMPATIBLE_IMPL=1."};
+    s.snippet = advice("FUSE006", "snippet");
+    s.notes = {advice("FUSE006", "note")};
     return s;
   }();
   return spec;

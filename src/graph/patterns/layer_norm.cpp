@@ -5,6 +5,7 @@
 // (native_layer_norm). There is no NpuLayerNorm in any torch_npu version (NPU-FACTS.md).
 #include "graph/forms.hpp"
 #include "graph/patterns.hpp"
+#include "knowledge/advice_texts.hpp"
 
 namespace npud::graph {
 
@@ -29,11 +30,8 @@ const PatternSpec& layer_norm_pattern() {
     s.bias_tail = true;
     s.api = "torch.nn.functional.layer_norm";
     s.aten_op = "native_layer_norm";
-    s.snippet =
-        "# torch_npu runs native_layer_norm as one fused kernel\n"
-        "y = torch.nn.functional.layer_norm(x, x.shape[-1:], self.weight, self.bias, eps=self.eps)\n"
-        "# or keep an nn.LayerNorm(dim, eps=eps) module";
-    s.notes = {"nn.LayerNorm / F.layer_norm is the fused path on Ascend; there is no separate NPU layer-norm class to import."};
+    s.snippet = advice("FUSE002", "snippet");
+    s.notes = {advice("FUSE002", "note")};
     return s;
   }();
   return spec;

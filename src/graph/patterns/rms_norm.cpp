@@ -5,6 +5,7 @@
 //   also 1 / torch.sqrt(...), reciprocal(sqrt(...)), no eps.
 #include "graph/forms.hpp"
 #include "graph/patterns.hpp"
+#include "knowledge/advice_texts.hpp"
 
 namespace npud::graph {
 
@@ -26,10 +27,8 @@ const PatternSpec& rms_norm_pattern() {
     s.yields_to = {"layer-norm"};
     s.api = "torch_npu.npu_rms_norm";
     s.custom_op = "npu_rms_norm";
-    s.snippet =
-        "# one fused kernel instead of pow/mean/add/rsqrt/mul\n"
-        "y = torch_npu.npu_rms_norm(x, self.weight, epsilon=self.eps)[0]";
-    s.notes = {"npu_rms_norm returns (y, rstd); take [0]. It normalises over the last dimension(s) of the weight's shape."};
+    s.snippet = advice("FUSE001", "snippet");
+    s.notes = {advice("FUSE001", "note")};
     return s;
   }();
   return spec;

@@ -7,6 +7,7 @@
 // Slices, reshapes and casts between the ops are skipped by the matcher.
 #include "graph/forms.hpp"
 #include "graph/patterns.hpp"
+#include "knowledge/advice_texts.hpp"
 
 namespace npud::graph {
 
@@ -30,15 +31,8 @@ const PatternSpec& rotary_pattern() {
     s.anchors = {"add", "view_as_real"};   // the pair form: its "add" (x1 * cos + x0 * sin)
     s.api = "torch_npu.npu_rotary_mul";
     s.custom_op = "npu_rotary_mul";
-    s.snippet =
-        "# cos/sin broadcastable to x ([1, 1, S, D] or [B, N, S, D] layouts)\n"
-        "q = torch_npu.npu_rotary_mul(q, cos, sin)   # rotate_half form ('half' mode)\n"
-        "k = torch_npu.npu_rotary_mul(k, cos, sin)\n"
-        "# interleaved pairs (GPT-J, llama's complex or unbind form): cos/sin repeated per pair\n"
-        "q = torch_npu.npu_rotary_mul(q, cos_pairs, sin_pairs, rotary_mode='interleave')";
-    s.notes = {"npu_rotary_mul implements x * cos + rotate_half(x) * sin; for the interleaved (GPT-J) or complex form "
-               "pass rotary_mode='interleave' where your torch_npu version supports it, or convert the cos/sin tables "
-               "to the half layout once."};
+    s.snippet = advice("FUSE003", "snippet");
+    s.notes = {advice("FUSE003", "note")};
     return s;
   }();
   return spec;

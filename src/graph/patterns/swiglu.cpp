@@ -2,6 +2,7 @@
 // split in two; also silu written out as a * sigmoid(a) * b.
 #include "graph/forms.hpp"
 #include "graph/patterns.hpp"
+#include "knowledge/advice_texts.hpp"
 
 namespace npud::graph {
 
@@ -19,11 +20,8 @@ const PatternSpec& swiglu_pattern() {
     s.anchors = {"silu", "sigmoid"};
     s.api = "torch_npu.npu_swiglu";
     s.custom_op = "npu_swiglu";
-    s.snippet =
-        "# one projection to 2*hidden, gate first: npu_swiglu(x, dim=-1) = silu(x1) * x2 for x1, x2 = x.chunk(2, -1)\n"
-        "h = torch_npu.npu_swiglu(self.w13(x), dim=-1)\n"
-        "# with two projections: torch_npu.npu_swiglu(torch.cat((self.w1(x), self.w3(x)), dim=-1))";
-    s.notes = {"Merging w1 and w3 into one linear also saves a matmul launch."};
+    s.snippet = advice("FUSE005", "snippet");
+    s.notes = {advice("FUSE005", "note")};
     return s;
   }();
   return spec;
