@@ -353,7 +353,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("TARGET", o->target, "dump of the run under test")->required();
   cmd->add_option("--mapping", o->mapping,
                   "rename the target's entries before matching: msprobe's data_mapping/cell_mapping YAML, one "
-                  "`name: reference name` per line (two frameworks; docs/compare.md)")
+                  "`name: reference name` per line (two frameworks: `npu-doctor docs compare`)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--format", o->format, "output format")
       ->check(CLI::IsMember({"text", "json"}))

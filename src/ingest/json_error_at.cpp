@@ -1,5 +1,8 @@
 #include "ingest/json_error_at.hpp"
 
+#include <string>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "util/input_error.hpp"
@@ -55,15 +58,41 @@ simdjson::error_code walk(od::value v, int depth) {
   }
 }
 
+// Where the brackets of `json` stop balancing: a closing bracket that closes nothing or the
+// wrong thing, or the end of the text when one is left open (simdjson 3.6's On Demand knows
+// this before it walks anything and names no place; 3.0's finds it while walking).
+uint64_t unbalanced_offset(std::string_view json) {
+  std::string open;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      open.push_back(c == '{' ? '}' : ']');
+    } else if (c == '}' || c == ']') {
+      if (open.empty() || open.back() != c) return i;
+      open.pop_back();
+    }
+  }
+  return in_string || !open.empty() ? json.size() : 0;
+}
+
 }  // namespace
 
 uint64_t json_error_offset(const simdjson::padded_string& json) {
   od::parser parser;
   od::document doc;
-  if (auto e = parser.iterate(json).get(doc)) return e == simdjson::UNCLOSED_STRING ? json.size() : 0;
+  if (auto e = parser.iterate(json).get(doc))
+    return e == simdjson::UNCLOSED_STRING ? json.size() : unbalanced_offset(std::string_view(json.data(), json.size()));
   od::value root;
   simdjson::error_code err = doc.get_value().get(root);
   if (!err) err = walk(root, 0);
+  // simdjson 3.6 knows before walking that a bracket is left open, and says so at offset 0.
+  if (err == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) return unbalanced_offset(std::string_view(json.data(), json.size()));
   const char* at = nullptr;
   if (doc.current_location().get(at) == simdjson::SUCCESS && at >= json.data() && at <= json.data() + json.size())
     return uint64_t(at - json.data());
