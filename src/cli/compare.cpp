@@ -107,8 +107,7 @@ void render_text(std::ostream& os, const Dump& ref, const Dump& target, const Co
                     res.only_ref.size(), res.only_target.size());
   if (res.renamed) {
     std::vector<std::string> by;
-    if ((ref.framework == "mindspore") != (target.framework == "mindspore"))
-      by.push_back("msprobe's MindSpore-to-PyTorch names");
+    if (res.framework_renames) by.push_back("msprobe's MindSpore-to-PyTorch names");
     if (!o.mapping.empty()) by.push_back(terminal_safe(o.mapping));
     os << fmt::format("  {} key{} renamed before matching ({}).\n", res.renamed, res.renamed == 1 ? "" : "s",
                       fmt::join(by, " and "));

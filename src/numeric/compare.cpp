@@ -145,17 +145,18 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
   static const KeyMapping kNoFile;
   const KeyMapping& file = opts.mapping ? *opts.mapping : kNoFile;
   bool ref_ms = ref.framework == "mindspore", target_ms = target.framework == "mindspore";
+  res.framework_renames = ref_ms != target_ms;
   auto keys_of = [&](const Dump& d, bool builtin, bool with_file) {
     std::vector<std::string> keys;
     keys.reserve(d.entries.size());
     for (const DumpEntry& e : d.entries) {
-      keys.push_back(builtin || with_file ? map_key(with_file ? file : kNoFile, e.key, builtin) : e.key);
+      keys.push_back(map_key(with_file ? file : kNoFile, e.key, builtin));
       if (keys.back() != e.key) ++res.renamed;
     }
     return keys;
   };
-  std::vector<std::string> ref_keys = keys_of(ref, ref_ms && !target_ms, false);
-  std::vector<std::string> target_keys = keys_of(target, target_ms && !ref_ms, opts.mapping != nullptr);
+  std::vector<std::string> ref_keys = keys_of(ref, res.framework_renames && ref_ms, false);
+  std::vector<std::string> target_keys = keys_of(target, res.framework_renames && target_ms, opts.mapping != nullptr);
   auto pairs = match_by_key(ref_keys, target_keys);
   size_t smaller = std::min(ref.entries.size(), target.entries.size());
   // Keys differ wholesale (two frameworks, renamed modules): fewer than half match.

@@ -36,6 +36,7 @@ struct CompareResult {
   std::vector<size_t> only_ref, only_target;
   bool by_order = false;          // keys differed wholesale: paired by order within kind and shape
   size_t renamed = 0;             // keys renamed before matching (numeric/key_mapping.hpp)
+  bool framework_renames = false; // one side is MindSpore: msprobe's renames applied to it
   std::optional<size_t> first_divergence;  // index into pairs
   uint64_t tensor_bytes = 0;      // bytes of tensor data read (both sides)
   size_t diverging = 0;
