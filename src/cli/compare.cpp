@@ -323,10 +323,10 @@ int compare_command(const CompareCliOptions& o) {
     res = compare_dumps(ref, target, co);
     progress.finish();
   } catch (const InputError& e) {
-    std::cerr << "npu-doctor: error: " << e.describe() << "\n";
+    std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "npu-doctor: error: " << e.what() << "\n";
+    std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << "\n";
     return kExitBadInput;
   }
   bool written = emit_report(o.output, false, [&](std::ostream& os, bool) {
