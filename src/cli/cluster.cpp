@@ -18,7 +18,7 @@
 #include "cli/progress.hpp"
 #include "cluster/cluster_html.hpp"
 #include "cluster/cluster_report.hpp"
-#include "cluster/msprof_cluster.hpp"
+#include "cluster/msprof_ranks.hpp"
 #include "cluster/rank_summary.hpp"
 #include "report/escape.hpp"
 #include "report/html_report.hpp"

@@ -10,7 +10,7 @@
 
 #include "cli/cluster.hpp"
 #include "cluster/cluster_report.hpp"
-#include "cluster/msprof_cluster.hpp"
+#include "cluster/msprof_ranks.hpp"
 #include "cluster/rank_summary.hpp"
 #include "util/input_error.hpp"
 #include "ingest/reader.hpp"
@@ -255,6 +255,25 @@ TEST(MsprofCluster, EightRankOutputReadsAsACluster) {
     }
   }
   EXPECT_TRUE(comm_of_rank5);
+}
+
+// The reader alone (ingest/): the tables as the files hold them, nothing summarised yet.
+TEST(MsprofCluster, ReaderKeepsTheFilesRowsPerRank) {
+  std::string dir = kShared + "/fixtures/ascend/cluster-analysis-output-8rank";
+  REQUIRE_FIXTURE(dir);
+  MsprofClusterOutput out = read_msprof_cluster_output(find_msprof_cluster_output(dir));
+  ASSERT_EQ(out.rank_steps.size(), 8u);
+  ASSERT_EQ(out.rank_steps.at(1).size(), 1u);
+  EXPECT_EQ(out.rank_steps.at(1)[0].free_ns, 1488610059);
+  EXPECT_FALSE(out.communication.empty());
+  int64_t rank0 = 0;
+  for (const auto& [key, wait] : out.waits) {
+    EXPECT_TRUE(key.first == 0 || key.first == 1) << key.first;  // group (0, 1) only
+    if (key.first == 0) rank0 += wait;
+  }
+  EXPECT_EQ(rank0, 115960642 + 27096639);
+  ASSERT_FALSE(out.comm.comm_ops.empty());
+  for (const CommOp& op : out.comm.comm_ops) EXPECT_TRUE(op.rank == 0 || op.rank == 1) << op.rank;
 }
 
 TEST(MsprofCluster, EightRankSpreadsAreMsprofAnalyzes) {

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "cluster/cluster_report.hpp"
-#include "cluster/msprof_cluster.hpp"
+#include "cluster/msprof_ranks.hpp"
 #include "cluster/rank_summary.hpp"
 #include "ingest/reader.hpp"
 #include "ingest/communication_ops.hpp"
