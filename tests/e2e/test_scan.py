@@ -168,10 +168,10 @@ class ScanEndToEnd(unittest.TestCase):
 
         diff = scan("--diff", "proj", cwd=patched_dir)
         self.assertEqual(diff.returncode, 1, diff.stderr)
-        self.assertIn("+++ b/proj/cuda.py", diff.stdout)
+        self.assertIn("+++ b/proj/cuda002_dot_cuda.py", diff.stdout)
         # --diff writes nothing.
-        with open(os.path.join(patched_dir, "proj", "cuda.py")) as f, open(os.path.join(DATA, "cuda.py")) as g:
-            self.assertEqual(f.read(), g.read())
+        for name in os.listdir(os.path.join(patched_dir, "proj")):
+            self.assertEqual(read(os.path.join(patched_dir, "proj", name)), read(os.path.join(DATA, name)), name)
         if shutil.which("patch"):
             p = subprocess.run(["patch", "-p1", "--no-backup-if-mismatch"], input=diff.stdout, cwd=patched_dir,
                                capture_output=True, text=True)
@@ -191,11 +191,13 @@ class ScanEndToEnd(unittest.TestCase):
             if shutil.which("patch"):
                 with open(os.path.join(patched_dir, "proj", name)) as f:
                     self.assertEqual(f.read(), fixed_text, name)
-        with open(os.path.join(fixed_dir, "proj", "cuda.py")) as f:
-            text = f.read()
+        text = read(os.path.join(fixed_dir, "proj", "cuda002_dot_cuda.py"))
         self.assertIn("import torch  # expect: CUDA006\nimport torch_npu\n", text)
-        self.assertIn('init_process_group(backend="hccl")', text)
         self.assertIn("x.cuda(non_blocking=True)", text)  # the ignored line is kept
+        self.assertIn('init_process_group(backend="hccl")', read(os.path.join(fixed_dir, "proj", "cuda004_nccl.py")))
+        # not after the `import torch` under TYPE_CHECKING, which never runs
+        self.assertIn("import torch  # expect: CUDA006\nimport torch_npu\n",
+                      read(os.path.join(fixed_dir, "proj", "cuda006_import_torch_npu.py")))
 
         again = scan("--format", "json", "proj", cwd=fixed_dir)
         report = json.loads(again.stdout)
@@ -290,20 +292,20 @@ class ScanEndToEnd(unittest.TestCase):
         with open(clean, "w") as f:
             f.write("import torch\n\nprint(torch.ones(2))\n")
         self.assertEqual(scan(clean).returncode, 0)
-        self.assertEqual(scan(os.path.join(DATA, "cuda.py")).returncode, 1)
+        self.assertEqual(scan(os.path.join(DATA, "cuda001_device_string.py")).returncode, 1)
         self.assertEqual(scan(os.path.join(self.tmp, "missing.py")).returncode, 2)
         self.assertEqual(scan("--select", "NOPE9", clean).returncode, 2)
         self.assertEqual(scan("--torch-npu", "0.0.1", clean).returncode, 2)
-        self.assertEqual(scan("--select", "FUSE", os.path.join(DATA, "cuda.py")).returncode, 0)
+        self.assertEqual(scan("--select", "FUSE", os.path.join(DATA, "cuda001_device_string.py")).returncode, 0)
         # --fail-on as in analyze (default error): sync.py has warnings only.
         self.assertEqual(scan(os.path.join(DATA, "sync.py")).returncode, 0)
         self.assertEqual(scan("--fail-on", "warning", os.path.join(DATA, "sync.py")).returncode, 1)
         self.assertEqual(scan("--fail-on", "error", os.path.join(DATA, "sync.py")).returncode, 0)
-        self.assertEqual(scan("--fail-on", "never", os.path.join(DATA, "cuda.py")).returncode, 0)
+        self.assertEqual(scan("--fail-on", "never", os.path.join(DATA, "cuda001_device_string.py")).returncode, 0)
         self.assertEqual(scan("--fail-on", "bad", clean).returncode, 2)
 
     def test_json_opens_like_every_report(self):
-        r = scan("--format", "json", os.path.join(DATA, "cuda.py"))
+        r = scan("--format", "json", os.path.join(DATA, "cuda001_device_string.py"))
         doc = json.loads(r.stdout)
         self.assertEqual(list(doc)[:3], ["schema_version", "tool", "command"])
         self.assertEqual((doc["schema_version"], doc["tool"]["name"], doc["command"]), (1, "npu-doctor", "scan"))
@@ -338,7 +340,7 @@ class ScanEndToEnd(unittest.TestCase):
 
     def test_sarif_output(self):
         out = os.path.join(self.tmp, "scan.sarif")
-        r = scan("--format", "sarif", "-o", out, "cuda.py", cwd=DATA)
+        r = scan("--format", "sarif", "-o", out, "cuda001_device_string.py", cwd=DATA)
         self.assertEqual(r.returncode, 1, r.stderr)
         with open(out) as f:
             sarif = json.load(f)
@@ -356,7 +358,7 @@ class ScanEndToEnd(unittest.TestCase):
             self.assertIn(res["level"], ("error", "warning", "note"))
             self.assertTrue(res["message"]["text"])
             loc = res["locations"][0]["physicalLocation"]
-            self.assertEqual(loc["artifactLocation"]["uri"], "cuda.py")
+            self.assertEqual(loc["artifactLocation"]["uri"], "cuda001_device_string.py")
             self.assertGreaterEqual(loc["region"]["startLine"], 1)
             self.assertGreaterEqual(loc["region"]["startColumn"], 1)
         for rule in run["tool"]["driver"]["rules"]:
