@@ -17,8 +17,9 @@ set(NPUD_LAYERS
   "source:knowledge,model"       # Python source: the static scan, snippets, suppression comments
   "rules:graph,source"           # the trace rules, their registry and AnalysisContext
   "report:rules"                 # text/JSON/SARIF/HTML renderers of a Report
-  "cluster:report,ingest"        # `cluster`: per-rank analyses compared, and its pages
-  "diff:report,ingest"           # `diff`: two traces or reports compared, and its pages
+  "pipeline:report"              # a read Trace analysed into a Report: knowledge, rules, suppressions, baseline
+  "cluster:pipeline,ingest"      # `cluster`: per-rank analyses compared, and its pages
+  "diff:pipeline,ingest"         # `diff`: two traces or reports compared, and its pages
   "cli:cluster,diff,env,numeric" # the commands
 )
 

@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "cli/baseline.hpp"
 #include "cli/cluster.hpp"
 #include "cli/config.hpp"
 #include "cli/commands.hpp"
@@ -17,8 +16,8 @@
 #include "cli/inputs.hpp"
 #include "cli/output.hpp"
 #include "cli/stdin_copy.hpp"
-#include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
+#include "pipeline/pipeline.hpp"
 #include "report/escape.hpp"
 #include "report/html_report.hpp"
 #include "report/relative_paths.hpp"
@@ -171,6 +170,22 @@ bool rules_or_report(const AnalyzeOptions& o, std::vector<const Rule*>& rules) {
   return true;
 }
 
+AnalysisSettings analysis_settings(const AnalyzeOptions& o, std::vector<const Rule*> rules, bool with_baseline) {
+  AnalysisSettings s;
+  s.torch_npu = o.torch_npu;
+  s.rule_options = o.rule_options;
+  s.rules = std::move(rules);
+  s.command = o.command;
+  s.path_ignores = o.path_ignores;
+  if (with_baseline) {
+    s.baseline = o.baseline;
+    s.write_baseline = o.write_baseline;
+  }
+  s.config_file = o.config_file;
+  s.notes = o.report_notes;
+  return s;
+}
+
 int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   std::vector<const Rule*> rules;
   if (!rules_or_report(o, rules)) return kExitBadInput;
@@ -184,33 +199,15 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   if (!read_trace_or_report(path, ro, o.quiet, trace)) return kExitBadInput;
   if (!o.source_name.empty()) trace.source = o.source_name;
   if (!o.quiet) print_warnings(trace);
-  std::string why;
-  const KnowledgeVersion* version = torch_npu_version_for(o.torch_npu, trace, why);
-  if (!version) return kExitBadInput;
-
-  AnalysisContext ctx{trace, *version, o.rule_options};
-  Report report;
-  report.command = o.command;
-  report.summary = summarize(trace);
-  report.summary.torch_npu = version->version;
-  report.summary.knowledge_note = fmt::format("{}; chosen: {}", version->source(), why);
-  for (const Rule* r : rules) report.rules_run.emplace_back(r->id());
-  report.findings = run_rules(ctx, rules);
-  report.config_file = o.config_file;
-  // One suppression step for every command that reads a trace (source/suppressions.hpp), then
-  // the baseline: source is read as for snippets (the same folders, the same limits).
-  const SnippetPolicy policy = snippet_policy(&trace, o.command == "run" || o.command == "amp-check");
-  report.suppressed = suppress_findings(report.findings, policy, o.path_ignores);
+  std::optional<TraceAnalysis> analysis;
   try {
-    report.baselined = apply_baseline(report.findings, o.baseline, o.write_baseline, o.command, policy);
-  } catch (const std::exception& e) {
+    analysis.emplace(analyze_trace(trace, analysis_settings(o, std::move(rules), true)));
+  } catch (const BaselineError& e) {
     std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
     return kExitBadInput;
   }
-  if (trace.has_amp()) report.amp = summarize_amp(trace, *version, o.rule_options.top_n);
-  report.warnings = trace.warnings;
-  report.notes = o.report_notes;
-  for (const std::string& note : o.report_notes) report.warnings.push_back({note, 0});
+  Report& report = analysis->report;
+  const AnalysisContext& ctx = analysis->context;
 
   if (o.text_paths_relative && o.format == "text") {
     std::error_code ec;
@@ -221,7 +218,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
     if (o.format == "json") render_json(os, report);
     else if (o.format == "html") render_html(os, report, ctx.index(), HtmlOptions{.min_gap_ns = ctx.options.min_gap_ns()});
     else if (o.format == "sarif") render_sarif(os, sarif_from_report(report));
-    else if (o.format == "summary") write_rank_summary(os, summarize_rank(trace, report.findings, version->version));
+    else if (o.format == "summary") write_rank_summary(os, summarize_rank(trace, report.findings, analysis->version.version));
     else render_text(os, report, TextOptions{color, o.verbose, rule_filter(o).selected("HOT001"), text_width(o.output)});
   });
   if (!written) return kExitBadInput;

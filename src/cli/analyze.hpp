@@ -12,6 +12,7 @@
 #include "cli/config.hpp"
 #include "ingest/reader.hpp"
 #include "model/finding.hpp"
+#include "pipeline/pipeline.hpp"
 #include "rules/rule.hpp"
 #include "source/suppressions.hpp"
 
@@ -44,8 +45,8 @@ struct AnalyzeOptions {
   ConfigChoice config_choice;       // --config / --no-config
   PathIgnores path_ignores;
   bool select_from_config = false, ignore_from_config = false;
-  std::string baseline, write_baseline;
-  std::string source_name;          // the input as reports name it, when not its path ("-": stdin)   // --baseline / --write-baseline (cli/baseline.hpp)
+  std::string baseline, write_baseline;   // --baseline / --write-baseline (pipeline/baseline.hpp)
+  std::string source_name;          // the input as reports name it, when not its path ("-": stdin)
 };
 
 // Adds the options shared by every command that ends in a report (analyze, run).
@@ -59,6 +60,11 @@ bool rules_or_report(const AnalyzeOptions& opts, std::vector<const Rule*>& rules
 
 // kExitFindings when `worst` is at or above --fail-on, else kExitClean.
 int exit_code_for(std::optional<Severity> worst, std::string_view fail_on);
+
+// The settings of the analysis (pipeline/pipeline.hpp) these options ask for, with the rules
+// select_rules left; `with_baseline`: also --baseline/--write-baseline (one trace's report, not
+// each rank of a cluster or side of a diff).
+AnalysisSettings analysis_settings(const AnalyzeOptions& opts, std::vector<const Rule*> rules, bool with_baseline);
 
 // Reads `path`, runs the rules and renders the report. Returns the exit code; bad input
 // is reported on stderr (file and byte offset) and gives kExitBadInput.

@@ -20,6 +20,7 @@
 #include "cluster/cluster_report.hpp"
 #include "cluster/msprof_ranks.hpp"
 #include "cluster/rank_summary.hpp"
+#include "pipeline/pipeline.hpp"
 #include "report/escape.hpp"
 #include "report/html_report.hpp"
 #include "util/input_error.hpp"
@@ -75,8 +76,9 @@ unsigned default_jobs(const std::vector<std::string>& inputs, const std::vector<
   return std::min({cpus, by_memory, unsigned(inputs.size())});
 }
 
-// A rank profile read and analysed, or a summary written elsewhere (`--format summary`) read
-// as it is: a directory may mix both.
+// A rank profile read and analysed as `analyze RANK` would (the same pipeline: knowledge
+// version, rules, suppression comments, per-file-ignores), or a summary written elsewhere
+// (`--format summary`) read as it is: a directory may mix both.
 RankSummary analyze_rank(const std::string& path, const AnalyzeOptions& o, const std::vector<const Rule*>& rules) {
   std::error_code ec;
   if (fs::is_regular_file(path, ec) && is_rank_summary_file(path)) return read_rank_summary(path);
@@ -84,11 +86,8 @@ RankSummary analyze_rank(const std::string& path, const AnalyzeOptions& o, const
   ro.allow_truncated = o.allow_truncated;
   ro.max_events = o.max_events;
   Trace trace = read_trace(path, ro);
-  std::string why;
-  const KnowledgeVersion* version = torch_npu_version_for(o.torch_npu, trace, why);
-  if (!version) throw InputError(path, 0, "unknown --torch-npu version", false);
-  AnalysisContext ctx{trace, *version, o.rule_options};
-  return summarize_rank(trace, run_rules(ctx, rules), version->version);
+  TraceAnalysis a = analyze_trace(trace, analysis_settings(o, rules, false));
+  return summarize_rank(trace, std::move(a.report.findings), a.version.version);
 }
 
 // Reads and summarises every input on `jobs` threads (`bytes`: each input's input_bytes(), for

@@ -165,16 +165,21 @@ bool apply_config_or_report(const CLI::App& cmd, const std::string& start, Analy
   if (c.file.empty()) return true;
   ao.config_file = c.file;
   ao.path_ignores = std::move(c.per_file_ignores);
-  if (use_select && cmd.count("--select") == 0 && !c.select.empty()) {
+  // A command without the option (diff has no --select) takes the file's value.
+  auto given = [&cmd](const char* name) {
+    const CLI::Option* opt = cmd.get_option_no_throw(name);
+    return opt && opt->count() > 0;
+  };
+  if (use_select && !given("--select") && !c.select.empty()) {
     ao.select = std::move(c.select);
     ao.select_from_config = true;
   }
-  if (cmd.count("--ignore") == 0 && !c.ignore.empty()) {
+  if (!given("--ignore") && !c.ignore.empty()) {
     ao.ignore = std::move(c.ignore);
     ao.ignore_from_config = true;
   }
-  if (cmd.count("--fail-on") == 0 && !c.fail_on.empty()) ao.fail_on = c.fail_on;
-  if (cmd.count("--torch-npu") == 0 && !c.torch_npu.empty()) ao.torch_npu = c.torch_npu;
+  if (!given("--fail-on") && !c.fail_on.empty()) ao.fail_on = c.fail_on;
+  if (!given("--torch-npu") && !c.torch_npu.empty()) ao.torch_npu = c.torch_npu;
   return true;
 }
 

@@ -44,7 +44,7 @@ void add_config_options(CLI::App& cmd, ConfigChoice& choice);
 // --config file that cannot be read, or a pyproject.toml without [tool.npu-doctor]).
 Config load_config(const ConfigChoice& choice, const std::string& start);
 
-// For analyze/run/amp-check: finds the configuration from `start` and sets each option the
+// For analyze/run/amp-check/diff: finds the configuration from `start` and sets each option the
 // command line did not give. `use_select`: false for amp-check, whose own default (the AMP
 // rules) only --select changes. False after printing the error.
 bool apply_config_or_report(const CLI::App& cmd, const std::string& start, AnalyzeOptions& ao, bool use_select = true);

@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/analyze.hpp"
 #include "cli/commands.hpp"
+#include "cli/config.hpp"
 #include "cli/inputs.hpp"
 #include "cli/output.hpp"
 #include "diff/report_diff.hpp"
@@ -17,6 +19,7 @@
 #include "util/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "knowledge/knowledge.hpp"
+#include "pipeline/pipeline.hpp"
 #include "report/escape.hpp"
 #include "report/html_report.hpp"
 
@@ -34,6 +37,7 @@ struct DiffOptions {
   uint64_t max_events = limits::kMaxEvents;
   bool fail_on_regression = false;
   double max_slowdown_pct = 5;
+  ConfigChoice config_choice;
 };
 
 // What --fail-on-regression fails on: findings AFTER has and BEFORE did not, or a step time
@@ -72,9 +76,22 @@ int diff_reports_command(const DiffOptions& o) {
   return kExitFindings;
 }
 
-int diff_command(const DiffOptions& o) {
-  const KnowledgeVersion* version = torch_npu_version_or_report(o.torch_npu);
-  if (!version) return kExitBadInput;
+// The analysis settings of both sides: analyze's (cli/analyze.hpp), the configuration found
+// from BEFORE included (its select, ignore, torch-npu and per-file-ignores), so a finding
+// `analyze` leaves out is neither fixed nor new here. False after printing the error.
+bool diff_settings_or_report(const CLI::App& cmd, const DiffOptions& o, AnalysisSettings& settings) {
+  AnalyzeOptions ao;
+  ao.torch_npu = o.torch_npu;
+  ao.config_choice = o.config_choice;
+  ao.command = "diff";
+  std::vector<const Rule*> rules;
+  if (!apply_config_or_report(cmd, o.before, ao) || !rules_or_report(ao, rules)) return false;
+  settings = analysis_settings(ao, std::move(rules), false);
+  return true;
+}
+
+int diff_command(const CLI::App& cmd, const DiffOptions& o) {
+  if (!torch_npu_version_or_report(o.torch_npu)) return kExitBadInput;
   if (!output_writable_or_report(o.output)) return kExitBadInput;   // before two reads
   // Two JSON reports: their findings. A report beside a trace would fail as a trace with "no
   // traceEvents array": say what it is and what diff wants.
@@ -86,14 +103,17 @@ int diff_command(const DiffOptions& o) {
                              terminal_safe(before_report ? o.before : o.after));
     return kExitBadInput;
   }
+  AnalysisSettings settings;
+  if (!diff_settings_or_report(cmd, o, settings)) return kExitBadInput;
   Trace before, after;
   ReadOptions ro;
   ro.allow_truncated = o.allow_truncated;
   ro.max_events = o.max_events;
   if (!read_trace_or_report(o.before, ro, o.quiet, before) || !read_trace_or_report(o.after, ro, o.quiet, after))
     return kExitBadInput;
-  const AnalysisContext before_ctx{before, *version, {}}, after_ctx{after, *version, {}};
-  TraceDiff d = diff_traces(before_ctx, after_ctx, trace_rules());
+  const TraceAnalysis before_analysis = analyze_trace(before, settings), after_analysis = analyze_trace(after, settings);
+  const AnalysisContext& after_ctx = after_analysis.context;
+  TraceDiff d = diff_traces(before_analysis, after_analysis);
   bool written = emit_report(o.output, false, [&](std::ostream& os, bool color) {
     if (o.format == "json") render_diff_json(os, d);
     else if (o.format == "html")
@@ -118,7 +138,9 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("BEFORE", o->before, "trace, capture or profiler directory of the first run (or two npu-doctor "
                                       "JSON reports: their findings fixed, new and remaining)")->required();
   cmd->add_option("AFTER", o->after, "the same for the second run")->required();
-  cmd->add_option("--torch-npu", o->torch_npu, "torch_npu wheel the rules use (default: the newest release; see `npu-doctor versions`)");
+  cmd->add_option("--torch-npu", o->torch_npu, "torch_npu wheel the rules use (default: as analyze chooses for each trace: "
+                                               "the torch_npu it recorded, else the newest release for its torch; see "
+                                               "`npu-doctor versions`)");
   cmd->add_option("--format", o->format, "output format")
       ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();
@@ -127,14 +149,17 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("-q,--quiet", o->quiet, "no progress on stderr");
   cmd->add_flag("--allow-truncated", o->allow_truncated, "accept traces whose last event is cut off");
   add_max_events_option(*cmd, o->max_events);
+  add_config_options(*cmd, o->config_choice);
   cmd->add_flag("--fail-on-regression", o->fail_on_regression,
                 "exit 1 when AFTER has findings BEFORE did not, or its step time is more than --max-slowdown slower");
   cmd->add_option("--max-slowdown", o->max_slowdown_pct, "step-time growth, in percent, that --fail-on-regression allows")
       ->check(finite_in(0, 1e6))
       ->capture_default_str();
-  cmd->footer("Exit codes: 0 compared (and no regression with --fail-on-regression), 1 a regression with "
+  cmd->footer("Settings: select, ignore, torch-npu and per-file-ignores of the configuration found from BEFORE, and "
+              "`# noqa: ID` comments, leave findings out as in analyze (`npu-doctor docs configuration`). "
+              "Exit codes: 0 compared (and no regression with --fail-on-regression), 1 a regression with "
               "--fail-on-regression, 2 bad input or usage.");
-  cmd->callback([o, &exit_code] { exit_code = diff_command(*o); });
+  cmd->callback([cmd, o, &exit_code] { exit_code = diff_command(*cmd, *o); });
 }
 
 }  // namespace npud

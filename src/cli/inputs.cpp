@@ -26,35 +26,6 @@ const KnowledgeVersion* torch_npu_version_or_report(std::string_view requested) 
   return version;
 }
 
-const KnowledgeVersion* torch_npu_version_for(std::string_view requested, const Trace& trace, std::string& why) {
-  if (!requested.empty()) {
-    why = "--torch-npu";
-    return torch_npu_version_or_report(requested);
-  }
-  const Knowledge& kb = Knowledge::builtin();
-  std::string_view npu = trace.env_value("torch_npu"), torch = trace.env_value("torch");
-  if (!npu.empty()) {
-    if (const KnowledgeVersion* v = kb.find(npu)) {
-      why = "the torch_npu installed where the trace was recorded";
-      return v;
-    }
-  }
-  if (!torch.empty()) {
-    // The newest release of the trace's torch line: what installing torch_npu for it gives today.
-    const KnowledgeVersion* best = nullptr;
-    std::string_view line = torch.substr(0, torch.find_first_of("+a"));  // "2.1.0+cpu", "2.2.0a0"
-    for (const KnowledgeVersion& v : kb.versions())
-      if (v.torch == line && (v.kind == "release" || (!best && v.kind == "dev-tip"))) best = &v;
-    if (best) {
-      why = fmt::format("{} for torch {} of the trace{}", best->is_release() ? "newest release" : "only list",
-                        terminal_safe(torch), npu.empty() ? "" : fmt::format(" (torch_npu {} is not known)", terminal_safe(npu)));
-      return best;
-    }
-  }
-  why = "newest release; pass --torch-npu to choose the wheel you deploy";
-  return &kb.newest();
-}
-
 void add_max_events_option(CLI::App& cmd, uint64_t& max_events) {
   cmd.add_option("--max-events", max_events,
                  "refuse a trace with more events than this (each takes ~150 bytes of memory; 0: no limit)")

@@ -14,14 +14,9 @@
 namespace npud {
 
 // The version named by --torch-npu (newest when empty), or nullptr after printing an error
-// that lists the known versions.
+// that lists the known versions. (Which version a trace's report uses when none is named:
+// choose_torch_npu, pipeline/pipeline.hpp.)
 const KnowledgeVersion* torch_npu_version_or_report(std::string_view requested);
-
-// The version a report uses: --torch-npu when given (nullptr after an error, as above);
-// else the torch_npu the trace says was installed where it ran; else the newest release
-// of the trace's torch line (its development tip when the line has no release); else the
-// newest release. `why` says which, for the report.
-const KnowledgeVersion* torch_npu_version_for(std::string_view requested, const Trace& trace, std::string& why);
 
 // --max-events N for commands that read traces.
 void add_max_events_option(CLI::App& cmd, uint64_t& max_events);

@@ -25,7 +25,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "cli/baseline.hpp"
+#include "pipeline/baseline.hpp"
 #include "cli/cluster.hpp"
 #include "cli/commands.hpp"
 #include "cli/inputs.hpp"

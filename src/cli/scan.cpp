@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "cli/baseline.hpp"
+#include "pipeline/baseline.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/inputs.hpp"
@@ -330,7 +330,7 @@ size_t drop_path_ignored(std::vector<FileResult>& results, const PathIgnores& ig
   return n;
 }
 
-// --write-baseline, then --baseline (cli/baseline.hpp). Returns how many the baseline held.
+// --write-baseline, then --baseline (pipeline/baseline.hpp). Returns how many the baseline held.
 size_t apply_scan_baseline(std::vector<FileResult>& results, const ScanArgs& a) {
   SourceLineCache lines(nullptr);   // the files the user named: read as the scan read them
   auto entry = [&](const FileResult& r, const ScanFinding& f, const std::string& path) {

@@ -205,18 +205,13 @@ void match_findings(const std::vector<Finding>& before, const std::vector<Findin
   for (const Finding& f : after) ++out.findings_by_rule[f.rule].second;
 }
 
-TraceDiff diff_traces(const Trace& before, const Trace& after, const KnowledgeVersion& npu,
-                      const std::vector<const Rule*>& rules, const RuleOptions& options) {
-  return diff_traces(AnalysisContext{before, npu, options}, AnalysisContext{after, npu, options}, rules);
-}
-
-TraceDiff diff_traces(const AnalysisContext& cb, const AnalysisContext& ca, const std::vector<const Rule*>& rules) {
-  const Trace& before = cb.trace;
-  const Trace& after = ca.trace;
+TraceDiff diff_traces(const TraceAnalysis& b, const TraceAnalysis& a) {
+  const Trace& before = b.context.trace;
+  const Trace& after = a.context.trace;
   TraceDiff d;
-  d.before = summarize(before);
-  d.after = summarize(after);
-  d.torch_npu = ca.npu.version;
+  d.before = b.report.summary;
+  d.after = a.report.summary;
+  d.torch_npu = a.version.version;
   bool steps = !before.steps.empty() && !after.steps.empty();
   d.step_basis = steps ? "step" : "span";
   d.before_step_ns = step_or_span(d.before, steps);
@@ -225,10 +220,8 @@ TraceDiff diff_traces(const AnalysisContext& cb, const AnalysisContext& ca, cons
   d.device = device_op_table(before, after);
   d.before_device = device_of(before);
   d.after_device = device_of(after);
-  auto fb = run_rules(cb, rules);
-  auto fa = run_rules(ca, rules);
-  d.device_by_op = device_by_op_table(cb.index(), ca.index(), fa);   // the indexes the rules built
-  match_findings(fb, fa, d);
+  d.device_by_op = device_by_op_table(b.context.index(), a.context.index(), a.report.findings);   // the indexes the rules built
+  match_findings(b.report.findings, a.report.findings, d);
   return d;
 }
 

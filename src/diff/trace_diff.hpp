@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "model/trace.hpp"
-#include "report/report.hpp"
 #include "model/finding.hpp"
-#include "rules/rule.hpp"
+#include "model/trace.hpp"
+#include "pipeline/pipeline.hpp"
+#include "report/report.hpp"
 
 namespace npud {
 
@@ -71,11 +71,10 @@ std::string device_of(const Trace& t);
 // Findings are the same when rule, file, line and op agree (counts and costs may differ).
 void match_findings(const std::vector<Finding>& before, const std::vector<Finding>& after, TraceDiff& out);
 
-TraceDiff diff_traces(const Trace& before, const Trace& after, const KnowledgeVersion& npu,
-                      const std::vector<const Rule*>& rules, const RuleOptions& options = {});
-// The same with the caller's analysis contexts: their indexes, built once by the rules, stay
-// there for the HTML page's timeline (render_diff_html).
-TraceDiff diff_traces(const AnalysisContext& before, const AnalysisContext& after, const std::vector<const Rule*>& rules);
+// BEFORE and AFTER as analyze_trace analysed each (pipeline/pipeline.hpp: its knowledge version,
+// rules, suppressions): their findings compared, their indexes (built once, by the rules) read
+// for the device-by-op table and kept for the HTML page's timeline (render_diff_html).
+TraceDiff diff_traces(const TraceAnalysis& before, const TraceAnalysis& after);
 
 struct DiffTextOptions {
   size_t top = 15;               // rows per op table

@@ -191,7 +191,7 @@ class ConfigChoice(unittest.TestCase):
         self.d.close()
 
     def test_every_command_that_reads_the_configuration_has_both(self):
-        for cmd in ("scan", "analyze", "run", "amp-check"):
+        for cmd in ("scan", "analyze", "run", "amp-check", "diff"):
             with self.subTest(cmd=cmd):
                 code, out, _ = npud([cmd, "--help"], self.d.path)
                 self.assertIn("--config", out)
@@ -368,6 +368,57 @@ class RunSuppressionsAndBaseline(unittest.TestCase):
         rules_run = report["summary"].get("rules_run") or report.get("rules_run") or []
         self.assertTrue(any(r.startswith("AMP") for r in rules_run), rules_run)
         self.assertFalse(any(r.startswith("SYNC") for r in rules_run), rules_run)
+
+
+@unittest.skipUnless(BINARY and HAVE_TORCH, "needs NPUD_BINARY and torch")
+class OneAnalysisForEveryView(unittest.TestCase):
+    """analyze, the cluster view of the same capture as two ranks, and diff analyse a trace with
+    one pipeline (pipeline/pipeline.hpp): a `# noqa` or the configuration leaves a finding out
+    of all three alike."""
+
+    def setUp(self):
+        self.d = Folder()
+        path, self.planted = copy_program(self.d)
+        run_json(self.d, "--fail-on", "never")
+        self.capture = os.path.join(self.d.path, "out", "capture.npud.json")
+        for rank in (0, 1):
+            os.makedirs(os.path.join(self.d.path, "ranks"), exist_ok=True)
+            shutil.copy(self.capture, os.path.join(self.d.path, "ranks", "rank%d.json" % rank))
+
+    def tearDown(self):
+        self.d.close()
+
+    def views(self):
+        """SYNC001's lines under analyze, in the cluster view, and its (before, after) count in diff."""
+        def json_of(args):
+            code, out, err = npud([*args, "--format", "json", "--fail-on", "never"] if args[0] == "analyze"
+                                  else [*args, "--format", "json"], self.d.path)
+            self.assertIn(code, (0, 1), err)
+            return json.loads(out)
+        analyzed = json_of(["analyze", self.capture])
+        cluster = json_of(["analyze", "ranks"])
+        diffed = json_of(["diff", self.capture, self.capture])
+        lines = sorted(f["location"]["line"] for f in analyzed["findings"] if f["id"] == "SYNC001")
+        cluster_lines = sorted(f["location"]["line"] for f in cluster["common_findings"] + cluster["partial_findings"]
+                               if f["id"] == "SYNC001")
+        by_rule = diffed["findings"]["by_rule"].get("SYNC001", {"before": 0, "after": 0})
+        return lines, cluster_lines, (by_rule["before"], by_rule["after"])
+
+    def test_noqa_and_config_silence_analyze_cluster_and_diff_alike(self):
+        lines, cluster_lines, counts = self.views()
+        self.assertIn(self.planted, lines)
+        self.assertEqual(cluster_lines, lines)
+        self.assertEqual(counts, (len(lines), len(lines)))
+        # The comment written after the capture: every view reads it from the source.
+        copy_program(self.d, lambda l: l.replace("# PLANTED", "# noqa: SYNC001"))
+        quiet_lines, cluster_lines, counts = self.views()
+        self.assertNotIn(self.planted, quiet_lines)
+        self.assertEqual(len(quiet_lines), len(lines) - 1)
+        self.assertEqual(cluster_lines, quiet_lines)
+        self.assertEqual(counts, (len(quiet_lines), len(quiet_lines)))
+        # The configuration's ignore: no view runs the rule.
+        self.d.write("npu-doctor.toml", 'ignore = ["SYNC001"]\n')
+        self.assertEqual(self.views(), ([], [], (0, 0)))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/baseline.hpp"
+#include "pipeline/baseline.hpp"
 #include "cli/config.hpp"
 #include "source/suppressions.hpp"
 #include "util/mini_toml.hpp"

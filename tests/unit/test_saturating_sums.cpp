@@ -9,6 +9,7 @@
 #include <string>
 
 #include "diff/trace_diff.hpp"
+#include "pipeline/pipeline.hpp"
 #include "ingest/chrome_json.hpp"
 #include "knowledge/knowledge.hpp"
 #include "analysis/trace_index.hpp"
@@ -69,7 +70,10 @@ TEST(SaturatingSums, HugeDurationsNeitherOverflowNorVanish) {
   std::ostringstream html;
   render_html(html, r, TraceIndex(t));
   EXPECT_EQ(html.str().find(">-"), std::string::npos);  // no negative label
-  TraceDiff d = diff_traces(t, t, kv, trace_rules());
+  AnalysisSettings settings;
+  settings.torch_npu = kv.version;
+  settings.rules = trace_rules();
+  TraceDiff d = diff_traces(analyze_trace(t, settings), analyze_trace(t, settings));
   EXPECT_EQ(d.host.before_ns, d.host.after_ns);
   EXPECT_GE(d.host.before_ns, 0);
 }

@@ -1,4 +1,4 @@
-#include "cli/baseline.hpp"
+#include "pipeline/baseline.hpp"
 
 #include <cctype>
 #include <filesystem>

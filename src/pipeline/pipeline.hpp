@@ -1,0 +1,58 @@
+// The one analysis of a read trace (docs/design.md, "Pipeline"): analyze, run, amp-check, each
+// rank of the cluster view and both sides of `diff` call it, so a setting (the knowledge
+// version, the rule selection, a `# noqa` or per-file-ignore) means the same in all of them.
+// Renderers only render what it returns.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "knowledge/knowledge.hpp"
+#include "model/trace.hpp"
+#include "report/report.hpp"
+#include "rules/rule.hpp"
+#include "source/suppressions.hpp"
+
+namespace npud {
+
+struct AnalysisSettings {
+  std::string torch_npu;               // --torch-npu; "" = chosen from the trace (choose_torch_npu)
+  RuleOptions rule_options;
+  std::vector<const Rule*> rules;      // the rules --select/--ignore leave (RuleFilter)
+  // Recorded in the report; "run" and "amp-check" also read source where the program ran
+  // (snippet_policy), for suppression comments and baseline fingerprints.
+  std::string command = "analyze";
+  PathIgnores path_ignores;            // the configuration's per-file-ignores
+  std::string baseline, write_baseline;  // --baseline / --write-baseline ("" none; pipeline/baseline.hpp)
+  std::string config_file;             // the configuration file used, "" none (the report says it)
+  std::vector<std::string> notes;      // about the run itself: the report's notes and warnings
+};
+
+// A trace analysed: the report to render, the knowledge version it used, and the context the
+// rules ran in, whose index (built once, by the rules) the HTML timeline reads.
+struct TraceAnalysis {
+  Report report;
+  const KnowledgeVersion& version;
+  AnalysisContext context;
+};
+
+// The knowledge version for a trace: `requested` when given (nullptr when unknown: callers check
+// --torch-npu first, torch_npu_version_or_report); else the torch_npu the trace says was
+// installed where it ran; else the newest release of the trace's torch line (its development
+// tip when the line has no release); else the newest release. `why` says which, for the report.
+const KnowledgeVersion* choose_torch_npu(std::string_view requested, const Trace& trace, std::string& why);
+
+// A --baseline file that cannot be read, or a --write-baseline that cannot be written.
+struct BaselineError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Chooses the knowledge version, runs the rules, summarises, drops the findings suppression
+// comments, per-file-ignores and the baseline hold (writing --write-baseline first), and adds
+// the AMP summary and the trace's warnings. `trace` must outlive the result. Throws
+// std::invalid_argument for an unknown --torch-npu and BaselineError.
+TraceAnalysis analyze_trace(const Trace& trace, const AnalysisSettings& settings);
+
+}  // namespace npud
