@@ -156,12 +156,21 @@ int report_cluster(const std::vector<RankSummary>& summaries, const std::string&
   return unread ? kExitBadInput : code;
 }
 
-bool cluster_format_or_report(const std::string& format) {
-  if (format == "text" || format == "json" || format == "html") return true;
+// What the cluster view cannot do, said before any rank is read: a format it has no renderer
+// for, and a baseline (one file of one trace's findings: the ranks would each read it, or race
+// to write it, and the report would not say which findings it left out).
+bool cluster_options_or_report(const AnalyzeOptions& o) {
+  if (!o.baseline.empty() || !o.write_baseline.empty()) {
+    std::cerr << fmt::format("npu-doctor: error: --{} takes one trace or capture; the cluster view of several ranks has "
+                             "none (analyze one rank's profile for its baseline: `npu-doctor docs configuration`)\n",
+                             o.baseline.empty() ? "write-baseline" : "baseline");
+    return false;
+  }
+  if (o.format == "text" || o.format == "json" || o.format == "html") return true;
   std::cerr << fmt::format(
       "npu-doctor: error: --format {} is not available for a cluster (text, json or html); for one rank, analyze its "
       "profile{}\n",
-      format, format == "summary" ? " (a summary is written per rank: `npu-doctor docs cluster`)" : "");
+      o.format, o.format == "summary" ? " (a summary is written per rank: `npu-doctor docs cluster`)" : "");
   return false;
 }
 
@@ -223,7 +232,7 @@ int cluster_of_inputs(const std::vector<std::string>& inputs, std::vector<std::s
 
 int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
   std::vector<const Rule*> rules;
-  if (!cluster_format_or_report(o.format) || !rules_or_report(o, rules)) return kExitBadInput;
+  if (!cluster_options_or_report(o) || !rules_or_report(o, rules)) return kExitBadInput;
   if (!output_writable_or_report(o.output)) return kExitBadInput;   // before reading every rank
   if (std::string out = find_msprof_cluster_output(dir); !out.empty()) {
     std::vector<RankSummary> summaries;
@@ -243,7 +252,7 @@ int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
 int analyze_rank_captures(const std::vector<std::string>& captures, const std::string& label,
                           std::vector<std::string> notes, const AnalyzeOptions& o) {
   std::vector<const Rule*> rules;
-  if (!cluster_format_or_report(o.format) || !rules_or_report(o, rules)) return kExitBadInput;
+  if (!cluster_options_or_report(o) || !rules_or_report(o, rules)) return kExitBadInput;
   return cluster_of_inputs(captures, std::move(notes), label, o, rules);
 }
 

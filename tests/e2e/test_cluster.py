@@ -117,6 +117,15 @@ class GeneratedCluster(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("not available for a cluster", r.stderr)
 
+    def test_a_baseline_of_a_cluster_is_refused_not_ignored(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            base = os.path.join(tmp, "baseline.json")
+            for option in ("--baseline", "--write-baseline"):
+                r = npud("analyze", self.dir, "-q", option, base)
+                self.assertEqual(r.returncode, 2, option)
+                self.assertIn("%s takes one trace or capture" % option, r.stderr)
+            self.assertFalse(os.path.exists(base))
+
     def test_html_report(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "cluster.html")
