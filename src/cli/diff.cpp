@@ -111,6 +111,13 @@ int diff_command(const CLI::App& cmd, const DiffOptions& o) {
   ro.max_events = o.max_events;
   if (!read_trace_or_report(o.before, ro, o.quiet, before) || !read_trace_or_report(o.after, ro, o.quiet, after))
     return kExitBadInput;
+  // One op list for both sides, AFTER's (the run being judged): with each side's own, a GPU
+  // capture of torch 2.11 against an NPU run would list fallbacks as fixed or new that only the
+  // lists disagree on.
+  if (settings.torch_npu.empty()) {
+    std::string why;
+    settings.torch_npu = choose_torch_npu("", after, why)->version;
+  }
   const TraceAnalysis before_analysis = analyze_trace(before, settings), after_analysis = analyze_trace(after, settings);
   const AnalysisContext& after_ctx = after_analysis.context;
   TraceDiff d = diff_traces(before_analysis, after_analysis);
@@ -138,9 +145,9 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("BEFORE", o->before, "trace, capture or profiler directory of the first run (or two npu-doctor "
                                       "JSON reports: their findings fixed, new and remaining)")->required();
   cmd->add_option("AFTER", o->after, "the same for the second run")->required();
-  cmd->add_option("--torch-npu", o->torch_npu, "torch_npu wheel the rules use (default: as analyze chooses for each trace: "
-                                               "the torch_npu it recorded, else the newest release for its torch; see "
-                                               "`npu-doctor versions`)");
+  cmd->add_option("--torch-npu", o->torch_npu, "torch_npu wheel the rules use on both sides (default: as analyze chooses for "
+                                               "AFTER: the torch_npu it recorded, else the newest release for its torch; "
+                                               "see `npu-doctor versions`)");
   cmd->add_option("--format", o->format, "output format")
       ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();
