@@ -74,7 +74,7 @@ class TraceIndex {
   // first step (Op::step == 0).
   double per_step(size_t in_steps, size_t in_first, size_t total) const;
   // The steps per_step() divides by.
-  size_t rate_steps() const { return t_.steps.size() - (startup_step_left_out() ? 1 : 0); }
+  size_t rate_steps() const { return t_.steps.size() - (t_.startup_step_left_out() ? 1 : 0); }
 
  private:
   const Trace& t_;
@@ -89,7 +89,6 @@ class TraceIndex {
   std::vector<Interval> all_busy_;
   int64_t device_busy_sum_ = 0;
   int64_t wall_ns_ = 0;
-  bool startup_step_left_out() const;
 };
 
 // Device work that occupies the device (not sync records).

@@ -421,6 +421,7 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
     merge_kernel_details(trace, rows, false);
     trace.source = path;
     trace.format = InputFormat::AscendCsv;
+    trace.caps = TraceCaps{.npu_tasks = true};
     trace.set_env("device", "npu");
     trace.finalize();
     return trace;
@@ -460,6 +461,8 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
 
   trace.source = path;
   trace.format = InputFormat::AscendDir;
+  // An NPU's tasks; trace_view.json adds the AscendCL calls (on torch_npu's task-queue thread).
+  trace.caps = TraceCaps{.runtime_calls = has_trace_view, .npu_tasks = true};
   trace.set_env("device", "npu");
   trace.finalize();
   return trace;

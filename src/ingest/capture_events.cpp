@@ -33,6 +33,10 @@ void ChromeBuilder::capture_metadata(uint64_t offset) {
                                    ev_.capture_version, kCaptureFormatVersion));
     is_capture_ = true;
     t_.format = InputFormat::Capture;
+    // The shim records every dispatched op with its tensors, on whatever machine ran it; its
+    // step 0 is the start-up; the header names the program and an end event how it stopped.
+    t_.caps = TraceCaps{.dispatched_ops = true, .estimated_costs = true, .startup_step = true,
+                        .end_status = true, .program_argv = true};
     stream_.set_allow_truncated(true);  // a killed program leaves a cut-off last line
     stream_.set_event_per_line(true);   // ... and only the last
     t_.set_env("torch", ev_.torch);

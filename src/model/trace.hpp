@@ -323,6 +323,31 @@ struct CaptureStatus {
   int64_t unended_step = -1;
 };
 
+// What a trace's source records, beyond the events themselves. Its reader (src/ingest) sets
+// these and nothing else does: analyses, rules and reports test a flag, never the input format
+// (docs/design.md "Event model"). Each says what a rule may rely on when it is true.
+struct TraceCaps {
+  // Ops are every aten op the program dispatched, with overload names ("aten::mode" is the
+  // default overload), nested as dispatched (a composite's inner ops are its children), with
+  // input and output tensors (ids, storages, devices) and their argument text (`detail`).
+  bool dispatched_ops = false;
+  // Times are those of the machine that recorded the program (often a CPU, no NPU at all), not
+  // the target device's: rules estimate a finding's NPU cost (docs/cost-model.md), reports say so.
+  bool estimated_costs = false;
+  // Step number 0 spans the program's start-up (imports, model build) up to the first step's
+  // end: per-step rates and the mean step leave it out when later steps exist.
+  bool startup_step = false;
+  // Host runtime calls (cudaMemcpyAsync, aclrtSynchronizeStream...) are recorded when they ran
+  // (CUDA and HIP ones on the thread that made them, torch_npu's on its task-queue thread).
+  bool runtime_calls = false;
+  // Device tasks are an Ascend NPU's, whatever their task types say (torch_npu's profiler).
+  bool npu_tasks = false;
+  // Trace::capture says how the recording ended (whether it stopped early, and why).
+  bool end_status = false;
+  // env "argv" and "cwd" name the program that ran: its own source file can be read.
+  bool program_argv = false;
+};
+
 // A non-fatal problem an importer met (skipped event, unknown unit...).
 struct Warning {
   std::string message;
@@ -373,7 +398,8 @@ class Trace {
   std::vector<Warning> warnings;
 
   std::string source;                  // path the trace was read from
-  InputFormat format = InputFormat::Unknown;
+  InputFormat format = InputFormat::Unknown;   // the input's kind, as reports name it
+  TraceCaps caps;                      // what the source records (set by its reader)
   int64_t time_origin_ns = 0;          // absolute time of start_ns == 0 (informational)
   uint64_t input_bytes = 0;            // uncompressed bytes read
 
@@ -418,6 +444,10 @@ class Trace {
   // The op's transport of this type ("SDMA", "RDMA"), or nullptr.
   const CommTransport* transport(const CommOp& op, std::string_view type) const;
   std::span<const int64_t> bins(const GradHistogram& g) const { return {grad_bins.data() + g.bins_begin, g.bins_count}; }
+
+  // Step 0 holds the start-up (caps.startup_step) and later steps exist: per-step rates and
+  // the mean step leave it out.
+  bool startup_step_left_out() const { return caps.startup_step && steps.size() >= 2 && steps.front().number == 0; }
 
   // Which step (index into steps) contains this timestamp, or -1.
   int32_t step_at(int64_t ts_ns) const;

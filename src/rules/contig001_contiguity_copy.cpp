@@ -210,7 +210,7 @@ class ContiguityCopy final : public Rule {
       double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);
       f.location = g.location;
       // A capture's host copies ran on another device: priced as NPU copy tasks (docs/cost-model.md).
-      f.cost_ns = g.category == kHost && t.format == InputFormat::Capture
+      f.cost_ns = g.category == kHost && t.caps.estimated_costs
                       ? saturating_ns(cost::copies_ns(double(g.count), double(g.bytes)))
                       : g.time_ns;
       std::string rate = per_step_note(index, g);

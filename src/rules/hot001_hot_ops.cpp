@@ -15,7 +15,7 @@ namespace npud {
 namespace {
 
 bool is_ascend_task(const Trace& t, const Kernel& k) {
-  if (t.format == InputFormat::AscendDir || t.format == InputFormat::AscendCsv) return true;
+  if (t.caps.npu_tasks) return true;
   std::string_view type = t.str(k.task_type);
   return type.starts_with("AI_") || type.starts_with("MIX_");
 }

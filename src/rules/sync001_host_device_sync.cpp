@@ -84,7 +84,7 @@ bool is_blocking_upload(const Trace& t, const Op& op, bool host_run) {
   std::string_view detail = op.detail ? t.str(op.detail) : std::string_view{};
   if (contains(detail, "non_blocking=True")) return false;
   if (op.kind == OpKind::Placement) return host_run;
-  if (op.kind != OpKind::Aten || host_run || t.format != InputFormat::Capture) return false;
+  if (op.kind != OpKind::Aten || host_run || !t.caps.dispatched_ops) return false;
   std::string_view base = aten_base(t.str(op.name));
   if (base != "_to_copy" && base != "copy_") return false;
   auto in = t.inputs(op), out = t.outputs(op);
@@ -157,7 +157,7 @@ class HostDeviceSync final : public Rule {
     // there the op is judged by name alone.)
     std::vector<uint8_t> device_wait(n, 0);
     bool runtime_recorded = false;
-    if (t.format != InputFormat::Capture) {
+    if (t.caps.runtime_calls) {
       for (const RuntimeCall& call : t.runtime) {
         if (call.kind != RuntimeKind::Memcpy && call.kind != RuntimeKind::Sync) continue;
         std::string_view name = t.str(call.name);
@@ -167,7 +167,7 @@ class HostDeviceSync final : public Rule {
           device_wait[op] = 1;
       }
     }
-    const bool host_run = t.format == InputFormat::Capture &&
+    const bool host_run = t.caps.dispatched_ops &&
                           (t.env_value("device").empty() || t.env_value("device") == "cpu");
     for (uint32_t i = 0; i < n; ++i) {
       const Op& op = t.ops[i];
@@ -264,7 +264,7 @@ class HostDeviceSync final : public Rule {
     }
 
     const int64_t wall = index.wall_ns();
-    const bool capture = t.format == InputFormat::Capture;
+    const bool capture = t.caps.estimated_costs;
     for (EventGroup& g : groups.groups()) {
       Finding f;
       f.rule = "SYNC001";

@@ -11,6 +11,7 @@
 #include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
 #include "model/finding.hpp"
+#include "read_as.hpp"
 #include "rules/rule.hpp"
 
 // Tests fill these option structs with designated initializers and leave the rest at their
@@ -62,7 +63,7 @@ struct RuntimeOpts {
 
 class TraceBuilder {
  public:
-  TraceBuilder() { t_.source = "test.json"; t_.format = InputFormat::KinetoJson; }
+  TraceBuilder() { t_.source = "test.json"; read_as_kineto(t_); }
 
   TraceBuilder& op(std::string_view name, double start_us, double dur_us, const OpOpts& o = {}) {
     Op op;
@@ -146,7 +147,7 @@ class TraceBuilder {
   // Captures keep overload names ("aten::mode" is the default overload).
   // A complete capture (CAPTURE001 quiet) recorded with torch `torch` ("" = not said).
   TraceBuilder& capture(std::string_view torch = "") {
-    t_.format = InputFormat::Capture;
+    read_as_capture(t_);
     t_.capture.ended = true;
     t_.capture.reason = "done";
     if (!torch.empty()) t_.set_env("torch", torch);
