@@ -120,12 +120,22 @@ struct KernelDetail {
 };
 
 // Host calls into the device runtime: cudaLaunchKernel, cudaMemcpyAsync,
-// cudaStreamSynchronize, aclrtSynchronizeStream, AscendCL@..., hipMemcpy...
+// cudaStreamSynchronize, aclrtSynchronizeStream, hipMemcpy...
 enum class RuntimeKind : uint8_t { Launch, Memcpy, Sync, Malloc, Other };
 
+// Whose runtime API a call is, as its reader tells (by torch_npu's vendor prefix or the name's).
+enum class RuntimeApi : uint8_t {
+  Other,
+  Cuda,         // the CUDA runtime: cuda*
+  CudaDriver,   // the CUDA driver: cuStreamSynchronize, cuLaunchKernel...
+  Hip,          // ROCm's HIP: hip*
+  Acl,          // AscendCL: acl* (torch_npu writes "AscendCL@aclrtMalloc")
+};
+
 struct RuntimeCall {
-  StrId name = 0;
+  StrId name = 0;            // the API name, no vendor prefix: "aclrtMalloc", "cudaMemcpyAsync"
   RuntimeKind kind = RuntimeKind::Other;
+  RuntimeApi api = RuntimeApi::Other;
   int32_t pid = 0;
   int32_t tid = 0;
   int64_t start_ns = 0;

@@ -16,7 +16,6 @@
 #include "rules/builtin_rules.hpp"
 #include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
-#include "rules/runtime_calls.hpp"
 #include "util/saturate.hpp"
 
 namespace npud {
@@ -96,7 +95,7 @@ bool is_blocking_upload(const Trace& t, const Op& op, bool host_run) {
 // Runtime calls that block the host until the device is done: *Synchronize*, and
 // synchronous copies (cudaMemcpy, hipMemcpy, aclrtMemcpy: not the *Async variants).
 bool is_blocking_runtime(const Trace& t, const RuntimeCall& r, int* category) {
-  std::string_view name = strip_runtime_prefix(t.str(r.name));
+  std::string_view name = t.str(r.name);
   if (r.kind == RuntimeKind::Sync || contains(name, "Synchronize")) {
     *category = kExplicitSync;
     return true;
@@ -160,8 +159,7 @@ class HostDeviceSync final : public Rule {
     if (t.caps.runtime_calls) {
       for (const RuntimeCall& call : t.runtime) {
         if (call.kind != RuntimeKind::Memcpy && call.kind != RuntimeKind::Sync) continue;
-        std::string_view name = t.str(call.name);
-        if (!name.starts_with("cuda") && !name.starts_with("hip")) continue;
+        if (call.api != RuntimeApi::Cuda && call.api != RuntimeApi::Hip) continue;
         runtime_recorded = true;
         for (uint32_t op = index.op_of_runtime(call); op != kNone && !device_wait[op]; op = t.ops[op].parent)
           device_wait[op] = 1;
@@ -228,7 +226,7 @@ class HostDeviceSync final : public Rule {
       if (top != kNone && top < uploads.size() && uploads[top]) category = kBlockingUpload;
       if (top != kNone) synced_top[top] = 1;
       runtime_counted[r] = 1;
-      std::string what(strip_runtime_prefix(t.str(call.name)));
+      std::string what(t.str(call.name));
       Location loc = location_of(index, top);
       std::string key = fmt::format("rt\x1f{}\x1f{}\x1f{}", what, loc.op, site_key(loc));
       bool created = false;

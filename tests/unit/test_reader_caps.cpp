@@ -42,7 +42,10 @@ TEST(ReaderCaps, AscendDirectoryRecordsNpuTasksAndItsRuntimeCalls) {
   Trace t = read_trace(data("ascend/matched_ascend_pt"));
   EXPECT_EQ(t.format, InputFormat::AscendDir);
   EXPECT_TRUE(t.caps.npu_tasks);
-  EXPECT_TRUE(t.caps.runtime_calls);   // trace_view.json's AscendCL calls
+  EXPECT_TRUE(t.caps.runtime_calls);   // trace_view.json's AscendCL calls, named without the prefix
+  ASSERT_EQ(t.runtime.size(), 1u);
+  EXPECT_EQ(t.str(t.runtime[0].name), "aclnnMatmul");   // "AscendCL@aclnnMatmul" as recorded
+  EXPECT_EQ(t.runtime[0].api, RuntimeApi::Acl);
   EXPECT_FALSE(t.caps.dispatched_ops);
   EXPECT_FALSE(t.caps.estimated_costs);
   EXPECT_FALSE(t.caps.startup_step);

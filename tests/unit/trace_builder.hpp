@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ingest/chrome_categories.hpp"
 #include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
 #include "model/finding.hpp"
@@ -126,8 +127,11 @@ class TraceBuilder {
 
   TraceBuilder& runtime(std::string_view name, RuntimeKind kind, double start_us, double dur_us,
                         const RuntimeOpts& o = {}) {
+    // Named as a profile records it ("AscendCL@aclrtMalloc"), kept as the readers keep it.
+    chrome::RuntimeName canonical = chrome::classify_runtime(name);
     RuntimeCall r;
-    r.name = t_.intern(name);
+    r.name = t_.intern(canonical.name);
+    r.api = canonical.api;
     r.kind = kind;
     r.pid = o.pid;
     r.tid = o.tid;
