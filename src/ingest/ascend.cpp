@@ -311,7 +311,7 @@ void add_csv_steps(Trace& trace, const std::vector<CsvKernel>& rows, const std::
   }
   // Each kernel belongs to the step its row names, even where async steps overlap in time.
   for (size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].step_id && kernel_of_row[i] != kNone) trace.kernels[kernel_of_row[i]].step = index[*rows[i].step_id];
+    if (rows[i].step_id && kernel_of_row[i] != kNone) trace.kernels[kernel_of_row[i]].step_index = index[*rows[i].step_id];
 }
 
 // kernel_details rows → the trace. Without device kernels from trace_view every row is a

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ingest/amp_fields.hpp"
@@ -109,7 +110,8 @@ class ChromeBuilder {
   AmpFieldReader amp_;
 
   bool is_capture_ = false;
-  bool have_step_numbers_ = false;
+  // Capture ops' step numbers, (op index, number), until finish() sets their step_index.
+  std::vector<std::pair<uint32_t, int32_t>> op_step_numbers_;
   bool saw_gpu_ = false;
   int64_t base_ns_ = 0;
   bool have_base_ = false;

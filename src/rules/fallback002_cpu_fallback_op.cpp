@@ -255,7 +255,7 @@ class CpuFallbackOp final : public Rule {
         g.context = std::string(fact.text);
         fix_of_fact.emplace(g.context, fact.fix);
       }
-      g.add(op.step, op.dur_ns);
+      g.add(op.step_index, op.dur_ns);
       add_saturating(g.self_ns, op.self_ns);
       for (auto refs : {t.inputs(op), t.outputs(op)})
         for (uint32_t r : refs)

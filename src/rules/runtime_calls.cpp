@@ -19,7 +19,7 @@ RuntimeTotals total_runtime_calls(const AnalysisContext& ctx, const std::functio
   for (const RuntimeCall& call : t.runtime) {
     std::string_view name = t.str(call.name);
     if (!selects(name)) continue;
-    out.add(call.step, call.dur_ns);
+    out.add(call.step_index, call.dur_ns);
     if (std::find(out.names.begin(), out.names.end(), name) == out.names.end()) out.names.emplace_back(name);
     uint32_t top = index.top_aten(index.op_of_runtime(call));
     Location loc = location_of(index, top);

@@ -143,7 +143,7 @@ class HostDeviceSync final : public Rule {
         g.category = category;
       }
       g.add_example(t.str(op.name), 4);
-      g.add(op.step, op.dur_ns);
+      g.add(op.step_index, op.dur_ns);
     };
 
     // A read of host-side data (batch indices, CPU counters) waits for nothing on an NPU: it
@@ -176,7 +176,7 @@ class HostDeviceSync final : public Rule {
       // device=d) there copies each time.
       const bool moved_by_model =
           op.kind == OpKind::Placement && op.module && !t.str(op.module).empty() && !t.inputs(op).empty();
-      if (op.step >= 0 && !moved_by_model && is_blocking_upload(t, op, host_run)) {
+      if (op.step_index >= 0 && !moved_by_model && is_blocking_upload(t, op, host_run)) {
         anchor[i] = 1;
         // torch.tensor(data, device=d): no input, the data is made on the spot
         if (!placement.already_placed(i)) add_op_group(i, t.inputs(op).empty() ? kMadeOnDevice : kBlockingUpload);
@@ -237,7 +237,7 @@ class HostDeviceSync final : public Rule {
         g.location = std::move(loc);
         g.category = category;
       }
-      g.add(call.step, call.dur_ns);
+      g.add(call.step_index, call.dur_ns);
     }
 
     for (const Kernel& k : t.kernels) {
@@ -258,7 +258,7 @@ class HostDeviceSync final : public Rule {
         g.category = kHostCopy;
       }
       // The host waits at least as long as its copy call; without one, the copy itself.
-      g.add(k.step, r != kNone ? t.runtime[r].dur_ns : k.dur_ns);
+      g.add(k.step_index, r != kNone ? t.runtime[r].dur_ns : k.dur_ns);
     }
 
     const int64_t wall = index.wall_ns();

@@ -338,7 +338,7 @@ TEST(KinetoFacts, StepsFromProfilerStep) {
   ASSERT_EQ(t.steps.size(), 5u);
   for (size_t i = 1; i < t.steps.size(); ++i) EXPECT_LT(t.steps[i - 1].start_ns, t.steps[i].start_ns);
   // ops inside a step know it
-  size_t in_step = std::count_if(t.ops.begin(), t.ops.end(), [](const Op& o) { return o.step >= 0; });
+  size_t in_step = std::count_if(t.ops.begin(), t.ops.end(), [](const Op& o) { return o.step_index >= 0; });
   EXPECT_GT(in_step, t.ops.size() / 2);
 }
 
@@ -403,7 +403,7 @@ TEST(ChromeSmall, ObjectFormWithMetadata) {
   ASSERT_EQ(t.ops.size(), 1u);
   const Op& mm = t.ops[0];
   EXPECT_EQ(mm.start_ns, 10000);
-  EXPECT_EQ(mm.step, 0);
+  EXPECT_EQ(mm.step_index, 0);
   ASSERT_EQ(mm.inputs_count, 2u);
   const TensorMeta& b = t.tensors[t.inputs(mm)[1]];
   EXPECT_EQ(t.str(b.dtype), "float");
@@ -486,10 +486,10 @@ TEST(ChromeSmall, CaptureWithCutOffLastLine) {
   EXPECT_EQ(t.steps[0].number, 1);
   EXPECT_EQ(t.capture.unended_step, 2);
   EXPECT_GT(t.capture.unended_step_ops, 0u);
-  for (const Op& op : t.ops) EXPECT_TRUE(op.step == 0 || op.step == -1);
+  for (const Op& op : t.ops) EXPECT_TRUE(op.step_index == 0 || op.step_index == -1);
   const Op* add = find_op(t, "aten::add.Tensor");
   ASSERT_NE(add, nullptr);
-  EXPECT_EQ(add->step, 0);
+  EXPECT_EQ(add->step_index, 0);
   EXPECT_EQ(add->sequence, 17);
   EXPECT_EQ(t.str(add->module), "model.blocks.0.mlp");
   const Frame* f = t.user_frame(*add);
@@ -506,7 +506,7 @@ TEST(ChromeSmall, CaptureWithCutOffLastLine) {
   EXPECT_EQ(t.str(out.device), "cpu");
   const Op* mul = find_op(t, "aten::mul.Tensor");
   ASSERT_NE(mul, nullptr);
-  EXPECT_EQ(mul->step, -1);   // in the cut-off step 2
+  EXPECT_EQ(mul->step_index, -1);   // in the cut-off step 2
   EXPECT_EQ(mul->stack, add->stack);  // identical stacks are stored once
   const TensorMeta& in = t.tensors[t.inputs(*mul)[0]];
   EXPECT_FALSE(is_contiguous(t.shape(in), t.strides(in)));
