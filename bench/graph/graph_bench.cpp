@@ -47,7 +47,7 @@ struct Gen {
     time += 1000;
     o.stack = stack;
     o.module = module;
-    o.step = -1;
+    o.step_index = -1;
     o.inputs_begin = uint32_t(t.tensor_refs.size());
     for (int64_t id : in) t.tensor_refs.push_back(tensor(id, {8, 128}));
     o.inputs_count = uint32_t(in.size());

@@ -157,7 +157,7 @@ std::vector<int64_t> shadow_lost_at(const Trace& t) {
     if (n.op >= t.ops.size()) continue;
     const Op& op = t.ops[n.op];
     if (!fused_attention_kernel(aten_base(t.str(op.name))) || t.str(n.reference) == "math") continue;
-    int64_t& at = lost[op.step >= 0 && size_t(op.step) < t.steps.size() ? size_t(op.step) : t.steps.size()];
+    int64_t& at = lost[op.step_index >= 0 && size_t(op.step_index) < t.steps.size() ? size_t(op.step_index) : t.steps.size()];
     at = std::min(at, op.start_ns);
   }
   return lost;
@@ -170,7 +170,7 @@ DriftStart find_drift_start(const Trace& t) {
   for (uint32_t op : measured_ops(t)) {
     const OpNumeric& n = t.numerics[t.ops[op].numeric];
     const Op& o = t.ops[op];
-    bool trusted = o.start_ns < lost[o.step >= 0 && size_t(o.step) < t.steps.size() ? size_t(o.step) : t.steps.size()];
+    bool trusted = o.start_ns < lost[o.step_index >= 0 && size_t(o.step_index) < t.steps.size() ? size_t(o.step_index) : t.steps.size()];
     bool local = n.has_local && amp_diverges(n.local);
     bool drift = trusted && n.has_drift && amp_diverges(n.drift);
     if (local) {

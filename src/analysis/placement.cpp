@@ -21,7 +21,7 @@ bool draws_random(const Trace& t, const Op& op) {
 }  // namespace
 
 Placement::Placement(const Trace& t) {
-  if (t.format != InputFormat::Capture) return;
+  if (!t.caps.dispatched_ops) return;
   host_only_.assign(t.ops.size(), 0);
   already_placed_.assign(t.ops.size(), 0);
   // A capture run on an accelerator: the tensors' own devices tell.

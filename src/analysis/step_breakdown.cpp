@@ -15,8 +15,8 @@ std::vector<StepBreakdown> step_breakdowns(const Trace& t) {
   std::vector<Busy> busy(stepped ? t.steps.size() : 1);
   for (const Kernel& k : t.kernels) {
     if (!is_busy_task(k)) continue;
-    if (stepped && (k.step < 0 || size_t(k.step) >= busy.size())) continue;
-    Busy& b = busy[stepped ? size_t(k.step) : 0];
+    if (stepped && (k.step_index < 0 || size_t(k.step_index) >= busy.size())) continue;
+    Busy& b = busy[stepped ? size_t(k.step_index) : 0];
     (k.kind == TaskKind::Communication ? b.comm : b.compute).push_back({k.start_ns, k.start_ns + k.dur_ns});
   }
   std::vector<StepBreakdown> out;
@@ -38,7 +38,7 @@ std::vector<StepBreakdown> step_breakdowns(const Trace& t) {
 
 StepBreakdown step_from_step_trace(const StepTraceTime& row) {
   StepBreakdown b;
-  b.number = row.step;
+  b.number = row.step_number;
   b.computing_ns = row.computing_ns;
   b.communication_ns = row.comm_not_overlapped_ns + row.overlapped_ns;
   b.overlapped_ns = row.overlapped_ns;

@@ -98,7 +98,7 @@ uint32_t TraceIndex::op_of_kernel(const Kernel& k) const {
 
 bool TraceIndex::inside_composite(uint32_t op) const {
   const Op& o = t_.ops[op];
-  return t_.format == InputFormat::Capture && o.parent != kNone && t_.ops[o.parent].kind == OpKind::Aten;
+  return t_.caps.dispatched_ops && o.parent != kNone && t_.ops[o.parent].kind == OpKind::Aten;
 }
 
 uint32_t TraceIndex::top_aten(uint32_t i) const {
@@ -141,13 +141,9 @@ const std::vector<Interval>& TraceIndex::device_busy(int32_t device) const {
   return kEmpty;
 }
 
-bool TraceIndex::startup_step_left_out() const {
-  return t_.format == InputFormat::Capture && t_.steps.size() >= 2 && t_.steps.front().number == 0;
-}
-
 double TraceIndex::per_step(size_t in_steps, size_t in_first, size_t total) const {
   if (t_.steps.empty()) return double(total);
-  if (startup_step_left_out()) return double(in_steps - std::min(in_first, in_steps)) / double(t_.steps.size() - 1);
+  if (t_.startup_step_left_out()) return double(in_steps - std::min(in_first, in_steps)) / double(t_.steps.size() - 1);
   return double(in_steps) / double(t_.steps.size());
 }
 

@@ -71,10 +71,10 @@ class TraceIndex {
   // so it holds the start-up and lacks what the loop does after optimizer.step() (a sync there
   // lands in the next step); with it, rates and severities would depend on whether the
   // recording began at 0 (`--steps all`, issue 31 F-9). `in_first`: of in_steps, those in the
-  // first step (Op::step == 0).
+  // first step (Op::step_index == 0).
   double per_step(size_t in_steps, size_t in_first, size_t total) const;
   // The steps per_step() divides by.
-  size_t rate_steps() const { return t_.steps.size() - (startup_step_left_out() ? 1 : 0); }
+  size_t rate_steps() const { return t_.steps.size() - (t_.startup_step_left_out() ? 1 : 0); }
 
  private:
   const Trace& t_;
@@ -89,7 +89,6 @@ class TraceIndex {
   std::vector<Interval> all_busy_;
   int64_t device_busy_sum_ = 0;
   int64_t wall_ns_ = 0;
-  bool startup_step_left_out() const;
 };
 
 // Device work that occupies the device (not sync records).

@@ -224,7 +224,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   if (!written) return kExitBadInput;
   // A capture that stopped early (shim error, exception, kill) already says so first (CAPTURE001),
   // with the steps it holds: "the program never ended a step" would blame the program.
-  const bool stopped_early = trace.format == InputFormat::Capture &&
+  const bool stopped_early = trace.caps.end_status &&
                              (!trace.capture.error.empty() || !trace.capture.ended || trace.capture.reason == "exception");
   if (!o.require_steps.empty() && trace.steps.empty() && !stopped_early) {
     std::string first = o.require_steps.substr(0, o.require_steps.find(':'));

@@ -56,7 +56,7 @@ std::vector<RankCommOp> rank_comm_ops(const Trace& trace, int64_t rank) {
     RankCommOp r;
     r.group = std::string(trace.str(op.group));
     r.name = std::string(trace.str(op.name));
-    r.step = op.step;
+    r.step = op.step_number;
     r.elapse_ms = op.elapse_ms;
     if (const CommTransport* tr = trace.transport(op, "SDMA")) r.sdma_mb = tr->size_mb, r.sdma_ms = tr->time_ms, r.sdma_gbs = tr->bandwidth_gbs;
     if (const CommTransport* tr = trace.transport(op, "RDMA")) r.rdma_mb = tr->size_mb, r.rdma_ms = tr->time_ms, r.rdma_gbs = tr->bandwidth_gbs;
@@ -74,7 +74,7 @@ Trace comm_trace(const std::vector<RankSummary>& ranks) {
       op.name = t.intern(r.name);
       op.group = t.intern(r.group);
       op.rank = int32_t(s.rank);
-      op.step = r.step;
+      op.step_number = r.step;
       op.elapse_ms = r.elapse_ms;
       op.transports_begin = uint32_t(t.comm_transports.size());
       auto add = [&](std::string_view type, double mb, double ms, double gbs) {
@@ -116,7 +116,7 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
   // Waits msprof measured (torch_npu communication.json): by step number, or the one step.
   for (const CommStepTime& c : trace.comm_step_times)
     for (StepBreakdown& b : s.steps)
-      if (b.number == c.step || (c.step < 0 && s.steps.size() == 1)) {
+      if (b.number == c.step_number || (c.step_number < 0 && s.steps.size() == 1)) {
         b.comm_wait_ns = std::max<int64_t>(b.comm_wait_ns, 0) + c.wait_ns;
         s.wait_source = "communication.json";
       }
@@ -131,8 +131,8 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
     }
     int64_t step = -1;
     if (!trace.steps.empty()) {
-      if (k.step < 0 || size_t(k.step) >= trace.steps.size()) continue;
-      step = trace.steps[size_t(k.step)].number;
+      if (k.step_index < 0 || size_t(k.step_index) >= trace.steps.size()) continue;
+      step = trace.steps[size_t(k.step_index)].number;
     }
     auto [it, fresh] = name_index.try_emplace(trace.str(k.name), uint32_t(s.collective_names.size()));
     if (fresh) s.collective_names.emplace_back(trace.str(k.name));

@@ -57,8 +57,7 @@ void findings_section(std::ostream& os, string_view id, string_view title, const
 
 void render_diff_html(std::ostream& os, const TraceDiff& d, const TraceIndex& after, const HtmlOptions& o) {
   page_begin(os, "npu-doctor diff", d.before.source + "  \xE2\x86\x92  " + d.after.source);
-  const string capture_format(to_string(InputFormat::Capture));
-  const bool capture = d.before.format == capture_format || d.after.format == capture_format;
+  const bool capture = d.before.estimated_costs || d.after.estimated_costs;
   // The text diff's first lines: step time before and after, device busy; then what is new.
   int64_t delta = d.after_step_ns - d.before_step_ns;
   os << "<div class=\"cards\" id=\"summary-cards\">\n";

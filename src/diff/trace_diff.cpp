@@ -149,7 +149,7 @@ std::string explain(const Causes& c) {
 }  // namespace
 
 std::string device_of(const Trace& t) {
-  if (t.format == InputFormat::AscendDir || t.format == InputFormat::AscendCsv) return "npu";
+  if (t.caps.npu_tasks) return "npu";
   std::string_view d = t.env_value("device");
   if (!d.empty()) return std::string(d);
   return t.kernels.empty() ? "cpu" : "device";

@@ -79,7 +79,7 @@ DataflowGraph::DataflowGraph(const Trace& trace) : t_(trace) {
   size_t scope_begin = 0;
   int32_t scope = -1;
   bool scope_has_module = false, scope_has_backward = false, seen_backward = false;
-  auto same_scope = [&](const Op& a, const Op& b) { return a.pid == b.pid && a.tid == b.tid && a.step == b.step; };
+  auto same_scope = [&](const Op& a, const Op& b) { return a.pid == b.pid && a.tid == b.tid && a.step_index == b.step_index; };
 
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];

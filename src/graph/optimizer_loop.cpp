@@ -150,8 +150,8 @@ std::vector<LoopGroup> find_optimizer_loops(const DataflowGraph& g, size_t min_o
       order.push_back(key);
     }
     ++it->second.chains;
-    if (t.ops[g.node(i).op].step >= 0) ++it->second.in_steps;
-    if (t.ops[g.node(i).op].step == 0) ++it->second.in_first_step;
+    if (t.ops[g.node(i).op].step_index >= 0) ++it->second.in_steps;
+    if (t.ops[g.node(i).op].step_index == 0) ++it->second.in_first_step;
   }
   std::vector<LoopGroup> out;
   std::unordered_map<std::string, size_t> merged;

@@ -178,7 +178,7 @@ void AmpFieldReader::grad_histogram(const EventFields& ev, Trace& t, GradHistogr
       fail(raw, fmt::format("amp-check \"log2_min\" is not an exponent: {}", shown(raw)));
     g.log2_min = int32_t(v);
   }
-  g.step = ev.step;
+  g.step_number = ev.step;
   g.ts_ns = ev.ts_ns;
   g.bins_begin = uint32_t(t.grad_bins.size());
   std::string_view raw = a[kAmpLog2Hist];

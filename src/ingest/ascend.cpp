@@ -311,7 +311,7 @@ void add_csv_steps(Trace& trace, const std::vector<CsvKernel>& rows, const std::
   }
   // Each kernel belongs to the step its row names, even where async steps overlap in time.
   for (size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].step_id && kernel_of_row[i] != kNone) trace.kernels[kernel_of_row[i]].step = index[*rows[i].step_id];
+    if (rows[i].step_id && kernel_of_row[i] != kNone) trace.kernels[kernel_of_row[i]].step_index = index[*rows[i].step_id];
 }
 
 // kernel_details rows → the trace. Without device kernels from trace_view every row is a
@@ -421,6 +421,7 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
     merge_kernel_details(trace, rows, false);
     trace.source = path;
     trace.format = InputFormat::AscendCsv;
+    trace.caps = TraceCaps{.npu_tasks = true};
     trace.set_env("device", "npu");
     trace.finalize();
     return trace;
@@ -460,6 +461,8 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
 
   trace.source = path;
   trace.format = InputFormat::AscendDir;
+  // An NPU's tasks; trace_view.json adds the AscendCL calls (on torch_npu's task-queue thread).
+  trace.caps = TraceCaps{.runtime_calls = has_trace_view, .npu_tasks = true};
   trace.set_env("device", "npu");
   trace.finalize();
   return trace;

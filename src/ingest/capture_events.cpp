@@ -33,6 +33,10 @@ void ChromeBuilder::capture_metadata(uint64_t offset) {
                                    ev_.capture_version, kCaptureFormatVersion));
     is_capture_ = true;
     t_.format = InputFormat::Capture;
+    // The shim records every dispatched op with its tensors, on whatever machine ran it; its
+    // step 0 is the start-up; the header names the program and an end event how it stopped.
+    t_.caps = TraceCaps{.dispatched_ops = true, .estimated_costs = true, .startup_step = true,
+                        .end_status = true, .program_argv = true};
     stream_.set_allow_truncated(true);  // a killed program leaves a cut-off last line
     stream_.set_event_per_line(true);   // ... and only the last
     t_.set_env("torch", ev_.torch);
@@ -74,13 +78,11 @@ void ChromeBuilder::capture_error() {
   }
 }
 
-// A capture op's step NUMBER (step_numbers_to_indexes() maps it to an index) and its amp-check
-// numerics.
+// A capture op's step number (step_numbers_to_indexes() maps it to its step's index) and its
+// amp-check numerics. The op is the next of t_.ops.
 void ChromeBuilder::add_capture_op_fields(Op& op) {
-  if (ev_.step >= 0 && ev_.step <= std::numeric_limits<int32_t>::max()) {
-    op.step = int32_t(ev_.step);  // a step NUMBER until finish() maps it to an index
-    have_step_numbers_ = true;
-  }
+  if (ev_.step >= 0 && ev_.step <= std::numeric_limits<int32_t>::max())
+    op_step_numbers_.emplace_back(uint32_t(t_.ops.size()), int32_t(ev_.step));
   if (!ev_.amp[kAmpNumeric].empty()) {
     OpNumeric n;
     amp_.numeric(ev_.amp[kAmpNumeric], t_, n);
@@ -102,7 +104,7 @@ void ChromeBuilder::amp_record() {
   c.name = t_.intern(ev_.name);
   c.kind = classify_amp_call(ev_.name);
   c.ts_ns = ev_.ts_ns;
-  c.step = ev_.step;
+  c.step_number = ev_.step;
   if (!ev_.stack_raw.empty()) c.stack = capture_stack(ev_.stack_raw);
   amp_.amp_call(ev_, t_, c);
   t_.amp_calls.push_back(c);
@@ -200,26 +202,27 @@ uint32_t ChromeBuilder::capture_stack(std::string_view raw) {
 // it would turn per-step rates into rates over N+1 windows (issue 31 F-9). Its ops stay, outside
 // any step; CAPTURE001 names it.
 void ChromeBuilder::count_unended_steps() {
-  if (!have_step_numbers_) return;
+  if (op_step_numbers_.empty()) return;
   std::unordered_set<int64_t> ended;
   for (const Step& s : t_.steps) ended.insert(s.number);
-  for (const Op& op : t_.ops) {
-    if (op.step < 0 || ended.count(op.step)) continue;
+  for (const auto& [op, number] : op_step_numbers_) {
+    if (ended.count(number)) continue;
     ++t_.capture.unended_step_ops;
-    t_.capture.unended_step = std::max(t_.capture.unended_step, int64_t(op.step));
+    t_.capture.unended_step = std::max(t_.capture.unended_step, int64_t(number));
   }
 }
 
-// Op::step holds step numbers so far (captures): turn them into indexes of the sorted steps.
+// Capture ops' step numbers become indexes of the sorted steps (Op::step_index).
 void ChromeBuilder::step_numbers_to_indexes() {
-  if (!have_step_numbers_) return;
+  if (op_step_numbers_.empty()) return;
   std::unordered_map<int64_t, int32_t> index;
   for (size_t i = 0; i < t_.steps.size(); ++i) index.try_emplace(t_.steps[i].number, int32_t(i));
-  for (Op& op : t_.ops) {
-    if (op.step < 0) continue;
-    auto f = index.find(op.step);
-    op.step = f == index.end() ? -1 : f->second;
+  for (const auto& [op, number] : op_step_numbers_) {
+    auto f = index.find(number);
+    if (f != index.end()) t_.ops[op].step_index = f->second;
   }
+  op_step_numbers_.clear();
+  op_step_numbers_.shrink_to_fit();
 }
 
 }  // namespace npud::chrome

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ingest/amp_fields.hpp"
@@ -72,7 +73,7 @@ class ChromeBuilder {
   int64_t* start_of(Ref r);
   int64_t* dur_of(Ref r);
   TaskKind kernel_kind(StrId name);
-  RuntimeKind runtime_kind(StrId name);
+  RuntimeCall runtime_call(StrId recorded);
   DType dtype_of(StrId spelling);
   void skip(uint64_t offset);
   void check_time_range(const JsonEventStream::Item& it);
@@ -109,7 +110,8 @@ class ChromeBuilder {
   AmpFieldReader amp_;
 
   bool is_capture_ = false;
-  bool have_step_numbers_ = false;
+  // Capture ops' step numbers, (op index, number), until finish() sets their step_index.
+  std::vector<std::pair<uint32_t, int32_t>> op_step_numbers_;
   bool saw_gpu_ = false;
   int64_t base_ns_ = 0;
   bool have_base_ = false;
@@ -124,7 +126,13 @@ class ChromeBuilder {
   std::vector<uint32_t> stack_of_key_;
   std::unordered_map<uint64_t, uint32_t> frame_index_;
   std::vector<int8_t> kernel_kind_cache_;   // by StrId, -1 = not yet known
-  std::vector<int8_t> runtime_kind_cache_;
+  struct RuntimeNameOf {           // a recorded runtime call name's canonical form
+    StrId name = 0;
+    RuntimeApi api = RuntimeApi::Other;
+    RuntimeKind kind = RuntimeKind::Other;
+    bool known = false;
+  };
+  std::vector<RuntimeNameOf> runtime_names_;   // by the recorded name's StrId
   std::vector<int8_t> dtype_cache_;
   std::vector<int64_t> scratch_shape_;
 

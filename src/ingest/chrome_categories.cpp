@@ -31,8 +31,20 @@ Cat classify_cat(std::string_view c) {
   return Cat::Unknown;
 }
 
-RuntimeKind classify_runtime(std::string_view n) {
-  if (n.starts_with("AscendCL@")) n.remove_prefix(9);
+namespace {
+
+// The vendor's prefix ("AscendCL" of torch_npu's "AscendCL@..."; "" none) says whose API it is,
+// else the name's own prefix.
+RuntimeApi runtime_api(std::string_view vendor, std::string_view n) {
+  if (vendor == "AscendCL" || (vendor.empty() && n.starts_with("acl"))) return RuntimeApi::Acl;
+  if (!vendor.empty()) return RuntimeApi::Other;
+  if (n.starts_with("cuda")) return RuntimeApi::Cuda;
+  if (n.size() > 2 && n.starts_with("cu") && n[2] >= 'A' && n[2] <= 'Z') return RuntimeApi::CudaDriver;
+  if (n.starts_with("hip")) return RuntimeApi::Hip;
+  return RuntimeApi::Other;
+}
+
+RuntimeKind runtime_kind(std::string_view n) {
   if (n.starts_with("aclrtSynchronize")) return RuntimeKind::Sync;  // Stream, Device, Event, StreamWithTimeout
   static constexpr std::string_view kSyncs[] = {
       "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cuStreamSynchronize",
@@ -47,6 +59,17 @@ RuntimeKind classify_runtime(std::string_view n) {
   if (n.find("Memcpy") != n.npos) return RuntimeKind::Memcpy;
   if (n.find("Malloc") != n.npos) return RuntimeKind::Malloc;
   return RuntimeKind::Other;
+}
+
+}  // namespace
+
+RuntimeName classify_runtime(std::string_view recorded) {
+  std::string_view vendor, name = recorded;
+  if (auto at = name.find('@'); at != std::string_view::npos) {
+    vendor = name.substr(0, at);
+    name.remove_prefix(at + 1);
+  }
+  return {name, runtime_api(vendor, name), runtime_kind(name)};
 }
 
 CopyDir copy_dir(std::string_view name, std::string_view kind) {

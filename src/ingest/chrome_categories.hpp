@@ -21,7 +21,16 @@ enum class Cat : uint8_t {
 };
 
 Cat classify_cat(std::string_view c);
-RuntimeKind classify_runtime(std::string_view n);
+
+// A host runtime call's name as recorded, as the model keeps it (RuntimeCall): the API name
+// without a vendor prefix ("AscendCL@aclrtMalloc" -> "aclrtMalloc"; name views `recorded`),
+// whose runtime it is, and what it does.
+struct RuntimeName {
+  std::string_view name;
+  RuntimeApi api = RuntimeApi::Other;
+  RuntimeKind kind = RuntimeKind::Other;
+};
+RuntimeName classify_runtime(std::string_view recorded);
 // From the event name or its "kind" argument ("Memcpy HtoD (Pageable -> Device)").
 CopyDir copy_dir(std::string_view name, std::string_view kind);
 

@@ -115,11 +115,21 @@ TaskKind ChromeBuilder::kernel_kind(StrId name) {
   return TaskKind(k);
 }
 
-RuntimeKind ChromeBuilder::runtime_kind(StrId name) {
-  if (name >= runtime_kind_cache_.size()) runtime_kind_cache_.resize(t_.strings.size() + 1024, -1);
-  int8_t& k = runtime_kind_cache_[name];
-  if (k < 0) k = int8_t(classify_runtime(t_.str(name)));
-  return RuntimeKind(k);
+// A runtime call of this recorded name: its API name without a vendor prefix, its runtime and
+// kind, worked out once per distinct name.
+RuntimeCall ChromeBuilder::runtime_call(StrId recorded) {
+  if (recorded >= runtime_names_.size()) runtime_names_.resize(t_.strings.size() + 1024);
+  if (!runtime_names_[recorded].known) {
+    RuntimeName n = classify_runtime(t_.str(recorded));
+    StrId name = n.name.size() == t_.str(recorded).size() ? recorded : t_.intern(n.name);
+    runtime_names_[recorded] = {name, n.api, n.kind, true};
+  }
+  const RuntimeNameOf& c = runtime_names_[recorded];
+  RuntimeCall r;
+  r.name = c.name;
+  r.api = c.api;
+  r.kind = c.kind;
+  return r;
 }
 
 // Each dtype spelling is parsed once per read.
@@ -235,9 +245,7 @@ ChromeBuilder::Ref ChromeBuilder::complete(uint64_t offset) {
       return {kKernel, uint32_t(t_.kernels.size() - 1)};
     }
     case Cat::Runtime: {
-      RuntimeCall r;
-      r.name = t_.intern(ev_.name);
-      r.kind = runtime_kind(r.name);
+      RuntimeCall r = runtime_call(t_.intern(ev_.name));
       r.pid = pid32();
       r.tid = tid32();
       r.start_ns = ev_.ts_ns;

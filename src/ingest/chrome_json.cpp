@@ -29,6 +29,8 @@ Trace read_source(ByteSource& src, const std::string& name, const ReadOptions& o
   Trace trace;
   trace.source = name;
   trace.format = InputFormat::KinetoJson;
+  // torch.profiler's: host runtime calls on their threads (a capture's header resets these).
+  trace.caps = TraceCaps{.runtime_calls = true};
   // A small input gets a buffer of its size, not the 16 MiB chunk: many small reads (tests,
   // fuzzing, a directory of small traces) would otherwise each allocate and clear 16 MiB.
   size_t chunk = 16u << 20;

@@ -45,7 +45,7 @@ std::vector<CommStepTime> read_rank_communication(const std::string& path) {
     dom::object kinds;
     if (kinds_el.get_object().get(kinds)) continue;
     CommStepTime& t = by_step[comm_step_number(step_key)];
-    t.step = comm_step_number(step_key);
+    t.step_number = comm_step_number(step_key);
     for (auto [kind, ops_el] : kinds) {   // "collective", "p2p"
       dom::object ops;
       if (ops_el.get_object().get(ops)) continue;

@@ -163,7 +163,7 @@ void read_rank_comm_ops(const std::string& path, Trace& trace, int64_t origin_ns
     op.name = trace.intern(k.name);
     op.group = trace.intern(k.group);
     op.p2p = kind == "p2p";
-    op.step = comm_step_number(step_key);
+    op.step_number = comm_step_number(step_key);
     add_op(info, op, trace, origin_ns);
   });
 }
@@ -183,7 +183,7 @@ void read_comm_matrix(const std::string& path, Trace& trace) {
       CommLink l;
       l.op = trace.intern(k.name);
       l.group = trace.intern(k.group);
-      l.step = comm_step_number(step_key);
+      l.step_number = comm_step_number(step_key);
       l.src = int32_t(parse_int(pair.substr(0, dash)).value_or(-1));
       l.dst = int32_t(parse_int(pair.substr(dash + 1)).value_or(-1));
       std::string_view transport;
@@ -206,7 +206,7 @@ void read_cluster_comm_ops(const std::string& path, Trace& trace) {
     op.name = trace.intern(split_op_key(key).name);
     op.group = trace.intern(group);
     op.rank = int32_t(rank);
-    op.step = comm_step_number(step_key);
+    op.step_number = comm_step_number(step_key);
     add_op(info, op, trace, 0);
   });
 }

@@ -15,7 +15,7 @@ StepTraceColumns::StepTraceColumns(const Table& t, const Columns& cols)
 StepTraceTime StepTraceColumns::read(const Table& t, const std::vector<std::string>& row) const {
   auto ns = [&](int col) { return col < 0 || is_na(row[size_t(col)]) ? 0 : t.time_ns(row, col, t.header()[size_t(col)]); };
   StepTraceTime s;
-  s.step = is_na(row[size_t(step_)]) ? -1 : parse_int(row[size_t(step_)]).value_or(-1);
+  s.step_number = is_na(row[size_t(step_)]) ? -1 : parse_int(row[size_t(step_)]).value_or(-1);
   s.computing_ns = ns(computing_);
   s.overlapped_ns = ns(overlapped_);
   // Communication = Communication(Not Overlapped) + Overlapped (msprof-analyze's definition).

@@ -69,9 +69,7 @@ void ChromeBuilder::resolve_deferred() {
       k.external_id = d.external_id;
       t_.kernels.push_back(k);
     } else if (acl) {
-      RuntimeCall rc;
-      rc.name = d.name;
-      rc.kind = runtime_kind(d.name);
+      RuntimeCall rc = runtime_call(d.name);
       rc.pid = d.pid32;
       rc.tid = d.tid;
       rc.start_ns = d.start_ns;

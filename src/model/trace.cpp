@@ -122,12 +122,12 @@ void Trace::finalize() {
   }
   for (Op& op : ops) {
     if (op.self_ns < 0) op.self_ns = 0;  // children overlapping by rounding
-    if (op.step < 0) op.step = step_at(op.start_ns);
+    if (op.step_index < 0) op.step_index = step_at(op.start_ns);
   }
   for (Kernel& k : kernels)
-    if (k.step < 0) k.step = step_at(k.start_ns);
+    if (k.step_index < 0) k.step_index = step_at(k.start_ns);
   for (RuntimeCall& r : runtime)
-    if (r.step < 0) r.step = step_at(r.start_ns);
+    if (r.step_index < 0) r.step_index = step_at(r.start_ns);
 }
 
 AmpApi classify_amp_call(std::string_view n) {

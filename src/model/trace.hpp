@@ -57,7 +57,7 @@ struct Op {
   int32_t tid = 0;
   int64_t start_ns = 0;      // relative to Trace::time_origin_ns
   int64_t dur_ns = 0;
-  int32_t step = -1;         // index into Trace::steps, -1 = outside any step
+  int32_t step_index = -1;   // index into Trace::steps, -1 = outside any step
   uint32_t numeric = kNone;  // amp-check: index into Trace::numerics (fills padding: no size cost)
   int64_t external_id = kUnset;   // Kineto "External id": links to runtime calls and kernels
   int64_t sequence = kUnset;      // autograd sequence number / capture sequence
@@ -98,7 +98,7 @@ struct Kernel {
   int64_t correlation = kUnset;   // links to RuntimeCall::correlation
   int64_t external_id = kUnset;   // links to Op::external_id
   int64_t bytes = kUnset;
-  int32_t step = -1;
+  int32_t step_index = -1;   // as Op::step_index
   uint32_t detail = kNone;        // index into Trace::kernel_details (torch_npu kernel_details.csv)
 };
 
@@ -120,19 +120,29 @@ struct KernelDetail {
 };
 
 // Host calls into the device runtime: cudaLaunchKernel, cudaMemcpyAsync,
-// cudaStreamSynchronize, aclrtSynchronizeStream, AscendCL@..., hipMemcpy...
+// cudaStreamSynchronize, aclrtSynchronizeStream, hipMemcpy...
 enum class RuntimeKind : uint8_t { Launch, Memcpy, Sync, Malloc, Other };
 
+// Whose runtime API a call is, as its reader tells (by torch_npu's vendor prefix or the name's).
+enum class RuntimeApi : uint8_t {
+  Other,
+  Cuda,         // the CUDA runtime: cuda*
+  CudaDriver,   // the CUDA driver: cuStreamSynchronize, cuLaunchKernel...
+  Hip,          // ROCm's HIP: hip*
+  Acl,          // AscendCL: acl* (torch_npu writes "AscendCL@aclrtMalloc")
+};
+
 struct RuntimeCall {
-  StrId name = 0;
+  StrId name = 0;            // the API name, no vendor prefix: "aclrtMalloc", "cudaMemcpyAsync"
   RuntimeKind kind = RuntimeKind::Other;
+  RuntimeApi api = RuntimeApi::Other;
   int32_t pid = 0;
   int32_t tid = 0;
   int64_t start_ns = 0;
   int64_t dur_ns = 0;
   int64_t correlation = kUnset;
   int64_t external_id = kUnset;
-  int32_t step = -1;
+  int32_t step_index = -1;   // as Op::step_index
 };
 
 // A training step: ProfilerStep#N ranges, capture step markers, Ascend "Step Id".
@@ -174,14 +184,14 @@ struct TensorMeta {
 // Collective communication time of one step as msprof measured it (communication.json of a
 // torch_npu profile): wait is the part spent waiting for other ranks.
 struct CommStepTime {
-  int64_t step = -1;             // step number; -1: not numbered (the profile's only step)
+  int64_t step_number = -1;      // -1: not numbered (the profile's only step)
   int64_t wait_ns = 0, transit_ns = 0, elapse_ns = 0;
 };
 
 // One row of a torch_npu step_trace_time.csv: the profiler's own per-step breakdown, read as a
 // rank's step table when the profile has no trace_view.json (docs/cluster.md).
 struct StepTraceTime {
-  int64_t step = -1;             // step number; -1: not numbered
+  int64_t step_number = -1;      // -1: not numbered
   int64_t computing_ns = 0, comm_not_overlapped_ns = 0, overlapped_ns = 0, free_ns = 0;
   int64_t stage_ns = -1, bubble_ns = -1;  // -1: no such column
 };
@@ -210,7 +220,7 @@ struct CommOp {
   StrId group = 0;                // the group hash after '@'; cluster: the rank set "(0, 1)"
   bool p2p = false;               // under "p2p" (send/receive) rather than "collective"
   int32_t rank = -1;              // cluster_communication.json: the rank; -1: this trace's own
-  int64_t step = -1;              // step number; -1: not numbered
+  int64_t step_number = -1;       // -1: not numbered
   int64_t start_ns = kUnset;      // "Start Timestamp(us)", relative to Trace::time_origin_ns
   double elapse_ms = 0, transit_ms = 0, wait_ms = 0;
   uint32_t transports_begin = 0, transports_count = 0;   // into Trace::comm_transports
@@ -219,7 +229,7 @@ struct CommOp {
 // One src->dst link of an op in communication_matrix.json.
 struct CommLink {
   StrId op = 0, group = 0;        // as in CommOp ("Total Op Info"-style summary keys skipped)
-  int64_t step = -1;
+  int64_t step_number = -1;
   int32_t src = -1, dst = -1;     // ranks ("{src}-{dst}")
   StrId transport = 0;            // "LOCAL", "HCCS", "PCIE", "RDMA", "SDMA"
   double size_mb = 0, time_ms = 0, bandwidth_gbs = 0;
@@ -275,7 +285,7 @@ struct OpNumeric {
 // One "grad_histogram" event: gradient magnitudes at an optimizer.step().
 struct GradHistogram {
   int64_t ts_ns = 0;
-  int64_t step = -1;          // step NUMBER as recorded
+  int64_t step_number = -1;   // as recorded (Step::number)
   int64_t params = 0, elements = 0, zero = 0, nonfinite = 0, underflow_fp16 = 0, overflow_fp16 = 0;
   int32_t log2_min = -40;     // bucket k counts floor(log2|g|) == log2_min + k
   uint32_t bins_begin = 0, bins_count = 0;   // into Trace::grad_bins
@@ -290,7 +300,7 @@ struct AmpCall {
   StrId name = 0;             // "GradScaler.scale", "torch.autocast", ...
   AmpApi kind = AmpApi::Other;
   int64_t ts_ns = 0;
-  int64_t step = -1;          // step NUMBER as recorded
+  int64_t step_number = -1;   // as recorded (Step::number)
   uint32_t stack = kNone;     // index into Trace::stacks
   double scale = std::numeric_limits<double>::quiet_NaN();
   StrId dtype = 0;            // autocast: the dtype argument when recorded
@@ -321,6 +331,31 @@ struct CaptureStatus {
   // after the last step end): they belong to no Step. unended_step: the last such step number.
   size_t unended_step_ops = 0;
   int64_t unended_step = -1;
+};
+
+// What a trace's source records, beyond the events themselves. Its reader (src/ingest) sets
+// these and nothing else does: analyses, rules and reports test a flag, never the input format
+// (docs/design.md "Event model"). Each says what a rule may rely on when it is true.
+struct TraceCaps {
+  // Ops are every aten op the program dispatched, with overload names ("aten::mode" is the
+  // default overload), nested as dispatched (a composite's inner ops are its children), with
+  // input and output tensors (ids, storages, devices) and their argument text (`detail`).
+  bool dispatched_ops = false;
+  // Times are those of the machine that recorded the program (often a CPU, no NPU at all), not
+  // the target device's: rules estimate a finding's NPU cost (docs/cost-model.md), reports say so.
+  bool estimated_costs = false;
+  // Step number 0 spans the program's start-up (imports, model build) up to the first step's
+  // end: per-step rates and the mean step leave it out when later steps exist.
+  bool startup_step = false;
+  // Host runtime calls (cudaMemcpyAsync, aclrtSynchronizeStream...) are recorded when they ran
+  // (CUDA and HIP ones on the thread that made them, torch_npu's on its task-queue thread).
+  bool runtime_calls = false;
+  // Device tasks are an Ascend NPU's, whatever their task types say (torch_npu's profiler).
+  bool npu_tasks = false;
+  // Trace::capture says how the recording ended (whether it stopped early, and why).
+  bool end_status = false;
+  // env "argv" and "cwd" name the program that ran: its own source file can be read.
+  bool program_argv = false;
 };
 
 // A non-fatal problem an importer met (skipped event, unknown unit...).
@@ -373,7 +408,8 @@ class Trace {
   std::vector<Warning> warnings;
 
   std::string source;                  // path the trace was read from
-  InputFormat format = InputFormat::Unknown;
+  InputFormat format = InputFormat::Unknown;   // the input's kind, as reports name it
+  TraceCaps caps;                      // what the source records (set by its reader)
   int64_t time_origin_ns = 0;          // absolute time of start_ns == 0 (informational)
   uint64_t input_bytes = 0;            // uncompressed bytes read
 
@@ -418,6 +454,10 @@ class Trace {
   // The op's transport of this type ("SDMA", "RDMA"), or nullptr.
   const CommTransport* transport(const CommOp& op, std::string_view type) const;
   std::span<const int64_t> bins(const GradHistogram& g) const { return {grad_bins.data() + g.bins_begin, g.bins_count}; }
+
+  // Step 0 holds the start-up (caps.startup_step) and later steps exist: per-step rates and
+  // the mean step leave it out.
+  bool startup_step_left_out() const { return caps.startup_step && steps.size() >= 2 && steps.front().number == 0; }
 
   // Which step (index into steps) contains this timestamp, or -1.
   int32_t step_at(int64_t ts_ns) const;

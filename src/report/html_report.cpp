@@ -82,7 +82,7 @@ void op_breakdown(std::ostream& os, const Trace& t, const HtmlOptions& o) {
     add_saturating(device_total, k.dur_ns);
   }
   // A capture's host times are this machine's CPU (often no NPU at all): said where they are shown.
-  const bool capture = t.format == InputFormat::Capture;
+  const bool capture = t.caps.estimated_costs;
   string gist = device.empty() ? fmt::format("{} host ops{}", host.size(), capture ? " (this machine's CPU)" : "")
                                : fmt::format("{} device tasks, {} host ops", device.size(), host.size());
   section_begin(os, "ops-section", "Op time breakdown", gist);
@@ -113,7 +113,7 @@ void op_breakdown(std::ostream& os, const Trace& t, const HtmlOptions& o) {
 void render_html(std::ostream& os, const Report& r, const TraceIndex& index, const HtmlOptions& o) {
   const Trace& trace = index.trace();
   const ReportSummary& s = r.summary;
-  const bool capture = trace.format == InputFormat::Capture;
+  const bool capture = trace.caps.estimated_costs;
   page_begin(os, fmt::format("npu-doctor {} report", r.command), s.source);
   // The text report's first screen: configuration, an incomplete capture (said first where
   // amp-check's section or the run's notes would otherwise speak before it), the run's notes,

@@ -19,6 +19,7 @@ namespace npud {
 struct ReportSummary {
   std::string source;            // input path
   std::string format;            // input format name
+  bool estimated_costs = false;  // its times are the recording machine's (Trace::caps): reports say so
   std::string torch_npu;         // knowledge-base version used
   std::string knowledge_note;    // provenance caveat of the op lists
   size_t ops = 0, kernels = 0, runtime_calls = 0, steps = 0;

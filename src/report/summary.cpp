@@ -14,15 +14,16 @@ ReportSummary summarize(const Trace& trace) {
   ReportSummary s;
   s.source = trace.source;
   s.format = std::string(to_string(trace.format));
+  s.estimated_costs = trace.caps.estimated_costs;
   s.ops = trace.ops.size();
   s.kernels = trace.kernels.size();
   s.runtime_calls = trace.runtime.size();
   s.steps = trace.steps.size();
   s.span_ns = trace.span_ns();
   if (!trace.steps.empty()) {
-    // The mean leaves out a capture's step 0 when later steps exist, as per-step rates do
+    // The mean leaves out a start-up step 0 when later steps exist, as per-step rates do
     // (TraceIndex::per_step): it holds the program's start-up, not one iteration.
-    size_t first = trace.format == InputFormat::Capture && trace.steps.size() >= 2 && trace.steps[0].number == 0;
+    size_t first = trace.startup_step_left_out();
     int64_t total = 0;
     for (size_t i = first; i < trace.steps.size(); ++i) add_saturating(total, trace.steps[i].dur_ns);
     s.step_time_ns = total / int64_t(trace.steps.size() - first);

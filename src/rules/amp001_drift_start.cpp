@@ -68,7 +68,7 @@ class DriftStartRule final : public Rule {
                  {"drift_max_rel", n.drift.max_rel},
                  {"diverging_ops", double(s.diverging_local)},
                  {"drifting_ops", double(s.diverging_drift)}};
-    if (t.ops[s.op].step >= 0) f.metrics.push_back({"step", double(t.steps[size_t(t.ops[s.op].step)].number)});
+    if (t.ops[s.op].step_index >= 0) f.metrics.push_back({"step", double(t.steps[size_t(t.ops[s.op].step_index)].number)});
     std::string_view base = aten_base(f.location.op);
     if (s.gradual) {
       f.fix = advice("AMP001", "fix_gradual");

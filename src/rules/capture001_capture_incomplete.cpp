@@ -59,7 +59,7 @@ class CaptureIncomplete final : public Rule {
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
-    if (t.format != InputFormat::Capture) return;
+    if (!t.caps.end_status) return;
     const CaptureStatus& c = t.capture;
     Finding f;
     f.rule = "CAPTURE001";

@@ -82,7 +82,7 @@ class BandwidthContention final : public Rule {
                                 {"ms", fmt::format("{:.4f}", slow[k].op->elapse_ms)},
                                 {"gbs", gbs_text(slow[k].bandwidth_gbs)},
                                 {"mb", fmt::format("{:.4f}", slow[k].size_mb)},
-                                {"step", slow[k].op->step >= 0 ? advice("COMM002", "step", {{"step", slow[k].op->step}}) : ""}}));
+                                {"step", slow[k].op->step_number >= 0 ? advice("COMM002", "step", {{"step", slow[k].op->step_number}}) : ""}}));
     f.fix = advice("COMM002", "fix");
     out.push_back(std::move(f));
   }

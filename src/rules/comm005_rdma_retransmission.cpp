@@ -31,7 +31,7 @@ class RdmaRetransmission final : public Rule {
     // (group, op, step) -> the ranks' records
     std::map<std::tuple<StrId, StrId, int64_t>, std::vector<const CommOp*>> calls;
     for (const CommOp& op : t.comm_ops)
-      if (op.rank >= 0) calls[{op.group, op.name, op.step}].push_back(&op);
+      if (op.rank >= 0) calls[{op.group, op.name, op.step_number}].push_back(&op);
     std::set<StrId> groups;
     std::vector<const CommOp*> slow;
     for (const auto& [key, ops] : calls) {
@@ -65,7 +65,7 @@ class RdmaRetransmission final : public Rule {
       f.notes.push_back(advice("COMM005", "transfer_note",
                                {{"group", t.str(op->group)},
                                 {"op", t.str(op->name)},
-                                {"step", op->step >= 0 ? advice("COMM", "step_suffix", {{"step", op->step}}) : ""},
+                                {"step", op->step_number >= 0 ? advice("COMM", "step_suffix", {{"step", op->step_number}}) : ""},
                                 {"rank", op->rank},
                                 {"mb", fmt::format("{:.4f}", tr->size_mb)},
                                 {"ms", fmt::format("{:.4f}", tr->time_ms)},

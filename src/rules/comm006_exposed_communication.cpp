@@ -30,12 +30,12 @@ struct Exposed {
 std::vector<Exposed> exposed_kernels(const Trace& t, int32_t step_index) {
   std::vector<Interval> compute;
   for (const Kernel& k : t.kernels)
-    if (k.step == step_index && is_busy_task(k) && k.kind != TaskKind::Communication)
+    if (k.step_index == step_index && is_busy_task(k) && k.kind != TaskKind::Communication)
       compute.push_back({k.start_ns, k.start_ns + k.dur_ns});
   compute = union_of(std::move(compute));
   std::map<std::string_view, Exposed> by_kind;
   for (const Kernel& k : t.kernels) {
-    if (k.step != step_index || k.kind != TaskKind::Communication) continue;
+    if (k.step_index != step_index || k.kind != TaskKind::Communication) continue;
     std::string_view kind = collective_kind(t.str(k.name));
     Exposed& e = by_kind[kind];
     e.name = std::string(kind);
@@ -51,7 +51,7 @@ std::vector<Exposed> exposed_kernels(const Trace& t, int32_t step_index) {
 std::vector<Exposed> step_comm_ops(const Trace& t, int64_t step_number) {
   std::map<std::string_view, Exposed> by_kind;
   for (const CommOp& op : t.comm_ops) {
-    if (op.rank >= 0 || (op.step != step_number && op.step != -1)) continue;
+    if (op.rank >= 0 || (op.step_number != step_number && op.step_number != -1)) continue;
     std::string_view kind = collective_kind(t.str(op.name));
     Exposed& e = by_kind[kind];
     e.name = std::string(kind);

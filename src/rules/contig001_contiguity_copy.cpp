@@ -78,7 +78,7 @@ void add_sdpa_output_copies(const Trace& t, const TraceIndex& index, GroupMap& g
       g.location = loc;
     }
     if (!loc.module.empty()) g.add_module(loc.module);
-    g.add(op.step, 0);
+    g.add(op.step_index, 0);
     add_saturating(g.bytes, it->second);
     g.add_example("the transpose of SDPA's output, dense [batch, heads, seq, dim] on an NPU (a no-op copy on this CPU)");
     strided_outputs.erase(it);
@@ -170,7 +170,7 @@ class ContiguityCopy final : public Rule {
         g.location = loc;
       }
       if (!loc.module.empty()) g.add_module(loc.module);
-      g.add(op.step, op.dur_ns);
+      g.add(op.step_index, op.dur_ns);
       if (which < in.size()) add_saturating(g.bytes, tensor_bytes(t, t.tensors[in[which]]));
       g.add_example(trigger);
     }
@@ -179,7 +179,7 @@ class ContiguityCopy final : public Rule {
 
     for (const auto& [i, key] : backward)
       if (EventGroup* g = groups.find(key)) {
-        g->add(t.ops[i].step, t.ops[i].dur_ns);
+        g->add(t.ops[i].step_index, t.ops[i].dur_ns);
         auto in = t.inputs(t.ops[i]);
         if (!in.empty()) add_saturating(g->bytes, tensor_bytes(t, t.tensors[in[0]]));
       }
@@ -199,7 +199,7 @@ class ContiguityCopy final : public Rule {
         g.location.op = name;
         g.category = kDevice;
       }
-      g.add(k.step, k.dur_ns);
+      g.add(k.step_index, k.dur_ns);
     }
 
     const int64_t wall = index.wall_ns();
@@ -210,7 +210,7 @@ class ContiguityCopy final : public Rule {
       double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);
       f.location = g.location;
       // A capture's host copies ran on another device: priced as NPU copy tasks (docs/cost-model.md).
-      f.cost_ns = g.category == kHost && t.format == InputFormat::Capture
+      f.cost_ns = g.category == kHost && t.caps.estimated_costs
                       ? saturating_ns(cost::copies_ns(double(g.count), double(g.bytes)))
                       : g.time_ns;
       std::string rate = per_step_note(index, g);

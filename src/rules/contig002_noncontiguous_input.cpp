@@ -154,8 +154,8 @@ class NonContiguousInput final : public Rule {
     auto add = [&](InputSite& s, uint32_t i, size_t k, const Finding_input& found) {
       if (k != kNoInput && std::find(s.inputs.begin(), s.inputs.end(), k) == s.inputs.end()) s.inputs.push_back(k);
       ++s.count;
-      if (t.ops[i].step >= 0) ++s.in_steps;
-      if (t.ops[i].step == 0) ++s.in_first_step;
+      if (t.ops[i].step_index >= 0) ++s.in_steps;
+      if (t.ops[i].step_index == 0) ++s.in_first_step;
       s.total_bytes += tensor_bytes(t, found.tensor);
       add_saturating(s.copy_ns, found.copy_ns);
     };

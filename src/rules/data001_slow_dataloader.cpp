@@ -47,7 +47,7 @@ class SlowDataLoader final : public Rule {
         g.what = std::string(name);
         g.location = location_of(index, i);
       }
-      g.add(op.step, op.dur_ns);
+      g.add(op.step_index, op.dur_ns);
       longest = std::max(longest, op.dur_ns);
       single_process = single_process || name.find("SingleProcess") != std::string_view::npos;
     }

@@ -85,7 +85,7 @@ class DynamicShapes final : public Rule {
 
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
-      if (op.kind != OpKind::Aten || op.step < 0 || op.inputs_count == 0 || index.inside_composite(i)) continue;
+      if (op.kind != OpKind::Aten || op.step_index < 0 || op.inputs_count == 0 || index.inside_composite(i)) continue;
       // Backward ops' shapes follow their forward op's: the forward op is the one cause.
       if (op.backward) continue;
       if (ignored(aten_base(t.str(op.name)))) continue;
@@ -107,7 +107,7 @@ class DynamicShapes final : public Rule {
       // Keyed by op and module: one line calling two layers (a Sequential) is two op
       // instances, each with its own shape history.
       OpAtSite& o = s.ops[fmt::format("{}\x1f{}", t.str(op.name), t.str(op.module))];
-      o.per_step[op.step].insert(sig);
+      o.per_step[op.step_index].insert(sig);
       o.first_op.try_emplace(sig, i);
       o.all.insert(sig);
     }

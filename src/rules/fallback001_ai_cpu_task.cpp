@@ -42,7 +42,7 @@ class AiCpuTask final : public Rule {
         if (!g.location.op.empty()) g.context = g.location.op;
         g.location.op = name;
       }
-      g.add(k.step, k.dur_ns);
+      g.add(k.step_index, k.dur_ns);
       g.add_example(raw);
       if (k.detail != kNone && t.kernel_details[k.detail].input_dtypes != 0 && dtypes[name].size() < 8)
         dtypes[name].insert(std::string(t.str(t.kernel_details[k.detail].input_dtypes)));

@@ -150,7 +150,7 @@ OpCallFacts call_facts(const Trace& t, const Op& op, std::string_view base, bool
 // (or a call that raises, ranked the same) moves its tensors over the link with a sync and
 // runs on the host for the time it took here; silent work is one AI-CPU task per call.
 int64_t estimated_cost(const Trace& t, const EventGroup& g) {
-  if (t.format != InputFormat::Capture) return g.time_ns;
+  if (!t.caps.estimated_costs) return g.time_ns;
   if (g.category == kSilentWork) return saturating_ns(double(g.count) * cost::kAiCpuTaskNs);
   return saturating_ns(double(g.count) * cost::kSyncNs + double(g.bytes) / cost::kLinkBytesPerNs +
                        double(g.self_ns));
@@ -179,7 +179,7 @@ class CpuFallbackOp final : public Rule {
     std::unordered_map<std::string, std::string> missing_out;   // wrappers of structured ops: the out overload the NPU lacks
     // Captures keep overload names: a bare "aten::mode" is the default overload, never
     // `mode.dimname`. Other sources drop them, and then any listed overload counts.
-    const bool exact = t.format == InputFormat::Capture;
+    const bool exact = t.caps.dispatched_ops;
 
     // Whether an op's name has an NPU kernel, cached per distinct name.
     std::unordered_map<StrId, bool> has_kernel;
@@ -255,7 +255,7 @@ class CpuFallbackOp final : public Rule {
         g.context = std::string(fact.text);
         fix_of_fact.emplace(g.context, fact.fix);
       }
-      g.add(op.step, op.dur_ns);
+      g.add(op.step_index, op.dur_ns);
       add_saturating(g.self_ns, op.self_ns);
       for (auto refs : {t.inputs(op), t.outputs(op)})
         for (uint32_t r : refs)

@@ -71,7 +71,7 @@ class SdpaNotFused final : public Rule {
         g.context = detail;
         if (op.detail) g.add_example(t.str(op.detail));
       }
-      g.add(op.step, op.dur_ns);
+      g.add(op.step_index, op.dur_ns);
     }
     for (auto& g : groups.groups()) {
       double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);

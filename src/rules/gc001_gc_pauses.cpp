@@ -86,7 +86,7 @@ class GcPauses final : public Rule {
     int64_t longest = 0;
     for (const Op& op : t.ops) {
       if (!is_gc_event(t, op) || op.dur_ns < kMinPauseNs) continue;
-      g.add(op.step, op.dur_ns);
+      g.add(op.step_index, op.dur_ns);
       longest = std::max(longest, op.dur_ns);
     }
     if (g.count == 0) {

@@ -15,7 +15,7 @@ namespace npud {
 namespace {
 
 bool is_ascend_task(const Trace& t, const Kernel& k) {
-  if (t.format == InputFormat::AscendDir || t.format == InputFormat::AscendCsv) return true;
+  if (t.caps.npu_tasks) return true;
   std::string_view type = t.str(k.task_type);
   return type.starts_with("AI_") || type.starts_with("MIX_");
 }
@@ -39,7 +39,7 @@ class HotOps final : public Rule {
       if (op.kind != OpKind::Aten || t.str(op.name).find("::") == std::string_view::npos) continue;
       EventGroup& g = host.get(std::string(t.str(op.name)));
       if (g.what.empty()) g.what = t.str(op.name);
-      g.add(op.step, op.self_ns);
+      g.add(op.step_index, op.self_ns);
       add_saturating(host_total, op.self_ns);
     }
     GroupMap device;
@@ -50,7 +50,7 @@ class HotOps final : public Rule {
       bool created = false;
       EventGroup& g = device.get(name, &created);
       if (created) g.what = std::move(name);
-      g.add(k.step, k.dur_ns);
+      g.add(k.step_index, k.dur_ns);
       add_saturating(device_total, k.dur_ns);
     }
 

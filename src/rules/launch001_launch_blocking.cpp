@@ -49,11 +49,11 @@ class LaunchBlocking final : public Rule {
     size_t launches = 0, followed = 0;
     for (size_t k = 0; k < order.size(); ++k) {
       const RuntimeCall& call = t.runtime[order[k]];
-      if (!is_launch(strip_runtime_prefix(t.str(call.name)))) continue;
+      if (!is_launch(t.str(call.name))) continue;
       ++launches;
       if (k + 1 < order.size()) {
         const RuntimeCall& next = t.runtime[order[k + 1]];
-        if (next.pid == call.pid && next.tid == call.tid && is_stream_sync(strip_runtime_prefix(t.str(next.name))))
+        if (next.pid == call.pid && next.tid == call.tid && is_stream_sync(t.str(next.name)))
           ++followed;
       }
     }

@@ -53,8 +53,8 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
     }
     Site& s = sites[it->second];
     ++s.count;
-    if (t.ops[op].step >= 0) ++s.in_steps;
-    if (t.ops[op].step == 0) ++s.in_first_step;
+    if (t.ops[op].step_index >= 0) ++s.in_steps;
+    if (t.ops[op].step_index == 0) ++s.in_first_step;
     s.ops += std::max<int64_t>(0, m.ops - spec.replacement_ops);
     s.bytes += m.bytes;
     if (!loc.module.empty() && std::find(s.modules.begin(), s.modules.end(), loc.module) == s.modules.end())

@@ -44,7 +44,7 @@ class CudaOnlyCode final : public Rule {
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;
-    if (t.format != InputFormat::Capture || !scan_available()) return;
+    if (!t.caps.program_argv || !scan_available()) return;
     const fs::path path = program_file(t);
     if (path.empty()) return;
     std::ifstream in(path, std::ios::binary);

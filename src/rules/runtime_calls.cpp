@@ -11,20 +11,15 @@
 
 namespace npud {
 
-std::string_view strip_runtime_prefix(std::string_view name) {
-  if (auto at = name.find('@'); at != std::string_view::npos) name.remove_prefix(at + 1);  // "AscendCL@aclrtX"
-  return name;
-}
-
 RuntimeTotals total_runtime_calls(const AnalysisContext& ctx, const std::function<bool(std::string_view)>& selects) {
   const Trace& t = ctx.trace;
   const TraceIndex& index = ctx.index();
   RuntimeTotals out;
   std::unordered_map<std::string, size_t> op_slot;   // top aten op and its place -> by_op entry
   for (const RuntimeCall& call : t.runtime) {
-    std::string_view name = strip_runtime_prefix(t.str(call.name));
+    std::string_view name = t.str(call.name);
     if (!selects(name)) continue;
-    out.add(call.step, call.dur_ns);
+    out.add(call.step_index, call.dur_ns);
     if (std::find(out.names.begin(), out.names.end(), name) == out.names.end()) out.names.emplace_back(name);
     uint32_t top = index.top_aten(index.op_of_runtime(call));
     Location loc = location_of(index, top);

@@ -15,9 +15,6 @@
 
 namespace npud {
 
-// "AscendCL@aclrtMalloc" -> "aclrtMalloc"; other names unchanged.
-std::string_view strip_runtime_prefix(std::string_view name);
-
 // The selected calls as one group (count, in_steps, time_ns; location = the costliest
 // linked aten op's), plus what made them.
 struct RuntimeTotals : EventGroup {

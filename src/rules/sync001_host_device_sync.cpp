@@ -16,7 +16,6 @@
 #include "rules/builtin_rules.hpp"
 #include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
-#include "rules/runtime_calls.hpp"
 #include "util/saturate.hpp"
 
 namespace npud {
@@ -84,7 +83,7 @@ bool is_blocking_upload(const Trace& t, const Op& op, bool host_run) {
   std::string_view detail = op.detail ? t.str(op.detail) : std::string_view{};
   if (contains(detail, "non_blocking=True")) return false;
   if (op.kind == OpKind::Placement) return host_run;
-  if (op.kind != OpKind::Aten || host_run || t.format != InputFormat::Capture) return false;
+  if (op.kind != OpKind::Aten || host_run || !t.caps.dispatched_ops) return false;
   std::string_view base = aten_base(t.str(op.name));
   if (base != "_to_copy" && base != "copy_") return false;
   auto in = t.inputs(op), out = t.outputs(op);
@@ -96,7 +95,7 @@ bool is_blocking_upload(const Trace& t, const Op& op, bool host_run) {
 // Runtime calls that block the host until the device is done: *Synchronize*, and
 // synchronous copies (cudaMemcpy, hipMemcpy, aclrtMemcpy: not the *Async variants).
 bool is_blocking_runtime(const Trace& t, const RuntimeCall& r, int* category) {
-  std::string_view name = strip_runtime_prefix(t.str(r.name));
+  std::string_view name = t.str(r.name);
   if (r.kind == RuntimeKind::Sync || contains(name, "Synchronize")) {
     *category = kExplicitSync;
     return true;
@@ -144,7 +143,7 @@ class HostDeviceSync final : public Rule {
         g.category = category;
       }
       g.add_example(t.str(op.name), 4);
-      g.add(op.step, op.dur_ns);
+      g.add(op.step_index, op.dur_ns);
     };
 
     // A read of host-side data (batch indices, CPU counters) waits for nothing on an NPU: it
@@ -157,17 +156,16 @@ class HostDeviceSync final : public Rule {
     // there the op is judged by name alone.)
     std::vector<uint8_t> device_wait(n, 0);
     bool runtime_recorded = false;
-    if (t.format != InputFormat::Capture) {
+    if (t.caps.runtime_calls) {
       for (const RuntimeCall& call : t.runtime) {
         if (call.kind != RuntimeKind::Memcpy && call.kind != RuntimeKind::Sync) continue;
-        std::string_view name = t.str(call.name);
-        if (!name.starts_with("cuda") && !name.starts_with("hip")) continue;
+        if (call.api != RuntimeApi::Cuda && call.api != RuntimeApi::Hip) continue;
         runtime_recorded = true;
         for (uint32_t op = index.op_of_runtime(call); op != kNone && !device_wait[op]; op = t.ops[op].parent)
           device_wait[op] = 1;
       }
     }
-    const bool host_run = t.format == InputFormat::Capture &&
+    const bool host_run = t.caps.dispatched_ops &&
                           (t.env_value("device").empty() || t.env_value("device") == "cpu");
     for (uint32_t i = 0; i < n; ++i) {
       const Op& op = t.ops[i];
@@ -178,7 +176,7 @@ class HostDeviceSync final : public Rule {
       // device=d) there copies each time.
       const bool moved_by_model =
           op.kind == OpKind::Placement && op.module && !t.str(op.module).empty() && !t.inputs(op).empty();
-      if (op.step >= 0 && !moved_by_model && is_blocking_upload(t, op, host_run)) {
+      if (op.step_index >= 0 && !moved_by_model && is_blocking_upload(t, op, host_run)) {
         anchor[i] = 1;
         // torch.tensor(data, device=d): no input, the data is made on the spot
         if (!placement.already_placed(i)) add_op_group(i, t.inputs(op).empty() ? kMadeOnDevice : kBlockingUpload);
@@ -228,7 +226,7 @@ class HostDeviceSync final : public Rule {
       if (top != kNone && top < uploads.size() && uploads[top]) category = kBlockingUpload;
       if (top != kNone) synced_top[top] = 1;
       runtime_counted[r] = 1;
-      std::string what(strip_runtime_prefix(t.str(call.name)));
+      std::string what(t.str(call.name));
       Location loc = location_of(index, top);
       std::string key = fmt::format("rt\x1f{}\x1f{}\x1f{}", what, loc.op, site_key(loc));
       bool created = false;
@@ -239,7 +237,7 @@ class HostDeviceSync final : public Rule {
         g.location = std::move(loc);
         g.category = category;
       }
-      g.add(call.step, call.dur_ns);
+      g.add(call.step_index, call.dur_ns);
     }
 
     for (const Kernel& k : t.kernels) {
@@ -260,11 +258,11 @@ class HostDeviceSync final : public Rule {
         g.category = kHostCopy;
       }
       // The host waits at least as long as its copy call; without one, the copy itself.
-      g.add(k.step, r != kNone ? t.runtime[r].dur_ns : k.dur_ns);
+      g.add(k.step_index, r != kNone ? t.runtime[r].dur_ns : k.dur_ns);
     }
 
     const int64_t wall = index.wall_ns();
-    const bool capture = t.format == InputFormat::Capture;
+    const bool capture = t.caps.estimated_costs;
     for (EventGroup& g : groups.groups()) {
       Finding f;
       f.rule = "SYNC001";

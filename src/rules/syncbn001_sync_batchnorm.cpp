@@ -42,7 +42,7 @@ class SyncBatchNorm final : public Rule {
       bool nested = false;
       for (uint32_t p = op.parent; p != kNone && !nested; p = t.ops[p].parent) nested = is_syncbn_forward(t.str(t.ops[p].name));
       if (nested) continue;
-      g.add(op.step, op.dur_ns);
+      g.add(op.step_index, op.dur_ns);
       if (g.location.op.empty()) g.location = location_of(index, i);
       g.add_example(t.str(op.name));
     }

@@ -59,7 +59,7 @@ TEST(AmpReader, ReadsHeaderNumericsHistogramsAndCalls) {
   for (const OpNumeric& n : t.numerics) EXPECT_EQ(t.ops[n.op].numeric, uint32_t(&n - t.numerics.data()));
   ASSERT_EQ(t.grad_histograms.size(), 2u);
   const GradHistogram& g = t.grad_histograms[0];
-  EXPECT_EQ(g.step, 1);
+  EXPECT_EQ(g.step_number, 1);
   EXPECT_EQ(g.elements, 4000);
   EXPECT_EQ(g.underflow_fp16, 500);
   EXPECT_EQ(g.log2_min, -40);
@@ -76,7 +76,7 @@ TEST(AmpReader, ReadsGradScalerCallsWithStacks) {
   EXPECT_EQ(t.amp_calls[0].kind, AmpApi::Autocast);
   EXPECT_EQ(t.amp_calls[1].kind, AmpApi::Scale);
   EXPECT_DOUBLE_EQ(t.amp_calls[1].scale, 2048.0);
-  EXPECT_EQ(t.amp_calls[1].step, 1);
+  EXPECT_EQ(t.amp_calls[1].step_number, 1);
   auto frames = t.frames_of(t.amp_calls[1].stack);
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(t.str(t.frames[frames[0]].file), "prog.py");

@@ -124,7 +124,7 @@ TEST(Ascend, KernelDetailsFp16Legacy) {
   const Kernel* h = kernel_named(t, "hcom_broadcast__445_0");
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(h->stream, -1);  // N/A
-  for (const Kernel& k : t.kernels) EXPECT_EQ(k.step, 0);
+  for (const Kernel& k : t.kernels) EXPECT_EQ(k.step_index, 0);
   int64_t total = 0;
   for (const Kernel& k : t.kernels) total += k.dur_ns;
   EXPECT_EQ(total, 396807040);  // sum of Duration(us), exact
@@ -182,7 +182,7 @@ TEST(Ascend, DirectoryMergesTraceViewAndCsv) {
     // Step 5 synthesized from the rows' Step Id (trace_view has no ProfilerStep here).
     ASSERT_EQ(t.steps.size(), 1u);
     EXPECT_EQ(t.steps[0].number, 5);
-    for (const Kernel& k : t.kernels) EXPECT_EQ(k.step, 0);
+    for (const Kernel& k : t.kernels) EXPECT_EQ(k.step_index, 0);
     bool warned = std::any_of(t.warnings.begin(), t.warnings.end(), [](const Warning& w) {
       return w.message.find("1 of 4 rows match no trace_view.json kernel") != std::string::npos;
     });
@@ -248,11 +248,11 @@ TEST(Ascend, CommunicationJsonWaitsPerStep) {
     "step4": {"collective": {}}})json";
   std::vector<CommStepTime> t = read_rank_communication(p.string());
   ASSERT_EQ(t.size(), 2u);
-  EXPECT_EQ(t[0].step, 3);
+  EXPECT_EQ(t[0].step_number, 3);
   EXPECT_EQ(t[0].wait_ns, 2'000'000);
   EXPECT_EQ(t[0].transit_ns, 1'000'000);
   EXPECT_EQ(t[0].elapse_ns, 2'000'000);
-  EXPECT_EQ(t[1].step, 4);
+  EXPECT_EQ(t[1].step_number, 4);
   EXPECT_EQ(t[1].wait_ns, 0);
   std::ofstream(p) << R"json({"step3": )json";
   EXPECT_THROW(read_rank_communication(p.string()), InputError);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "ingest/chrome_categories.hpp"
 #include "ingest/chrome_json.hpp"
 #include "ingest/decimal_time.hpp"
 #include "util/input_error.hpp"
@@ -151,6 +152,31 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// Runtime call names as the model keeps them: the API name, whose runtime, what it does.
+TEST(RuntimeNames, VendorPrefixDroppedRuntimeKept) {
+  using chrome::classify_runtime;
+  auto acl = classify_runtime("AscendCL@aclrtSynchronizeStreamWithTimeout");
+  EXPECT_EQ(acl.name, "aclrtSynchronizeStreamWithTimeout");
+  EXPECT_EQ(acl.api, RuntimeApi::Acl);
+  EXPECT_EQ(acl.kind, RuntimeKind::Sync);
+  EXPECT_EQ(classify_runtime("AscendCL@aclrtMalloc").kind, RuntimeKind::Malloc);
+  EXPECT_EQ(classify_runtime("aclrtMemcpy").api, RuntimeApi::Acl);
+  auto cuda = classify_runtime("cudaMemcpyAsync");
+  EXPECT_EQ(cuda.name, "cudaMemcpyAsync");
+  EXPECT_EQ(cuda.api, RuntimeApi::Cuda);
+  EXPECT_EQ(cuda.kind, RuntimeKind::Memcpy);
+  auto driver = classify_runtime("cuStreamSynchronize");
+  EXPECT_EQ(driver.api, RuntimeApi::CudaDriver);
+  EXPECT_EQ(driver.kind, RuntimeKind::Sync);
+  EXPECT_EQ(classify_runtime("hipLaunchKernel").api, RuntimeApi::Hip);
+  EXPECT_EQ(classify_runtime("hipLaunchKernel").kind, RuntimeKind::Launch);
+  EXPECT_EQ(classify_runtime("cudnnConvolutionForward").api, RuntimeApi::Other);
+  // Another vendor's prefix is dropped too; its API is not taken for CUDA's by the name.
+  auto other = classify_runtime("Vendor@cudaMemcpy");
+  EXPECT_EQ(other.name, "cudaMemcpy");
+  EXPECT_EQ(other.api, RuntimeApi::Other);
+}
+
 TEST(KinetoFacts, AlexnetSyncs) {
   std::string path = kineto("alexnet-sync/benchmark_result_2869224_1695835535_trace.json.gz");
   SKIP_IF_MISSING(path);
@@ -162,6 +188,7 @@ TEST(KinetoFacts, AlexnetSyncs) {
     syncs += r.kind == RuntimeKind::Sync;
     launches += r.kind == RuntimeKind::Launch;
     if (t.str(r.name) == "cudaStreamWaitEvent") waits_other += r.kind == RuntimeKind::Other;
+    if (t.str(r.name).starts_with("cuda")) EXPECT_EQ(r.api, RuntimeApi::Cuda);
   }
   EXPECT_EQ(syncs, 21u);  // 16 stream + 5 device synchronizations
   EXPECT_EQ(launches, 79u);
@@ -243,6 +270,7 @@ TEST(KinetoFacts, AmdShapesAndStrides) {
   for (const RuntimeCall& r : t.runtime) {
     if (t.str(r.name) == "hipLaunchKernel") EXPECT_EQ(r.kind, RuntimeKind::Launch);
     if (t.str(r.name) == "hipMemcpyWithStream") EXPECT_EQ(r.kind, RuntimeKind::Memcpy);
+    if (t.str(r.name).starts_with("hip")) EXPECT_EQ(r.api, RuntimeApi::Hip);
   }
   // base time + relative origin: absolute ns of the earliest event
   EXPECT_GT(t.time_origin_ns, int64_t(1735632360000000000));
@@ -310,7 +338,7 @@ TEST(KinetoFacts, StepsFromProfilerStep) {
   ASSERT_EQ(t.steps.size(), 5u);
   for (size_t i = 1; i < t.steps.size(); ++i) EXPECT_LT(t.steps[i - 1].start_ns, t.steps[i].start_ns);
   // ops inside a step know it
-  size_t in_step = std::count_if(t.ops.begin(), t.ops.end(), [](const Op& o) { return o.step >= 0; });
+  size_t in_step = std::count_if(t.ops.begin(), t.ops.end(), [](const Op& o) { return o.step_index >= 0; });
   EXPECT_GT(in_step, t.ops.size() / 2);
 }
 
@@ -332,13 +360,16 @@ TEST(TraceView, AscendProcessesAreMapped) {
     }
   EXPECT_EQ(aicpu, 2u);
   EXPECT_EQ(t.kernels.size(), 276u);
-  EXPECT_EQ(count_runtime(t, "AscendCL@aclrtSynchronizeStream"), 4u);
-  EXPECT_EQ(count_runtime(t, "AscendCL@aclopCompileAndExecute"), 11u);
+  // "AscendCL@aclrtSynchronizeStream" as recorded: the API name, AscendCL's.
+  EXPECT_EQ(count_runtime(t, "aclrtSynchronizeStream"), 4u);
+  EXPECT_EQ(count_runtime(t, "aclopCompileAndExecute"), 11u);
   size_t syncs = 0, memcpys = 0;
   for (const RuntimeCall& r : t.runtime) {
     syncs += r.kind == RuntimeKind::Sync;
     memcpys += r.kind == RuntimeKind::Memcpy;
-    if (t.str(r.name) == "AscendCL@aclopCompileAndExecute") EXPECT_EQ(r.kind, RuntimeKind::Other);
+    EXPECT_EQ(r.api, RuntimeApi::Acl) << t.str(r.name);
+    EXPECT_FALSE(t.str(r.name).starts_with("AscendCL@"));
+    if (t.str(r.name) == "aclopCompileAndExecute") EXPECT_EQ(r.kind, RuntimeKind::Other);
   }
   EXPECT_EQ(syncs, 8u);  // 4 SynchronizeStream + 2 SynchronizeDevice + 2 SynchronizeStreamWithTimeout
   EXPECT_EQ(memcpys, 6u);
@@ -372,7 +403,7 @@ TEST(ChromeSmall, ObjectFormWithMetadata) {
   ASSERT_EQ(t.ops.size(), 1u);
   const Op& mm = t.ops[0];
   EXPECT_EQ(mm.start_ns, 10000);
-  EXPECT_EQ(mm.step, 0);
+  EXPECT_EQ(mm.step_index, 0);
   ASSERT_EQ(mm.inputs_count, 2u);
   const TensorMeta& b = t.tensors[t.inputs(mm)[1]];
   EXPECT_EQ(t.str(b.dtype), "float");
@@ -455,10 +486,10 @@ TEST(ChromeSmall, CaptureWithCutOffLastLine) {
   EXPECT_EQ(t.steps[0].number, 1);
   EXPECT_EQ(t.capture.unended_step, 2);
   EXPECT_GT(t.capture.unended_step_ops, 0u);
-  for (const Op& op : t.ops) EXPECT_TRUE(op.step == 0 || op.step == -1);
+  for (const Op& op : t.ops) EXPECT_TRUE(op.step_index == 0 || op.step_index == -1);
   const Op* add = find_op(t, "aten::add.Tensor");
   ASSERT_NE(add, nullptr);
-  EXPECT_EQ(add->step, 0);
+  EXPECT_EQ(add->step_index, 0);
   EXPECT_EQ(add->sequence, 17);
   EXPECT_EQ(t.str(add->module), "model.blocks.0.mlp");
   const Frame* f = t.user_frame(*add);
@@ -475,7 +506,7 @@ TEST(ChromeSmall, CaptureWithCutOffLastLine) {
   EXPECT_EQ(t.str(out.device), "cpu");
   const Op* mul = find_op(t, "aten::mul.Tensor");
   ASSERT_NE(mul, nullptr);
-  EXPECT_EQ(mul->step, -1);   // in the cut-off step 2
+  EXPECT_EQ(mul->step_index, -1);   // in the cut-off step 2
   EXPECT_EQ(mul->stack, add->stack);  // identical stacks are stored once
   const TensorMeta& in = t.tensors[t.inputs(*mul)[0]];
   EXPECT_FALSE(is_contiguous(t.shape(in), t.strides(in)));

@@ -10,6 +10,7 @@
 #include "graph/dataflow.hpp"
 #include "graph/optimizer_loop.hpp"
 #include "graph/patterns.hpp"
+#include "read_as.hpp"
 
 namespace npud::graph {
 namespace {
@@ -24,7 +25,7 @@ struct T {
 class Capture {
  public:
   Capture() {
-    t.format = InputFormat::Capture;
+    test::read_as_capture(t);
     t.steps.push_back(Step{1, 0, 1'000'000'000});
   }
   Capture& op(std::string_view name, std::initializer_list<T> in, std::initializer_list<T> out, int line = 10,

@@ -7,6 +7,7 @@
 
 #include "analysis/trace_index.hpp"
 #include "report/html_report.hpp"
+#include "read_as.hpp"
 
 namespace npud {
 namespace {
@@ -112,7 +113,7 @@ size_t count(const std::string& text, std::string_view what) {
 // What a capture's report with HOT001, a sync and three copies sharing one fix renders.
 std::string capture_page() {
   Trace t = hostile_trace();
-  t.format = InputFormat::Capture;
+  test::read_as_capture(t);
   Report r;
   r.command = "run";
   r.summary = summarize(t);

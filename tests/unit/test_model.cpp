@@ -48,8 +48,8 @@ TEST(Trace, FinalizeNestsOpsAndComputesSelfTime) {
   EXPECT_EQ(t.ops[1].parent, 0u);
   EXPECT_EQ(t.ops[2].parent, 0u);
   EXPECT_EQ(t.ops[3].parent, kNone);  // other thread: no parent across threads
-  EXPECT_EQ(t.ops[1].step, 0);        // starts at 20, inside step [0, 60)
-  EXPECT_EQ(t.ops[2].step, 0);
+  EXPECT_EQ(t.ops[1].step_index, 0);        // starts at 20, inside step [0, 60)
+  EXPECT_EQ(t.ops[2].step_index, 0);
   EXPECT_EQ(t.step_at(60), -1);
   EXPECT_EQ(t.span_ns(), 100);
 }

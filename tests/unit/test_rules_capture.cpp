@@ -25,7 +25,7 @@ class CaptureBuilder {
  public:
   CaptureBuilder() {
     t_.source = "capture.npud.json";
-    t_.format = InputFormat::Capture;
+    test::read_as_capture(t_);
   }
 
   CaptureBuilder& step(int64_t number) {

@@ -104,7 +104,7 @@ TEST(CommunicationReaders, RankFolderGivesOpsTransportsLinksAndHcclTasks) {
   const CommOp& op = t.comm_ops[5];
   EXPECT_EQ(t.str(op.name), "hcom_allReduce__105_0_1");
   EXPECT_EQ(t.str(op.group), "123");
-  EXPECT_EQ(op.step, 1);
+  EXPECT_EQ(op.step_number, 1);
   EXPECT_EQ(op.start_ns, 25'000'000);  // 5 x 5 ms after the first event, exact to the ns
   const CommTransport* sdma = t.transport(op, "SDMA");
   ASSERT_NE(sdma, nullptr);
@@ -201,7 +201,7 @@ Trace two_rank_records(bool retransmission) {
     op.name = t.intern(name);
     op.group = t.intern("(0, 1)");
     op.rank = rank;
-    op.step = step;
+    op.step_number = step;
     op.elapse_ms = elapse;
     op.transports_begin = uint32_t(t.comm_transports.size());
     CommTransport tr;

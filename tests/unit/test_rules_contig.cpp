@@ -78,7 +78,7 @@ TEST(Contig001, CopyIntoASliceIsNotALayoutCopy) {
 
 TEST(Contig001, DeviceLayoutTasksAreFlagged) {
   TraceBuilder b;
-  b.raw().format = InputFormat::AscendCsv;
+  test::read_as_ascend_csv(b.raw());
   b.kernel("MatMulV2", 0, 800);
   b.kernel("trans_TransData_20", 800, 50);
   b.kernel("trans_TransData_22", 900, 30);

@@ -28,7 +28,7 @@ TEST(Fallback001, NoAiCpuTaskNoFinding) {
 // Like the fixtures' trans_Cast_* INT32 AI_CPU tasks: instances are grouped by name.
 TEST(Fallback001, AiCpuTasksAreGroupedByName) {
   TraceBuilder b;
-  b.raw().format = InputFormat::AscendCsv;
+  test::read_as_ascend_csv(b.raw());
   b.step(1, 0, 2000);
   b.kernel("MatMulV2", 0, 600, {.task_type = "AI_CORE"});
   b.kernel("trans_Cast_5", 700, 200, {.kind = TaskKind::AiCpu, .task_type = "AI_CPU"});

@@ -48,7 +48,7 @@ TEST(Hot001, TopZeroOrEmptyTraceListsNothing) {
 
 TEST(Hot001, AscendInstanceSuffixesAreMerged) {
   TraceBuilder b;
-  b.raw().format = InputFormat::AscendCsv;
+  test::read_as_ascend_csv(b.raw());
   b.kernel("ZerosLike46", 0, 10).kernel("ZerosLike47", 20, 10).kernel("MatMulV2", 40, 5);
   auto f = test::run_rule(hot001_rule(), b.build());
   ASSERT_EQ(f.size(), 2u);

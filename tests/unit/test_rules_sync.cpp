@@ -208,7 +208,7 @@ TEST(Sync001, BooleanIndexIsDataDependentIntegerIndexIsNot) {
 // A capture's Python-level Tensor.item wraps the dispatcher's aten::item: counted once.
 TEST(Sync001, PythonSyncFromCaptureCoversNestedAtenOps) {
   TraceBuilder b;
-  b.raw().format = InputFormat::Capture;
+  test::read_as_capture(b.raw());
   b.step(1, 0, 100);
   b.op("Tensor.item", 10, 30, {.kind = OpKind::PythonSync, .file = "train.py", .line = 40});
   b.op("aten::item", 12, 25);
@@ -227,7 +227,7 @@ TEST(Sync001, PythonSyncFromCaptureCoversNestedAtenOps) {
 // LBFGS's step line reads a bool, a float and a scalar alpha on the host: one line, one cause.
 TEST(Sync001, SyncsOfDifferentKindsAtOneLineAreOneFinding) {
   TraceBuilder b;
-  b.raw().format = InputFormat::Capture;
+  test::read_as_capture(b.raw());
   b.step(1, 0, 1000);
   b.op("Tensor.__bool__", 10, 5, {.kind = OpKind::PythonSync, .file = "train.py", .line = 58});
   b.op("Tensor.__float__", 20, 5, {.kind = OpKind::PythonSync, .file = "train.py", .line = 58});
@@ -247,7 +247,7 @@ TEST(Sync001, SyncsOfDifferentKindsAtOneLineAreOneFinding) {
 // A capture made on `device`, one step.
 TraceBuilder capture_on(std::string_view device) {
   TraceBuilder b;
-  b.raw().format = InputFormat::Capture;
+  test::read_as_capture(b.raw());
   b.raw().set_env("device", device);
   b.step(1, 0, 1000);
   return b;

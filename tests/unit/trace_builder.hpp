@@ -8,9 +8,11 @@
 #include <string_view>
 #include <vector>
 
+#include "ingest/chrome_categories.hpp"
 #include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
 #include "model/finding.hpp"
+#include "read_as.hpp"
 #include "rules/rule.hpp"
 
 // Tests fill these option structs with designated initializers and leave the rest at their
@@ -62,7 +64,7 @@ struct RuntimeOpts {
 
 class TraceBuilder {
  public:
-  TraceBuilder() { t_.source = "test.json"; t_.format = InputFormat::KinetoJson; }
+  TraceBuilder() { t_.source = "test.json"; read_as_kineto(t_); }
 
   TraceBuilder& op(std::string_view name, double start_us, double dur_us, const OpOpts& o = {}) {
     Op op;
@@ -125,8 +127,11 @@ class TraceBuilder {
 
   TraceBuilder& runtime(std::string_view name, RuntimeKind kind, double start_us, double dur_us,
                         const RuntimeOpts& o = {}) {
+    // Named as a profile records it ("AscendCL@aclrtMalloc"), kept as the readers keep it.
+    chrome::RuntimeName canonical = chrome::classify_runtime(name);
     RuntimeCall r;
-    r.name = t_.intern(name);
+    r.name = t_.intern(canonical.name);
+    r.api = canonical.api;
     r.kind = kind;
     r.pid = o.pid;
     r.tid = o.tid;
@@ -146,7 +151,7 @@ class TraceBuilder {
   // Captures keep overload names ("aten::mode" is the default overload).
   // A complete capture (CAPTURE001 quiet) recorded with torch `torch` ("" = not said).
   TraceBuilder& capture(std::string_view torch = "") {
-    t_.format = InputFormat::Capture;
+    read_as_capture(t_);
     t_.capture.ended = true;
     t_.capture.reason = "done";
     if (!torch.empty()) t_.set_env("torch", torch);
