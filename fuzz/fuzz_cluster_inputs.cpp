@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <string>
 
-#include "cluster/msprof_cluster.hpp"
+#include "cluster/msprof_ranks.hpp"
 #include "cluster/rank_summary.hpp"
 #include "ingest/communication_json.hpp"
 #include "util/input_error.hpp"
