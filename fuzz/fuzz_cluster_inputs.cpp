@@ -25,6 +25,11 @@ const std::filesystem::path& work_dir() {
     std::filesystem::path d = std::filesystem::path(tmp && *tmp ? tmp : "/tmp") /
                               ("npud_fuzz_cluster_" + std::to_string(getpid()));
     std::filesystem::create_directories(d);
+    // libFuzzer ends with exit(): the folder goes with the process, not one left per run.
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(work_dir(), ec);
+    });
     return d;
   }();
   return dir;

@@ -202,7 +202,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   std::optional<TraceAnalysis> analysis;
   try {
     analysis.emplace(analyze_trace(trace, analysis_settings(o, std::move(rules), true)));
-  } catch (const BaselineError& e) {
+  } catch (const AnalysisError& e) {
     std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
     return kExitBadInput;
   }

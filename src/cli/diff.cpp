@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -118,9 +119,16 @@ int diff_command(const CLI::App& cmd, const DiffOptions& o) {
     std::string why;
     settings.torch_npu = choose_torch_npu("", after, why)->version;
   }
-  const TraceAnalysis before_analysis = analyze_trace(before, settings), after_analysis = analyze_trace(after, settings);
-  const AnalysisContext& after_ctx = after_analysis.context;
-  TraceDiff d = diff_traces(before_analysis, after_analysis);
+  std::optional<TraceAnalysis> before_analysis, after_analysis;
+  try {
+    before_analysis.emplace(analyze_trace(before, settings));
+    after_analysis.emplace(analyze_trace(after, settings));
+  } catch (const AnalysisError& e) {
+    std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
+    return kExitBadInput;
+  }
+  const AnalysisContext& after_ctx = after_analysis->context;
+  TraceDiff d = diff_traces(*before_analysis, *after_analysis);
   bool written = emit_report(o.output, false, [&](std::ostream& os, bool color) {
     if (o.format == "json") render_diff_json(os, d);
     else if (o.format == "html")

@@ -583,6 +583,16 @@ int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
                                   "(`npu-doctor analyze FILE` reports on one)",
                                   unranked.size(), unranked.size() == 1 ? "" : "es", unranked.size() == 1 ? "its" : "their",
                                   fmt::join(unranked, ", ")));
+    // The cluster view has no baseline (one trace's findings; `analyze DIR` refuses it). Here the
+    // program has run already: its report is still written, and says what was not done.
+    for (std::string* file : {&ao.baseline, &ao.write_baseline}) {
+      if (file->empty()) continue;
+      notes.push_back(fmt::format("--{} {}: not applied, the program ran as {} ranks and the cluster view has no "
+                                  "baseline (`npu-doctor analyze` of one rank's capture takes it)",
+                                  file == &ao.baseline ? "baseline" : "write-baseline", *file,
+                                  launched.rank_captures.size()));
+      file->clear();
+    }
     std::string dir = fs::path(launched.rank_captures.front()).parent_path().string();
     int cluster_code = analyze_rank_captures(launched.rank_captures, dir, std::move(notes), ao);
     return launched.exit_code ? launched.exit_code : cluster_code;

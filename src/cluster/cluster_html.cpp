@@ -151,7 +151,7 @@ void render_cluster_html(std::ostream& os, const ClusterReport& r) {
       os << fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{:.4f}</td><td class=\"num\">{:.4f}</td>"
                         "<td class=\"num\">{:.4f}</td><td class=\"num\">{:.4f}</td><td class=\"num\">{:.4f}</td>"
                         "<td class=\"num\">{:.4f}</td></tr>\n",
-                        b.step >= 0 ? std::to_string(b.step) : "-", b.rank, b.sdma_mb, b.sdma_ms, b.sdma_gbs(), b.rdma_mb,
+                        b.step_number >= 0 ? std::to_string(b.step_number) : "-", b.rank, b.sdma_mb, b.sdma_ms, b.sdma_gbs(), b.rdma_mb,
                         b.rdma_ms, b.rdma_gbs());
     os << "</table></div>\n";
     section_end(os);

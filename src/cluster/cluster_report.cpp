@@ -35,13 +35,13 @@ double median(std::vector<double> v) {
 std::vector<std::map<int64_t, int64_t>> estimated_waits(const std::vector<const RankSummary*>& ranks) {
   struct Key {
     uint32_t name;
-    int64_t step;
+    int64_t step_number;
     uint32_t ordinal;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
-      return std::hash<int64_t>()(k.step) ^ (size_t(k.name) * 0x9E3779B97F4A7C15ull) ^ (size_t(k.ordinal) << 20);
+      return std::hash<int64_t>()(k.step_number) ^ (size_t(k.name) * 0x9E3779B97F4A7C15ull) ^ (size_t(k.ordinal) << 20);
     }
   };
   std::unordered_map<std::string, uint32_t> names;
@@ -54,7 +54,7 @@ std::vector<std::map<int64_t, int64_t>> estimated_waits(const std::vector<const 
     keys.reserve(s.collectives.size());
     for (const Collective& c : s.collectives) {
       uint32_t g = global[c.name];
-      keys.push_back({g, c.step, seen[{g, c.step}]++});
+      keys.push_back({g, c.step_number, seen[{g, c.step_number}]++});
     }
     return keys;
   };
@@ -77,7 +77,7 @@ std::vector<std::map<int64_t, int64_t>> estimated_waits(const std::vector<const 
     for (size_t i = 0; i < ranks[r]->collectives.size(); ++i) {
       const Collective& c = ranks[r]->collectives[i];
       const Shortest& m = shortest.at(all_keys[r][i]);
-      if (m.ranks >= 2) out[r][c.step] += c.dur_ns - m.dur;
+      if (m.ranks >= 2) out[r][c.step_number] += c.dur_ns - m.dur;
     }
   return out;
 }
@@ -637,7 +637,7 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
     for (size_t i = 0; i < shown; ++i) {
       const RankLinkBandwidth& b = r.link_bandwidth[i];
       os << fmt::format("  {:>6} {:>6} {:>12.4f} {:>12.4f} {:>10.4f} {:>12.4f} {:>12.4f} {:>10.4f}\n",
-                        b.step >= 0 ? std::to_string(b.step) : "-", b.rank, b.sdma_mb, b.sdma_ms, b.sdma_gbs(), b.rdma_mb,
+                        b.step_number >= 0 ? std::to_string(b.step_number) : "-", b.rank, b.sdma_mb, b.sdma_ms, b.sdma_gbs(), b.rdma_mb,
                         b.rdma_ms, b.rdma_gbs());
     }
     if (shown < r.link_bandwidth.size()) os << fmt::format("  ... {} more (--verbose)\n", r.link_bandwidth.size() - shown);
@@ -729,7 +729,7 @@ void render_cluster_json(std::ostream& os, const ClusterReport& r) {
   if (!r.link_bandwidth.empty()) {  // only with HCCL bandwidth records (docs/communication.md)
     w.key("link_bandwidth").begin_array();
     for (const RankLinkBandwidth& b : r.link_bandwidth) {
-      w.begin_object().field("step", b.step).field("rank", b.rank);
+      w.begin_object().field("step", b.step_number).field("rank", b.rank);
       w.field("sdma_mb", b.sdma_mb).field("sdma_ms", b.sdma_ms).field("sdma_gbs", b.sdma_gbs());
       w.field("rdma_mb", b.rdma_mb).field("rdma_ms", b.rdma_ms).field("rdma_gbs", b.rdma_gbs()).end_object();
     }

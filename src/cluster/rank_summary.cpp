@@ -56,7 +56,7 @@ std::vector<RankCommOp> rank_comm_ops(const Trace& trace, int64_t rank) {
     RankCommOp r;
     r.group = std::string(trace.str(op.group));
     r.name = std::string(trace.str(op.name));
-    r.step = op.step_number;
+    r.step_number = op.step_number;
     r.elapse_ms = op.elapse_ms;
     if (const CommTransport* tr = trace.transport(op, "SDMA")) r.sdma_mb = tr->size_mb, r.sdma_ms = tr->time_ms, r.sdma_gbs = tr->bandwidth_gbs;
     if (const CommTransport* tr = trace.transport(op, "RDMA")) r.rdma_mb = tr->size_mb, r.rdma_ms = tr->time_ms, r.rdma_gbs = tr->bandwidth_gbs;
@@ -74,7 +74,7 @@ Trace comm_trace(const std::vector<RankSummary>& ranks) {
       op.name = t.intern(r.name);
       op.group = t.intern(r.group);
       op.rank = int32_t(s.rank);
-      op.step_number = r.step;
+      op.step_number = r.step_number;
       op.elapse_ms = r.elapse_ms;
       op.transports_begin = uint32_t(t.comm_transports.size());
       auto add = [&](std::string_view type, double mb, double ms, double gbs) {
@@ -129,14 +129,14 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
       s.collectives_truncated = true;
       break;
     }
-    int64_t step = -1;
+    int64_t step_number = -1;
     if (!trace.steps.empty()) {
       if (k.step_index < 0 || size_t(k.step_index) >= trace.steps.size()) continue;
-      step = trace.steps[size_t(k.step_index)].number;
+      step_number = trace.steps[size_t(k.step_index)].number;
     }
     auto [it, fresh] = name_index.try_emplace(trace.str(k.name), uint32_t(s.collective_names.size()));
     if (fresh) s.collective_names.emplace_back(trace.str(k.name));
-    s.collectives.push_back({it->second, step, k.dur_ns});
+    s.collectives.push_back({it->second, step_number, k.dur_ns});
   }
 
   for (Finding& f : findings) {   // what the cluster view compares: no fix text, notes or metrics
@@ -178,14 +178,14 @@ void write_rank_summary(std::ostream& os, const RankSummary& s) {
   w.end_array();
   // [name index, step, duration ns] triples: the bulk of a summary, so no keys.
   w.key("collectives").begin_array();
-  for (const Collective& c : s.collectives) w.begin_array().value(int64_t(c.name)).value(c.step).value(c.dur_ns).end_array();
+  for (const Collective& c : s.collectives) w.begin_array().value(int64_t(c.name)).value(c.step_number).value(c.dur_ns).end_array();
   w.end_array();
   w.field("collectives_truncated", s.collectives_truncated);
   if (!s.comm_ops.empty()) {  // HCCL bandwidth records only: other summaries stay as they were
     // [group, name, step, elapse ms, SDMA MB, ms, GB/s, RDMA MB, ms, GB/s] (MB -1: no record)
     w.key("comm_ops").begin_array();
     for (const RankCommOp& c : s.comm_ops)
-      w.begin_array().value(c.group).value(c.name).value(c.step).value(c.elapse_ms).value(c.sdma_mb).value(c.sdma_ms)
+      w.begin_array().value(c.group).value(c.name).value(c.step_number).value(c.elapse_ms).value(c.sdma_mb).value(c.sdma_ms)
           .value(c.sdma_gbs).value(c.rdma_mb).value(c.rdma_ms).value(c.rdma_gbs).end_array();
     w.end_array();
   }
@@ -304,7 +304,7 @@ RankSummary read_rank_summary(const std::string& path) {
       double v[7];
       bool ok = e.get_array().get(a) == simdjson::SUCCESS && a.size() == 10 &&
                 a.at(0).get_string().get(group) == simdjson::SUCCESS && a.at(1).get_string().get(name) == simdjson::SUCCESS &&
-                a.at(2).get_int64().get(c.step) == simdjson::SUCCESS;
+                a.at(2).get_int64().get(c.step_number) == simdjson::SUCCESS;
       for (size_t i = 0; ok && i < 7; ++i) ok = a.at(3 + i).get_double().get(v[i]) == simdjson::SUCCESS && std::isfinite(v[i]);
       if (!ok) f.fail("a comm_ops entry is not [group, name, step, elapse, SDMA MB, ms, GB/s, RDMA MB, ms, GB/s]");
       c.group = group, c.name = name;

@@ -20,7 +20,7 @@ namespace npud {
 // within a step is the same collective on every rank.
 struct Collective {
   uint32_t name = 0;            // index into RankSummary::collective_names
-  int64_t step = -1;            // step number (-1: outside any step)
+  int64_t step_number = -1;     // -1: outside any step
   int64_t dur_ns = 0;
 };
 
@@ -28,7 +28,7 @@ struct Collective {
 // it: what COMM004 (slow link) and COMM005 (RDMA retransmission) compare across ranks.
 struct RankCommOp {
   std::string group, name;      // group hash (rank set in cluster_communication.json), op name
-  int64_t step = -1;
+  int64_t step_number = -1;     // as recorded; -1: not numbered
   double elapse_ms = 0;
   double sdma_mb = -1, sdma_ms = 0, sdma_gbs = 0;   // -1 MB: no SDMA record
   double rdma_mb = -1, rdma_ms = 0, rdma_gbs = 0;   // -1 MB: no RDMA record

@@ -2,6 +2,7 @@
 // Chrome reader; the CSV tables fill what it lacks. Merge rule and per-file mapping:
 // docs/formats/ascend.md.
 #include "ingest/ascend.hpp"
+#include "ingest/reader_caps.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -421,7 +422,7 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
     merge_kernel_details(trace, rows, false);
     trace.source = path;
     trace.format = InputFormat::AscendCsv;
-    trace.caps = TraceCaps{.npu_tasks = true};
+    trace.caps = ascend_caps(false);
     trace.set_env("device", "npu");
     trace.finalize();
     return trace;
@@ -462,7 +463,7 @@ Trace read_ascend(const std::string& path, const ReadOptions& opts) {
   trace.source = path;
   trace.format = InputFormat::AscendDir;
   // An NPU's tasks; trace_view.json adds the AscendCL calls (on torch_npu's task-queue thread).
-  trace.caps = TraceCaps{.runtime_calls = has_trace_view, .npu_tasks = true};
+  trace.caps = ascend_caps(has_trace_view);
   trace.set_env("device", "npu");
   trace.finalize();
   return trace;

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "ingest/chrome_builder.hpp"
+#include "ingest/reader_caps.hpp"
 #include "util/input_error.hpp"
 #include "ingest/json_key.hpp"
 #include "ingest/limits.hpp"
@@ -35,8 +36,7 @@ void ChromeBuilder::capture_metadata(uint64_t offset) {
     t_.format = InputFormat::Capture;
     // The shim records every dispatched op with its tensors, on whatever machine ran it; its
     // step 0 is the start-up; the header names the program and an end event how it stopped.
-    t_.caps = TraceCaps{.dispatched_ops = true, .estimated_costs = true, .startup_step = true,
-                        .end_status = true, .program_argv = true};
+    t_.caps = kCaptureCaps;
     stream_.set_allow_truncated(true);  // a killed program leaves a cut-off last line
     stream_.set_event_per_line(true);   // ... and only the last
     t_.set_env("torch", ev_.torch);

@@ -1,6 +1,7 @@
 // Chrome Trace Event JSON -> Trace: the read loop over the event stream. ChromeBuilder
 // (chrome_builder.hpp) maps each event onto the event model.
 #include "ingest/chrome_json.hpp"
+#include "ingest/reader_caps.hpp"
 
 #include <fmt/format.h>
 
@@ -30,7 +31,7 @@ Trace read_source(ByteSource& src, const std::string& name, const ReadOptions& o
   trace.source = name;
   trace.format = InputFormat::KinetoJson;
   // torch.profiler's: host runtime calls on their threads (a capture's header resets these).
-  trace.caps = TraceCaps{.runtime_calls = true};
+  trace.caps = kKinetoCaps;
   // A small input gets a buffer of its size, not the 16 MiB chunk: many small reads (tests,
   // fuzzing, a directory of small traces) would otherwise each allocate and clear 16 MiB.
   size_t chunk = 16u << 20;

@@ -42,7 +42,7 @@ namespace {
 
 const KnowledgeVersion& version_or_throw(const AnalysisSettings& s, const Trace& trace, std::string& why) {
   const KnowledgeVersion* v = choose_torch_npu(s.torch_npu, trace, why);
-  if (!v) throw std::invalid_argument(fmt::format("unknown --torch-npu version '{}'", terminal_safe(s.torch_npu)));
+  if (!v) throw AnalysisError(fmt::format("unknown --torch-npu version '{}'", terminal_safe(s.torch_npu)));
   return *v;
 }
 
@@ -67,7 +67,7 @@ TraceAnalysis analyze_trace(const Trace& trace, const AnalysisSettings& s) {
   try {
     report.baselined = apply_baseline(report.findings, s.baseline, s.write_baseline, s.command, policy);
   } catch (const std::exception& e) {
-    throw BaselineError(e.what());
+    throw AnalysisError(e.what());
   }
   if (trace.has_amp()) report.amp = summarize_amp(trace, version, s.rule_options.top_n);
   report.warnings = trace.warnings;

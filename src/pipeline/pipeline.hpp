@@ -44,15 +44,16 @@ struct TraceAnalysis {
 // tip when the line has no release); else the newest release. `why` says which, for the report.
 const KnowledgeVersion* choose_torch_npu(std::string_view requested, const Trace& trace, std::string& why);
 
-// A --baseline file that cannot be read, or a --write-baseline that cannot be written.
-struct BaselineError : std::runtime_error {
+// What stops an analysis before it has a report: an unknown --torch-npu, a --baseline file
+// that cannot be read, a --write-baseline that cannot be written. Callers say it and exit 2.
+struct AnalysisError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
 // Chooses the knowledge version, runs the rules, summarises, drops the findings suppression
 // comments, per-file-ignores and the baseline hold (writing --write-baseline first), and adds
 // the AMP summary and the trace's warnings. `trace` must outlive the result. Throws
-// std::invalid_argument for an unknown --torch-npu and BaselineError.
+// AnalysisError.
 TraceAnalysis analyze_trace(const Trace& trace, const AnalysisSettings& settings);
 
 }  // namespace npud

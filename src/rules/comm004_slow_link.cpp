@@ -16,7 +16,7 @@ namespace npud {
 namespace {
 
 struct RankLink {
-  int64_t step = -1, rank = -1;
+  int64_t step_number = -1, rank = -1;   // step as recorded (-1: not numbered)
   double size_mb = 0, time_ms = 0;
   double gbs() const { return RankLinkBandwidth::gbs(size_mb, time_ms); }
 };
@@ -36,7 +36,7 @@ class SlowLink final : public Rule {
       // advisor also averages in zeros of ranks that moved none).
       std::vector<RankLink> moved;
       for (const RankLinkBandwidth& b : links) {
-        RankLink l{b.step, b.rank, type == "SDMA" ? b.sdma_mb : b.rdma_mb, type == "SDMA" ? b.sdma_ms : b.rdma_ms};
+        RankLink l{b.step_number, b.rank, type == "SDMA" ? b.sdma_mb : b.rdma_mb, type == "SDMA" ? b.sdma_ms : b.rdma_ms};
         if (l.size_mb > 0) moved.push_back(l);
       }
       if (moved.size() < 2) continue;
@@ -55,11 +55,11 @@ class SlowLink final : public Rule {
       f.rule = "COMM004";
       f.severity = Severity::Warning;
       f.message = fmt::format("slow {} link: rank {}{} at {} GB/s, rank {}{} at {} GB/s (mean {:.3f}, spread {:.1f}% of it)",
-                              type, lo->rank, lo->step >= 0 ? fmt::format(" step {}", lo->step) : "", gbs_text(lo->gbs()),
-                              hi->rank, hi->step >= 0 ? fmt::format(" step {}", hi->step) : "", gbs_text(hi->gbs()), mean,
+                              type, lo->rank, lo->step_number >= 0 ? fmt::format(" step {}", lo->step_number) : "", gbs_text(lo->gbs()),
+                              hi->rank, hi->step_number >= 0 ? fmt::format(" step {}", hi->step_number) : "", gbs_text(hi->gbs()), mean,
                               ratio * 100);
       f.location.op = std::string(type);
-      f.metrics = {{"slow_rank", double(lo->rank)},  {"slow_step", double(lo->step)}, {"fast_rank", double(hi->rank)},
+      f.metrics = {{"slow_rank", double(lo->rank)},  {"slow_step", double(lo->step_number)}, {"fast_rank", double(hi->rank)},
                    {"min_gbs", lo->gbs()},           {"max_gbs", hi->gbs()},          {"mean_gbs", mean},
                    {"spread_gbs", spread},           {"spread_ratio", ratio},         {"rank_steps", double(moved.size())}};
       // Time the slow rank lost: its transfer at the mean bandwidth would have taken size / mean.
@@ -67,11 +67,11 @@ class SlowLink final : public Rule {
       for (const RankLink& l : moved) {
         f.notes.push_back(advice("COMM004", "rank_note",
                                  {{"rank", l.rank},
-                                  {"step", l.step >= 0 ? advice("COMM", "step_suffix", {{"step", l.step}}) : ""},
+                                  {"step", l.step_number >= 0 ? advice("COMM", "step_suffix", {{"step", l.step_number}}) : ""},
                                   {"mb", fmt::format("{:.4f}", l.size_mb)},
                                   {"ms", fmt::format("{:.4f}", l.time_ms)},
                                   {"gbs", gbs_text(l.gbs())}}));
-        f.metrics.push_back({fmt::format("rank.{}.step.{}.gbs", l.rank, l.step), l.gbs()});
+        f.metrics.push_back({fmt::format("rank.{}.step.{}.gbs", l.rank, l.step_number), l.gbs()});
       }
       f.fix = advice("COMM004", "fix",
                      {{"rank", lo->rank},

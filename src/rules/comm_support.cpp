@@ -16,7 +16,7 @@ std::vector<RankLinkBandwidth> rank_link_bandwidth(const Trace& t) {
   for (const CommOp& op : t.comm_ops) {
     if (op.rank < 0) continue;
     RankLinkBandwidth& l = links[{op.step_number, op.rank}];
-    l.step = op.step_number, l.rank = op.rank;
+    l.step_number = op.step_number, l.rank = op.rank;
     if (const CommTransport* tr = t.transport(op, "SDMA")) l.has_sdma = true, l.sdma_mb += tr->size_mb, l.sdma_ms += tr->time_ms;
     if (const CommTransport* tr = t.transport(op, "RDMA")) l.has_rdma = true, l.rdma_mb += tr->size_mb, l.rdma_ms += tr->time_ms;
   }

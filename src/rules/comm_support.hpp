@@ -28,7 +28,7 @@ std::string_view collective_kind(std::string_view op_name);
 // records: cluster_communication.json or each rank's communication.json). Bandwidths are
 // rounded to 4 decimals as msprof-analyze's ClusterCommunicationDataset does.
 struct RankLinkBandwidth {
-  int64_t step = -1, rank = -1;
+  int64_t step_number = -1, rank = -1;   // step as recorded (-1: not numbered)
   double sdma_mb = 0, sdma_ms = 0, rdma_mb = 0, rdma_ms = 0;
   bool has_sdma = false, has_rdma = false;   // a record of that transport (possibly 0 MB)
   static double gbs(double mb, double ms) { return ms > 1e-15 ? std::round(mb / ms * 1e4) / 1e4 : 0; }

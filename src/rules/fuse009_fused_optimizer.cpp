@@ -46,7 +46,7 @@ class FusedOptimizer final : public Rule {
     const Trace& t = ctx.trace;
     // NPU profiles only, as the advisor: captures are FUSE007's (it judges the loop from the
     // dataflow), and a GPU profile's AdamW.step runs CUDA's fused/foreach kernels.
-    if (t.caps.estimated_costs || t.env_value("device") != "npu") return;
+    if (t.caps.dispatched_ops || t.env_value("device") != "npu") return;
     std::map<std::string, StepGroup> groups;
     for (size_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];

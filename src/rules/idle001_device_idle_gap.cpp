@@ -17,7 +17,7 @@ namespace {
 
 struct Gap {
   Interval span;
-  int32_t step = -1;
+  int32_t step_index = -1;   // into Trace::steps, -1: outside every step
 };
 
 struct HostActivity {
@@ -81,12 +81,12 @@ class DeviceIdleGap final : public Rule {
 
       std::vector<Gap> gaps;
       int64_t window_ns = 0;
-      auto scan = [&](int64_t lo, int64_t hi, int32_t step) {
+      auto scan = [&](int64_t lo, int64_t hi, int32_t step_index) {
         lo = std::max(lo, active_lo);
         hi = std::min(hi, active_hi);
         if (hi <= lo) return;
         add_saturating(window_ns, hi - lo);
-        for (const Interval& g : gaps_within(busy, lo, hi, min_gap)) gaps.push_back({g, step});
+        for (const Interval& g : gaps_within(busy, lo, hi, min_gap)) gaps.push_back({g, step_index});
       };
       if (!t.steps.empty()) {
         for (size_t s = 0; s < t.steps.size(); ++s)
@@ -129,7 +129,7 @@ class DeviceIdleGap final : public Rule {
             advice("IDLE001", "gap_note",
                    {{"length", format_duration(g.span.length())},
                     {"start", format_duration(g.span.start)},
-                    {"step", g.step >= 0 ? advice("IDLE001", "gap_step", {{"step", t.steps[g.step].number}}) : ""},
+                    {"step", g.step_index >= 0 ? advice("IDLE001", "gap_step", {{"step", t.steps[g.step_index].number}}) : ""},
                     {"host", h.text}}));
       }
       f.fix = advice("IDLE001", "fix");

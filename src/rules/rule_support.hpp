@@ -47,10 +47,10 @@ struct EventGroup {
   std::vector<std::string> examples;  // a few distinct raw names
   std::vector<std::string> modules;   // distinct module paths seen (add_module), first seen first
 
-  void add(int32_t step, int64_t ns) {
+  void add(int32_t step_index, int64_t ns) {
     ++count;
-    if (step >= 0) ++in_steps;
-    if (step == 0) ++in_first_step;
+    if (step_index >= 0) ++in_steps;
+    if (step_index == 0) ++in_first_step;
     add_saturating(time_ns, ns);
   }
   void add_example(std::string_view name, size_t max = 3);

@@ -54,12 +54,12 @@ def torchrun_works():
 @unittest.skipUnless(BINARY, "NPUD_BINARY is not set")
 @unittest.skipUnless(python_has("torch"), "this Python has no torch")
 class RunOnRanks(unittest.TestCase):
-    def run_cluster(self, launcher):
+    def run_cluster(self, launcher, *options):
         folder = tempfile.mkdtemp(prefix="npud-ranks-")
         captures = os.path.join(folder, "capture")
         report = os.path.join(folder, "report.json")
         r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "--format", "json", "-o", report,
-                            "--capture-dir", captures, "--", *launcher], capture_output=True, text=True, timeout=600,
+                            "--capture-dir", captures, *options, "--", *launcher], capture_output=True, text=True, timeout=600,
                            cwd=folder, env=dict(os.environ, OMP_NUM_THREADS="1"))
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         with open(report) as f:
@@ -97,8 +97,13 @@ class RunOnRanks(unittest.TestCase):
         launcher = os.path.join(folder, "launch.py")
         with open(launcher, "w") as f:
             f.write(HAND_LAUNCHER)
-        d, files = self.run_cluster([PYTHON, launcher, free_port(), PROGRAM])
+        # A baseline is one trace's: the cluster view says it was not applied, and still reports
+        # (the program has run; `analyze DIR --write-baseline` is refused before reading).
+        baseline = os.path.join(folder, "baseline.json")
+        d, files = self.run_cluster([PYTHON, launcher, free_port(), PROGRAM], "--write-baseline", baseline)
         self.check(d, files)
+        self.assertTrue(any("--write-baseline %s: not applied" % baseline in n for n in d["notes"]), d["notes"])
+        self.assertFalse(os.path.exists(baseline))
 
 
 SHIM_DIR = os.path.join(os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(

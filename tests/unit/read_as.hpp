@@ -1,25 +1,26 @@
 // Traces built by hand in tests, marked as their reader marks what it reads: the input format
-// and what that source records (Trace::caps). test_reader_caps.cpp checks the readers.
+// and what that source records (Trace::caps, the readers' own constants in
+// ingest/reader_caps.hpp). test_reader_caps.cpp checks the readers.
 #pragma once
 
+#include "ingest/reader_caps.hpp"
 #include "model/trace.hpp"
 
 namespace npud::test {
 
 inline void read_as_kineto(Trace& t) {
   t.format = InputFormat::KinetoJson;
-  t.caps = TraceCaps{.runtime_calls = true};
+  t.caps = kKinetoCaps;
 }
 
 inline void read_as_capture(Trace& t) {
   t.format = InputFormat::Capture;
-  t.caps = TraceCaps{.dispatched_ops = true, .estimated_costs = true, .startup_step = true, .end_status = true,
-                     .program_argv = true};
+  t.caps = kCaptureCaps;
 }
 
 inline void read_as_ascend_csv(Trace& t) {
   t.format = InputFormat::AscendCsv;
-  t.caps = TraceCaps{.npu_tasks = true};
+  t.caps = ascend_caps(false);
 }
 
 }  // namespace npud::test

@@ -18,6 +18,7 @@
 #include "ingest/chrome_json.hpp"
 #include "ingest/csv.hpp"
 #include "util/input_error.hpp"
+#include "scratch_path.hpp"
 
 namespace npud {
 namespace {
@@ -240,7 +241,7 @@ TEST(Ascend, TraceViewTasksFindTheOpThatLaunchedThem) {
 // msprof's per-rank communication.json: waits per step over collective and p2p ops; the
 // "Total Op Info" entries repeat their ops' sums and are not added again.
 TEST(Ascend, CommunicationJsonWaitsPerStep) {
-  fs::path p = fs::temp_directory_path() / "npud_test_communication.json";
+  fs::path p = test::scratch_path("npud_test_communication", ".json");
   std::ofstream(p) << R"json({"step3": {"collective": {
       "hcom_allReduce__1_0@9": {"Communication Time Info": {"Wait Time(ms)": 1.5, "Transit Time(ms)": 0.25, "Elapse Time(ms)": 2}},
       "Total Op Info": {"Communication Time Info": {"Wait Time(ms)": 100, "Transit Time(ms)": 100, "Elapse Time(ms)": 100}}},

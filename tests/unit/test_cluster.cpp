@@ -15,6 +15,7 @@
 #include "util/input_error.hpp"
 #include "ingest/reader.hpp"
 #include "trace_builder.hpp"
+#include "scratch_path.hpp"
 
 namespace npud::test {
 namespace {
@@ -68,7 +69,7 @@ TEST(RankSummary, StepBreakdownSplitsComputeCommunicationOverlapAndFree) {
   EXPECT_EQ(b.free_ns, us(1000 - 550));
   ASSERT_EQ(s.collectives.size(), 2u);
   EXPECT_EQ(s.collective_names.at(s.collectives[1].name), kAllReduce);
-  EXPECT_EQ(s.collectives[1].step, 2);
+  EXPECT_EQ(s.collectives[1].step_number, 2);
 }
 
 TEST(RankSummary, RankFromTheFileNameWhenTheTraceHasNone) {
@@ -77,17 +78,18 @@ TEST(RankSummary, RankFromTheFileNameWhenTheTraceHasNone) {
   EXPECT_EQ(rank_in_path("/x/Rank7.json"), 7);
   EXPECT_EQ(rank_in_path("/x/worker0.json"), -1);
   // torch_npu names each run's rank in profiler_info_<rank>.json.
-  fs::path run = fs::temp_directory_path() / "npud_test_host_1_ascend_pt";
+  const fs::path root = test::scratch_path("npud_test_run");
+  fs::path run = root / "host_1_ascend_pt";
   fs::create_directories(run / "ASCEND_PROFILER_OUTPUT");
   std::ofstream(run / "profiler_info_5.json") << "{}";
   EXPECT_EQ(rank_in_path(run.string()), 5);
   EXPECT_EQ(rank_in_path((run / "ASCEND_PROFILER_OUTPUT").string()), 5);
-  fs::remove_all(run);
+  fs::remove_all(root);
 }
 
 TEST(RankSummary, WrittenAndReadBackUnchanged) {
   RankSummary s = summarize_rank(rank_trace(1, 300, 100), {finding("SYNC001", "train.py", 42, Severity::Error)}, "2.1.0");
-  fs::path p = fs::temp_directory_path() / "npud_test_rank1.json";
+  fs::path p = test::scratch_path("npud_test_rank1", ".json");
   {
     std::ofstream out(p);
     write_rank_summary(out, s);
@@ -111,7 +113,7 @@ TEST(RankSummary, WrittenAndReadBackUnchanged) {
 }
 
 TEST(RankSummary, BadInputNamesTheFileAndWhere) {
-  fs::path p = fs::temp_directory_path() / "npud_test_bad_summary.json";
+  fs::path p = test::scratch_path("npud_test_bad_summary", ".json");
   std::ofstream(p) << R"({"kind": "npu-doctor-rank-summary", "steps": [1, 2,, 3]})";
   try {
     read_rank_summary(p.string());
@@ -320,7 +322,7 @@ fs::path step_trace_run(const fs::path& root, int rank, double free_us, bool wit
 }
 
 TEST(StepTraceTime, ARankWithoutTraceViewTakesItsStepTable) {
-  fs::path root = fs::temp_directory_path() / "npud_test_step_trace_time";
+  fs::path root = test::scratch_path("npud_test_step_trace_time");
   fs::remove_all(root);
   std::vector<RankSummary> ranks;
   for (int r = 0; r < 3; ++r) {
@@ -363,7 +365,7 @@ TEST(StepTraceTime, ARankWithoutTraceViewTakesItsStepTable) {
 }
 
 TEST(MsprofCluster, BadTableNamesFileAndOffset) {
-  fs::path dir = fs::temp_directory_path() / "npud_test_cluster_bad";
+  fs::path dir = test::scratch_path("npud_test_cluster_bad");
   fs::create_directories(dir);
   std::ofstream(dir / "cluster_step_trace_time.csv") << "Step,Type,Index,Computing,Communication,Free\n,rank,0,1.0,2.0,x\n";
   try {

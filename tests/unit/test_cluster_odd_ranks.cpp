@@ -17,6 +17,7 @@
 #include "cluster/rank_summary.hpp"
 #include "trace_builder.hpp"
 #include "util/directory.hpp"
+#include "scratch_path.hpp"
 
 namespace npud::test {
 namespace {
@@ -163,7 +164,7 @@ TEST(ClusterText, NamesFromTheInputsAreEscaped) {
 }
 
 TEST(ClusterInputs, ADirectoryNamedLikeARankFileIsNamed) {
-  fs::path dir = fs::temp_directory_path() / ("npud_test_odd_inputs_" + std::to_string(::getpid()));
+  fs::path dir = test::scratch_path("npud_test_odd_inputs");
   fs::remove_all(dir);
   fs::create_directories(dir / "worker-5.json");
   std::ofstream(dir / "worker-0.json") << "{}";
@@ -178,7 +179,7 @@ TEST(ClusterInputs, ADirectoryNamedLikeARankFileIsNamed) {
 
 TEST(Directory, AnUnreadableFolderIsSkippedAndNamed) {
   if (::geteuid() == 0) GTEST_SKIP() << "root reads any folder";
-  fs::path dir = fs::temp_directory_path() / ("npud_test_tree_" + std::to_string(::getpid()));
+  fs::path dir = test::scratch_path("npud_test_tree");
   fs::remove_all(dir);
   fs::create_directories(dir / "ASCEND_PROFILER_OUTPUT");
   fs::create_directories(dir / "PROF_000001_other" / "deep");

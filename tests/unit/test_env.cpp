@@ -14,6 +14,7 @@
 
 #include "env/env_probe.hpp"
 #include "knowledge/knowledge.hpp"
+#include "scratch_path.hpp"
 
 namespace npud {
 namespace {
@@ -113,7 +114,7 @@ TEST(Env, CannOfTheInstalledWheel) {
 // probe reads the wheel's dist-info, and env uses that wheel's op list.
 TEST(Env, PicksTheInstalledWheelFromItsDistInfo) {
   if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
-  std::filesystem::path site = std::filesystem::temp_directory_path() / ("npud_env_site_" + std::to_string(::getpid()));
+  std::filesystem::path site = test::scratch_path("npud_env_site");
   std::filesystem::create_directories(site / "torch_npu-2.1.0.post8.dist-info");
   std::ofstream(site / "torch_npu-2.1.0.post8.dist-info" / "METADATA")
       << "Metadata-Version: 2.1\nName: torch_npu\nVersion: 2.1.0.post8\n";
@@ -190,7 +191,7 @@ TEST(Env, BrokenOrMissingPythonIsReportedNotFatal) {
 
 // Issue (hardening): an env time-out left the probe's own children running.
 TEST(Env, TimeOutKillsWhatThePythonStarted) {
-  std::string pidfile = (std::filesystem::temp_directory_path() / ("npud_env_pid_" + std::to_string(::getpid()))).string();
+  std::string pidfile = test::scratch_path("npud_env_pid").string();
   ::setenv("NPUD_TEST_PIDFILE", pidfile.c_str(), 1);
   PythonProbe h = probe_python(fake("spawns-and-hangs"), 1);
   ::unsetenv("NPUD_TEST_PIDFILE");

@@ -16,6 +16,7 @@
 #include "ingest/prefetch_source.hpp"
 #include "ingest/limits.hpp"
 #include "ingest/reader.hpp"
+#include "scratch_path.hpp"
 
 namespace fs = std::filesystem;
 using namespace npud;
@@ -453,7 +454,7 @@ TEST(HostileInput, NewerCaptureVersionIsRefusedWithItsOffset) {
 }
 
 TEST(HostileInput, EmptyOrDanglingProfilerOutputIsAnError) {
-  fs::path root = fs::temp_directory_path() / ("npud_ascend_" + std::to_string(::getpid()));
+  fs::path root = test::scratch_path("npud_ascend");
   fs::create_directories(root / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT");
   try {
     read_trace((root / "rank0_ascend_pt").string());

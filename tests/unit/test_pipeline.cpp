@@ -41,7 +41,7 @@ TEST(Pipeline, ChoosesTheTorchNpuOfTheTracesTorchLineUnlessOneIsNamed) {
   EXPECT_EQ(choose_torch_npu("9.9.9", t, why), nullptr);
   AnalysisSettings s;
   s.torch_npu = "9.9.9";
-  EXPECT_THROW(analyze_trace(t, s), std::invalid_argument);
+  EXPECT_THROW(analyze_trace(t, s), AnalysisError);
 }
 
 TEST(Pipeline, PerFileIgnoresLeaveFindingsOutAndAreCounted) {

@@ -17,6 +17,7 @@
 #include "ingest/communication_ops.hpp"
 #include "rules/builtin_rules.hpp"
 #include "trace_builder.hpp"
+#include "scratch_path.hpp"
 
 namespace npud {
 namespace {
@@ -89,7 +90,7 @@ fs::path write_rank(const fs::path& root, int rank) {
 }
 
 struct RankDirs {
-  fs::path root = fs::temp_directory_path() / "npud_test_comm";
+  fs::path root = test::scratch_path("npud_test_comm");
   RankDirs() {
     fs::remove_all(root);
     for (int r = 0; r < 2; ++r) write_rank(root, r);
@@ -281,7 +282,7 @@ TEST(CommRules, EightRankFixtureLinksAreTheAdvisors) {
 // msprof-analyze 26.2.0 writes "Total Op Info@<hash>" beside the ops of each group and step:
 // neither its wait nor its bandwidth counts twice.
 TEST(CommunicationReaders, ClusterTotalOpInfoIsNotAnOp) {
-  fs::path dir = fs::temp_directory_path() / "npud_test_comm_cluster" / "cluster_analysis_output";
+  fs::path dir = test::scratch_path("npud_test_comm_cluster") / "cluster_analysis_output";
   fs::remove_all(dir.parent_path());
   write(dir / "cluster_step_trace_time.csv",
         "Step,Type,Index,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n"
