@@ -149,6 +149,7 @@ int report_cluster(const std::vector<RankSummary>& summaries, const std::string&
   bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {
     if (o.format == "json") render_cluster_json(os, report);
     else if (o.format == "html") render_cluster_html(os, report);
+    else if (o.format == "sarif") render_cluster_sarif(os, report);
     else render_cluster_text(os, report, color, o.verbose);
   });
   if (!written) return kExitBadInput;
@@ -166,9 +167,9 @@ bool cluster_options_or_report(const AnalyzeOptions& o) {
                              o.baseline.empty() ? "write-baseline" : "baseline");
     return false;
   }
-  if (o.format == "text" || o.format == "json" || o.format == "html") return true;
+  if (o.format == "text" || o.format == "json" || o.format == "html" || o.format == "sarif") return true;
   std::cerr << fmt::format(
-      "npu-doctor: error: --format {} is not available for a cluster (text, json or html); for one rank, analyze its "
+      "npu-doctor: error: --format {} is not available for a cluster (text, json, html or sarif); for one rank, analyze its "
       "profile{}\n",
       o.format, o.format == "summary" ? " (a summary is written per rank: `npu-doctor docs cluster`)" : "");
   return false;
@@ -329,8 +330,8 @@ void add_merge_command(CLI::App& app, int& exit_code) {
   cmd->add_option("INPUT", o->inputs, "rank summary files, directories of them, or an msprof-analyze "
                                       "cluster_analysis_output directory")
       ->required();
-  cmd->add_option("--format", o->format, "report format")
-      ->check(CLI::IsMember({"text", "json", "html"}))
+  cmd->add_option("--format", o->format, "report format (sarif: the ranks' findings with a source line, for code scanning)")
+      ->check(CLI::IsMember({"text", "json", "html", "sarif"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", o->output, "write the report to FILE instead of stdout (atomically)");
   cmd->add_option("--fail-on", o->fail_on, "exit 1 when a slow rank or finding has this severity or worse")

@@ -104,6 +104,10 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& ranks, std::s
 // Every string from the inputs (file names, op names, messages) goes through terminal_safe().
 void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, bool verbose);
 void render_cluster_json(std::ostream& os, const ClusterReport& r);
+// SARIF 2.1.0 (cluster_sarif.cpp): the findings every rank has and those some have (the
+// message names the ranks), each once, and the cross-rank link findings. Slow ranks and the
+// step breakdown point at no source line: they are in the text, JSON and HTML views only.
+void render_cluster_sarif(std::ostream& os, const ClusterReport& r);
 
 // "0,3,5" or "0,1,...,15,... (126 ranks)"; `total` counts ranks beyond those listed.
 std::string rank_list(const std::vector<int64_t>& ranks, size_t total = 0, size_t max_shown = 16);

@@ -166,11 +166,13 @@ void render_sarif(std::ostream& os, const SarifLog& log) {
   os << '\n';
 }
 
-SarifLog sarif_from_report(const Report& report) {
+SarifLog sarif_from_report(const Report& report) { return sarif_from_findings(report.findings); }
+
+SarifLog sarif_from_findings(const std::vector<Finding>& findings) {
   SarifLog log;
   log.tool_version = NPUD_VERSION;
   std::map<std::string, Severity> seen;
-  for (const auto& f : report.findings) {
+  for (const auto& f : findings) {
     seen.emplace(f.rule, f.severity);
     SarifResult r;
     r.rule_id = f.rule;

@@ -58,7 +58,9 @@ void render_sarif(std::ostream& os, const SarifLog& log);
 // the file:// URI of the doc installed with the binary (omitted when none is found).
 SarifRule sarif_rule(std::string_view id, std::string_view summary, Severity severity);
 
-// The trace-based findings of a Report, as SARIF results (rules taken from the findings).
+// Trace-based findings as SARIF results (rules taken from the findings).
+SarifLog sarif_from_findings(const std::vector<Finding>& findings);
+// The findings of a Report, as above.
 SarifLog sarif_from_report(const Report& report);
 
 }  // namespace npud

@@ -11,6 +11,9 @@ import subprocess
 import sys
 
 PYTHON = os.environ.get("NPUD_TEST_PYTHON") or sys.executable
+# ../shared (the fixtures and the SARIF schema), beside the source tree unless ctest names it.
+SHARED = os.environ.get("NPUD_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                                            "shared")
 
 
 def python_has(module):
@@ -42,20 +45,31 @@ def torch_version():
     return int(parts[0]), int(parts[1])
 
 
-SARIF_SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "sarif",
-                            "sarif-schema-2.1.0.json")
+SARIF_SCHEMA = os.path.join(SHARED, "data", "sarif", "sarif-schema-2.1.0.json")
 
 
 def sarif_schema_errors(log):
     """The official SARIF 2.1.0 schema's complaints about a parsed SARIF log (empty: valid),
-    formats included (helpUri must be a URI). None when the `jsonschema` package is missing
-    (tools/test.sh installs it in the torch 2.13 venv; Debian's Python has it)."""
+    formats included (helpUri must be a URI). None when the schema (../shared/data/sarif) or the
+    `jsonschema` package is missing (tools/test.sh installs it in the torch 2.13 venv; Debian's
+    Python has it)."""
     try:
         import json
         import jsonschema
     except ImportError:
         return None
+    if not os.path.isfile(SARIF_SCHEMA):
+        return None
     with open(SARIF_SCHEMA) as f:
         schema = json.load(f)
     validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
     return ["/".join(map(str, e.absolute_path)) + ": " + e.message for e in validator.iter_errors(log)]
+
+
+def assert_valid_sarif(test, log):
+    """Fails `test` when the SARIF log breaks the official schema; skips it, saying why, when
+    the schema or the validator is missing."""
+    errors = sarif_schema_errors(log)
+    if errors is None:
+        test.skipTest("SARIF not validated: no %s or no jsonschema package" % SARIF_SCHEMA)
+    test.assertEqual(errors, [])

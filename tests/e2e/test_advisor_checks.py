@@ -11,7 +11,7 @@ import unittest
 import advisor_fixtures
 
 BINARY = os.environ.get("NPUD_BINARY", "")
-SHARED = os.environ.get("NPUD_SHARED_DIR", "")
+from e2e_support import SHARED
 PMU = os.path.join(SHARED, "fixtures", "ascend", "pt-kernel-details-pmu-bf16")
 RULES = "SHAPE001,SHAPE002,DYNSHAPE002,FUSE009,FUSE010,FREQ001,BOUND001"
 

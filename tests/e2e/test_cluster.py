@@ -15,7 +15,7 @@ import unittest
 
 BINARY = os.environ.get("NPUD_BINARY", "")
 SOURCE = os.environ.get("NPUD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-SHARED = os.environ.get("NPUD_SHARED_DIR", "")
+from e2e_support import SHARED, assert_valid_sarif
 FIXTURES = os.path.join(SHARED, "fixtures")
 HAVE_FIXTURES = os.path.isdir(os.path.join(FIXTURES, "kineto"))
 MULTIRANK = os.path.join(FIXTURES, "kineto", "multirank-sampled")
@@ -78,6 +78,8 @@ class GeneratedCluster(unittest.TestCase):
             merged = cluster_json("merge", out)[1]
             direct = cluster_json("analyze", self.dir, "-q")[1]
             self.assertEqual(without_source(merged), without_source(direct))
+            self.assertEqual(npud("merge", out, "--format", "sarif").stdout,
+                             npud("analyze", self.dir, "-q", "--format", "sarif").stdout)
         finally:
             shutil.rmtree(out)
 
@@ -113,7 +115,7 @@ class GeneratedCluster(unittest.TestCase):
             shutil.rmtree(bad_dir)
 
     def test_formats_a_cluster_cannot_have_are_refused(self):
-        r = npud("analyze", self.dir, "-q", "--format", "sarif")
+        r = npud("analyze", self.dir, "-q", "--format", "summary")
         self.assertEqual(r.returncode, 2)
         self.assertIn("not available for a cluster", r.stderr)
 
@@ -311,6 +313,22 @@ class RealClusters(unittest.TestCase):
         text = npud("analyze", MULTIRANK, "-q").stdout
         self.assertIn("cluster: 2 ranks of world size 128", text)
         self.assertIn("rank 1 computes", text)
+
+    def test_sarif_holds_each_finding_of_the_cluster_view_once(self):
+        rep = cluster_json("analyze", MULTIRANK, "-q", "--fail-on", "never")[1]
+        r = npud("analyze", MULTIRANK, "-q", "--fail-on", "never", "--format", "sarif")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        log = json.loads(r.stdout)
+        results = log["runs"][0]["results"]
+        ranks = len(rep["ranks"])
+        expected = [(f["id"], f["message"] + " (on every rank: %d)" % ranks) for f in rep["common_findings"]]
+        expected += [(f["id"], f["message"] + " (on rank%s %s of %d)" % ("s" if len(f["ranks"]) > 1 else "",
+                                                                          ",".join(map(str, f["ranks"])), ranks))
+                     for f in rep["partial_findings"]]
+        expected += [(f["id"], f["message"]) for f in rep.get("link_findings", [])]
+        self.assertEqual([(x["ruleId"], x["message"]["text"]) for x in results], expected)
+        self.assertTrue(rep["partial_findings"] and rep["common_findings"])  # both kinds are checked
+        assert_valid_sarif(self, log)
 
     def test_torch_npu_run_directories_one_per_rank(self):
         root = tempfile.mkdtemp(prefix="npud_ascend_cluster_")

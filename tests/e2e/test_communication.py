@@ -16,7 +16,7 @@ import unittest
 
 BINARY = os.environ.get("NPUD_BINARY", "")
 SOURCE = os.environ.get("NPUD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-SHARED = os.environ.get("NPUD_SHARED_DIR", "")
+from e2e_support import SHARED
 MSPROF = os.path.join(SHARED, "fixtures", "ascend", "cluster-analysis-output-8rank")
 
 

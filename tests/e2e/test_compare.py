@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "compare_programs")
 planted_line = functools.partial(e2e_support.planted_line, PROGRAMS)
 BINARY = os.environ.get("NPUD_BINARY", "")
-SHARED = os.environ.get("NPUD_SHARED_DIR", os.path.join(HERE, "..", "..", "..", "shared"))
+from e2e_support import SHARED
 MSPROBE = os.path.join(SHARED, "fixtures", "ascend", "msprobe-dump-mix-statistics-pangu", "dump_file")
 
 

@@ -10,7 +10,7 @@ import unittest
 from e2e_support import PYTHON, python_has
 
 BINARY = os.environ.get("NPUD_BINARY", "")
-SHARED = os.environ.get("NPUD_SHARED_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
+from e2e_support import SHARED
 SOURCE = os.environ.get("NPUD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 PAIR = os.path.join(SHARED, "fixtures", "kineto", "diff-pair")
 EXAMPLE = os.path.join(SOURCE, "examples", "tiny_gpt", "train.py")

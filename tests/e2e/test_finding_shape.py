@@ -17,7 +17,7 @@ from e2e_support import PYTHON, python_has
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 BINARY = os.environ.get("NPUD_BINARY", "")
-SHARED = os.environ.get("NPUD_SHARED_DIR", os.path.join(ROOT, "..", "shared"))
+from e2e_support import SHARED
 FIXTURES = os.path.join(SHARED, "fixtures")
 WHEEL = "2.1.0.post8"
 

@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 GOLDEN = os.path.join(ROOT, "tests", "golden")
 BINARY = os.environ.get("NPUD_BINARY", "")
-SHARED = os.environ.get("NPUD_SHARED_DIR", os.path.join(ROOT, "..", "shared"))
+from e2e_support import SHARED
 FIXTURES = os.path.join(SHARED, "fixtures")
 UPDATE = os.environ.get("NPUD_UPDATE_GOLDEN") == "1"
 WHEEL = "2.1.0.post8"

@@ -14,7 +14,7 @@ import subprocess
 import unittest
 
 BINARY = os.environ.get("NPUD_BINARY", "")
-SHARED = os.environ.get("NPUD_SHARED_DIR") or os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared")
+from e2e_support import SHARED
 GPU = os.path.join(SHARED, "fixtures", "gpu-h200")
 VIEWS_AND_KERNELS = ("aten::view", "aten::transpose.int", "aten::detach", "aten::_unsafe_view", "aten::t",
                      "aten::empty_like", "aten::_scaled_dot_product_cudnn_attention")

@@ -16,7 +16,7 @@ import unittest
 from e2e_support import PYTHON, python_has
 
 BINARY = os.environ.get("NPUD_BINARY", "")
-SHARED = os.environ.get("NPUD_SHARED_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
+from e2e_support import SHARED
 SOURCE = os.environ.get("NPUD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 CHROMIUM = "/usr/bin/chromium"
 FIXTURE = os.path.join(SHARED, "fixtures", "kineto", "diff-pair", "control", "control.json.gz")

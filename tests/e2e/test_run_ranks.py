@@ -13,7 +13,7 @@ import tempfile
 import textwrap
 import unittest
 
-from e2e_support import PYTHON, planted_line, python_has
+from e2e_support import PYTHON, assert_valid_sarif, planted_line, python_has
 
 BINARY = os.environ.get("NPUD_BINARY", "")
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
@@ -54,16 +54,23 @@ def torchrun_works():
 @unittest.skipUnless(BINARY, "NPUD_BINARY is not set")
 @unittest.skipUnless(python_has("torch"), "this Python has no torch")
 class RunOnRanks(unittest.TestCase):
-    def run_cluster(self, launcher, *options):
+    def run_cluster(self, launcher, *options, report_format="json"):
         folder = tempfile.mkdtemp(prefix="npud-ranks-")
         captures = os.path.join(folder, "capture")
         report = os.path.join(folder, "report.json")
-        r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "--format", "json", "-o", report,
+        r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "--format", report_format, "-o", report,
                             "--capture-dir", captures, *options, "--", *launcher], capture_output=True, text=True, timeout=600,
                            cwd=folder, env=dict(os.environ, OMP_NUM_THREADS="1"))
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         with open(report) as f:
             return json.load(f), sorted(os.listdir(captures))
+
+    def hand_launcher(self):
+        folder = tempfile.mkdtemp(prefix="npud-launcher-")
+        launcher = os.path.join(folder, "launch.py")
+        with open(launcher, "w") as f:
+            f.write(HAND_LAUNCHER)
+        return folder, [PYTHON, launcher, free_port(), PROGRAM]
 
     def check(self, d, files):
         self.assertIn("capture.rank0.npud.json", files)
@@ -93,17 +100,28 @@ class RunOnRanks(unittest.TestCase):
         self.assertNotIn("capture.npud.json", files)
 
     def test_launcher_that_sets_rank_itself(self):
-        folder = tempfile.mkdtemp(prefix="npud-launcher-")
-        launcher = os.path.join(folder, "launch.py")
-        with open(launcher, "w") as f:
-            f.write(HAND_LAUNCHER)
+        folder, launcher = self.hand_launcher()
         # A baseline is one trace's: the cluster view says it was not applied, and still reports
         # (the program has run; `analyze DIR --write-baseline` is refused before reading).
         baseline = os.path.join(folder, "baseline.json")
-        d, files = self.run_cluster([PYTHON, launcher, free_port(), PROGRAM], "--write-baseline", baseline)
+        d, files = self.run_cluster(launcher, "--write-baseline", baseline)
         self.check(d, files)
         self.assertTrue(any("--write-baseline %s: not applied" % baseline in n for n in d["notes"]), d["notes"])
         self.assertFalse(os.path.exists(baseline))
+
+    def test_sarif_of_a_distributed_run(self):
+        # --format sarif is known only after the program ran as ranks: the cluster view writes
+        # it (it used to refuse then, exit 2, no report).
+        _, launcher = self.hand_launcher()
+        log, files = self.run_cluster(launcher, report_format="sarif")
+        self.assertIn("capture.rank1.npud.json", files)
+        results = {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]): r["message"]["text"]
+                   for r in log["runs"][0]["results"] if r.get("locations")}
+        sync = results.get(("SYNC001", planted_line(PROGRAMS, "ddp_train.py", "PLANTED-SYNC")), "")
+        self.assertTrue(sync.endswith("(on every rank: 2)"), results)
+        shapes = results.get(("DYNSHAPE001", planted_line(PROGRAMS, "ddp_train.py", "PLANTED-SHAPES")), "")
+        self.assertTrue(shapes.endswith("(on rank 1 of 2)"), results)
+        assert_valid_sarif(self, log)
 
 
 SHIM_DIR = os.path.join(os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(

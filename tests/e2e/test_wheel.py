@@ -20,7 +20,7 @@ import unittest
 WHEELS = sorted(glob.glob(os.path.join(os.environ.get("NPUD_WHEEL_DIR", "/nonexistent"), "npu_doctor-*.whl")))
 SOURCE = os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEBIAN_PYTHON = "/usr/bin/python3"
-SHARED = os.environ.get("NPUD_SHARED_DIR") or os.path.join(os.path.dirname(SOURCE), "shared")
+from e2e_support import SHARED
 # What glibc is made of, and libgcc_s (the unwinder): the only shared libraries a portable
 # binary may need; tools/test.sh checks the binary against the same list (tools/deps.sh).
 SYSTEM_LIBRARIES = set(subprocess.run(["bash", "-c", '. "$0/tools/deps.sh" && echo $NPUD_MANYLINUX_LIBRARIES', SOURCE],
