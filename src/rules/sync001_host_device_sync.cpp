@@ -159,7 +159,9 @@ class HostDeviceSync final : public Rule {
     if (t.caps.runtime_calls) {
       for (const RuntimeCall& call : t.runtime) {
         if (call.kind != RuntimeKind::Memcpy && call.kind != RuntimeKind::Sync) continue;
-        if (call.api != RuntimeApi::Cuda && call.api != RuntimeApi::Hip) continue;
+        // The CUDA driver's too (cuMemcpyDtoHAsync, cuStreamSynchronize: extensions and
+        // libraries that call the driver), recorded on the calling thread like the runtime's.
+        if (call.api != RuntimeApi::Cuda && call.api != RuntimeApi::CudaDriver && call.api != RuntimeApi::Hip) continue;
         runtime_recorded = true;
         for (uint32_t op = index.op_of_runtime(call); op != kNone && !device_wait[op]; op = t.ops[op].parent)
           device_wait[op] = 1;

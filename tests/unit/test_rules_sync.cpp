@@ -53,6 +53,27 @@ TEST(Sync001, ItemEveryStepIsOneErrorFinding) {
   EXPECT_NE(f[0].fix.find(".item()"), std::string::npos);
 }
 
+// A profile whose device reads go through the CUDA driver API (a library calling cuMemcpy and
+// cuStreamSynchronize itself): the read with driver calls inside waits for the device; the
+// item() without any read a host tensor.
+TEST(Sync001, DriverApiCallsAreDeviceWaitsToo) {
+  TraceBuilder b;
+  for (int s = 0; s < 2; ++s) {
+    double base = s * 1000.0;
+    b.step(s + 1, base, 1000);
+    b.op("aten::item", base + 100, 200, {.file = "train.py", .line = 95});
+    b.op("aten::_local_scalar_dense", base + 110, 180);
+    b.runtime("cuMemcpyDtoHAsync_v2", RuntimeKind::Memcpy, base + 120, 10);
+    b.runtime("cuStreamSynchronize", RuntimeKind::Sync, base + 140, 140);
+    b.op("aten::item", base + 400, 5, {.file = "train.py", .line = 120});
+  }
+  Trace t = b.build();
+  ASSERT_EQ(t.runtime.front().api, RuntimeApi::CudaDriver);
+  auto f = sync(t);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.line, 95);
+}
+
 // `--steps all`: step 0 runs from the program's start to the first optimizer.step(), so a
 // `.item()` after optimizer.step() first lands in step 1. The rate over steps 1..N is the loop's:
 // the same 1/step and severity as a recording of steps 1:3 (issue 31 F-9).
