@@ -10,12 +10,14 @@
 # build trees with `sed -i 's|/old/tree/|/new/tree/|g' before/*` first.
 set -uo pipefail
 [ $# -eq 2 ] || { sed -n '2,10p' "$0" >&2; exit 2; }
-bin="$(realpath "$1")"; out="$(realpath -m "$2")"
+bin="$(realpath "$(command -v "$1" || echo "$1")")"; out="$(realpath -m "$2")"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 shared="$(realpath -m "${NPUD_SHARED_DIR:-$root/../shared}")/fixtures"
 [ -x "$bin" ] || { echo "snapshot-reports: $1 is not an executable" >&2; exit 2; }
 [ -d "$shared" ] || { echo "snapshot-reports: no $shared (set NPUD_SHARED_DIR)" >&2; exit 2; }
-mkdir -p "$out" && : > "$out/codes"
+# A fresh folder: an earlier run's files would show in `diff -r` as reports of this binary.
+[ -z "$(ls -A "$out" 2>/dev/null)" ] || { echo "snapshot-reports: $out is not empty" >&2; exit 2; }
+mkdir -p "$out" && : > "$out/codes" || exit 2
 cd "$root" || exit 2
 
 run() {  # run NAME ARGS...: stdout to OUTDIR/NAME, its exit code to OUTDIR/codes

@@ -330,7 +330,7 @@ void add_merge_command(CLI::App& app, int& exit_code) {
   cmd->add_option("INPUT", o->inputs, "rank summary files, directories of them, or an msprof-analyze "
                                       "cluster_analysis_output directory")
       ->required();
-  cmd->add_option("--format", o->format, "report format (sarif: the ranks' findings with a source line, for code scanning)")
+  cmd->add_option("--format", o->format, "report format (sarif: the ranks' findings, for code scanning)")
       ->check(CLI::IsMember({"text", "json", "html", "sarif"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", o->output, "write the report to FILE instead of stdout (atomically)");

@@ -344,7 +344,6 @@ class ScanEndToEnd(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stderr)
         with open(out) as f:
             sarif = json.load(f)
-        assert_valid_sarif(self, sarif)
         self.assertEqual(sarif["version"], "2.1.0")
         run = sarif["runs"][0]
         rules = {rule["id"] for rule in run["tool"]["driver"]["rules"]}
@@ -358,6 +357,7 @@ class ScanEndToEnd(unittest.TestCase):
             self.assertEqual(loc["artifactLocation"]["uri"], "cuda001_device_string.py")
             self.assertGreaterEqual(loc["region"]["startLine"], 1)
             self.assertGreaterEqual(loc["region"]["startColumn"], 1)
+        assert_valid_sarif(self, sarif)   # last: it skips without ../shared or jsonschema
         for rule in run["tool"]["driver"]["rules"]:
             # The rule's doc: compiled in (help) and installed with the binary (helpUri).
             self.assertTrue(rule["help"]["markdown"].startswith("# " + rule["id"]), rule["id"])
