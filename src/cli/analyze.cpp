@@ -39,7 +39,7 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
                  "per-rank JSON that `npu-doctor merge` combines, `npu-doctor docs cluster`)")
       ->check(CLI::IsMember({"text", "json", "html", "sarif", "summary"}))
       ->capture_default_str();
-  cmd.add_option("-o,--output", o.output, "write the report to FILE instead of stdout (atomically)");
+  add_output_option(cmd, o.output);
   cmd.add_option("--fail-on", o.fail_on, "exit 1 when a finding has this severity or worse")
       ->check(CLI::IsMember({"info", "warning", "error", "never"}))
       ->capture_default_str();

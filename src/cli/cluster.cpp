@@ -333,7 +333,7 @@ void add_merge_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", o->format, "report format (sarif: the ranks' findings, for code scanning)")
       ->check(CLI::IsMember({"text", "json", "html", "sarif"}))
       ->capture_default_str();
-  cmd->add_option("-o,--output", o->output, "write the report to FILE instead of stdout (atomically)");
+  add_output_option(*cmd, o->output);
   cmd->add_option("--fail-on", o->fail_on, "exit 1 when a slow rank or finding has this severity or worse")
       ->check(CLI::IsMember({"info", "warning", "error", "never"}))
       ->capture_default_str();

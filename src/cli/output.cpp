@@ -9,6 +9,11 @@
 
 namespace npud {
 
+CLI::Option* add_output_option(CLI::App& cmd, std::string& path) {
+  return cmd.add_option("-o,--output", path, "write the report to FILE instead of stdout (atomically; - is stdout)")
+      ->transform([](const std::string& value) { return value == "-" ? std::string() : value; });
+}
+
 bool output_writable_or_report(const std::string& path) {
   if (path.empty()) return true;
   try {

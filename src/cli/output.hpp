@@ -5,7 +5,13 @@
 #include <ostream>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 namespace npud {
+
+// Adds -o/--output FILE to a command: the report goes to FILE, written atomically (emit_report);
+// `-o -` is stdout, as in other command-line tools (it used to write a file named "-").
+CLI::Option* add_output_option(CLI::App& cmd, std::string& path);
 
 // Calls render(stream, color) once, on stdout when `path` is empty (color only when asked
 // for, stdout is a terminal and NO_COLOR is unset) or on a temporary file renamed to `path`.

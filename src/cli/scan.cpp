@@ -21,6 +21,7 @@
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/inputs.hpp"
+#include "cli/output.hpp"
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
 #include "report/finding_json.hpp"
@@ -502,7 +503,7 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--diff", args->diff, "print the fixes as a unified diff and write nothing: apply it with `patch -p1` in this directory (files outside it are named from /: `patch -d / -p1`)");
   cmd->add_option("--select", args->select, "only these rule ids or prefixes, any case, comma-separated (e.g. CUDA,SYNC101)");
   cmd->add_option("--ignore", args->ignore, "skip these rule ids or prefixes, comma-separated");
-  cmd->add_option("-o,--output", args->output, "write the report to FILE instead of stdout");
+  add_output_option(*cmd, args->output);
   cmd->add_option("--threads", args->threads, "worker threads (default: one per core)");
   cmd->add_option("--baseline", args->baseline,
                   "leave out the findings this baseline file holds (written by --write-baseline): report and fail "

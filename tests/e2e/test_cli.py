@@ -60,6 +60,21 @@ class CommandLine(unittest.TestCase):
                 self.assertIn("report", line)
         self.assertIn("--capture-dir", npud("run", "--help").stdout)
 
+    def test_dash_output_is_stdout_in_every_command(self):
+        # `-o -` wrote a file named "-" (one was committed by accident in this project).
+        trace = os.path.join(SOURCE_DIR, "tests", "data", "chrome", "small_object.json")
+        script = os.path.join(SOURCE_DIR, "tests", "data", "scan", "cuda001_device_string.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            for args in (("analyze", trace, "-q", "--fail-on", "never", "--format", "json"),
+                         ("scan", script, "--fail-on", "never", "--format", "json"), ("diff", trace, trace, "--format", "json")):
+                with self.subTest(cmd=args[0]):
+                    r = subprocess.run([BINARY, *args, "-o", "-"], capture_output=True, text=True,
+                                       timeout=60, cwd=tmp)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    self.assertEqual(json.loads(r.stdout)["schema_version"], 1)
+                    self.assertEqual(os.listdir(tmp), [])
+            self.assertIn("- is stdout", npud("merge", "--help", env={"COLUMNS": "200"}).stdout)
+
     def test_select_and_ignore_mean_the_same_in_every_command(self):
         """Ids, id prefixes or rule names in any case (one filter: model/rule_filter.hpp); an entry
         that matches no rule is refused with exit 2, naming it and the closest rule."""
