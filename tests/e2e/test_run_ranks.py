@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import tempfile
 import textwrap
 import unittest
@@ -55,12 +56,20 @@ def torchrun_works():
 @unittest.skipUnless(python_has("torch"), "this Python has no torch")
 class RunOnRanks(unittest.TestCase):
     def run_cluster(self, launcher, *options, report_format="json"):
-        folder = tempfile.mkdtemp(prefix="npud-ranks-")
-        captures = os.path.join(folder, "capture")
-        report = os.path.join(folder, "report." + report_format)
-        r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "--format", report_format, "-o", report,
-                            "--capture-dir", captures, *options, "--", *launcher], capture_output=True, text=True, timeout=600,
-                           cwd=folder, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        for attempt in (1, 2):
+            folder = tempfile.mkdtemp(prefix="npud-ranks-")
+            captures = os.path.join(folder, "capture")
+            report = os.path.join(folder, "report." + report_format)
+            r = subprocess.run([BINARY, "run", "-q", "--fail-on", "never", "--format", report_format, "-o", report,
+                                "--capture-dir", captures, *options, "--", *launcher], capture_output=True, text=True,
+                               timeout=600, cwd=folder, env=dict(os.environ, OMP_NUM_THREADS="1"))
+            # torch's gloo can abort a worker as it exits ("terminate called without an active
+            # exception", SIGABRT: once in a loaded CI run with torch 2.13, not reproduced in 11
+            # runs alone or beside CPU hogs): one retry, and the first failure on stderr.
+            if r.returncode != 0 and attempt == 1 and "terminate called without an active exception" in r.stderr:
+                sys.stderr.write("run_cluster: retrying after a worker aborted:\n" + r.stderr[-2000:] + "\n")
+                continue
+            break
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         with open(report) as f:
             return json.load(f), sorted(os.listdir(captures))
