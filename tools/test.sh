@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The whole test suite; CI runs exactly this (.ci/run). Installs what is missing (Debian 12)
 # first. Two builds, one after the other:
-#   1. ./build (g++, RelWithDebInfo's -O2 without -g) is the CMake build folder of the wheel: `pip wheel .`
-#      (scikit-build-core, in the venv build/test-venv that also holds torch 2.13 CPU) builds
-#      the C++ core, the tests and the portable wheel (tools/build_wheel.sh's: its binary needs
-#      only glibc; auditwheel tags it manylinux) in one go, and the wheel is installed into that
-#      venv like a user installs it (tests/e2e/test_wheel.py installs it into a fresh venv too). ctest then runs every GoogleTest unit and every Python e2e
-#      suite twice: torch1.* with Debian's torch 1.13 and this build's binary, torch2.* with
-#      torch 2.13 and the npu-doctor the wheel installed. Extra arguments go to this ctest.
-#   2. ./build-check (clang, the system's shared libraries as a plain `cmake -B build` uses them, -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON, not unity: -O1, line tables,
+#   1. The release, tools/release.sh: the sdist and the manylinux_2_28 wheels for x86_64 and
+#      aarch64, cross-compiled with zig's clang and libc++ (cmake/zig-toolchain.cmake) into
+#      build/release/dist. The x86_64 wheel's CMake build folder is ./build, with the tests
+#      (NPUD_TESTS=ON; RelWithDebInfo's -O2 without -g), so the tests test the binary that ships;
+#      that wheel is installed into the venv build/test-venv (torch 2.13 CPU) like a user installs
+#      it (tests/e2e/test_wheel.py installs it into a fresh venv too). ctest then runs every
+#      GoogleTest unit and every Python e2e suite twice: torch1.* with Debian's torch 1.13 and
+#      this build's binary, torch2.* with torch 2.13 and the npu-doctor the wheel installed;
+#      tests/e2e/test_release.py runs the aarch64 binary under qemu (Debian's qemu-user-static)
+#      on the shared fixtures and compares its findings with the x86_64 binary's. Extra
+#      arguments go to this ctest.
+#   2. ./build-check (clang and libstdc++, the system's libraries as a plain `cmake -B build` uses them, -DCMAKE_BUILD_TYPE=Check -DNPUD_FUZZ=ON, not unity: -O1, line tables,
 #      ASan+UBSan and libFuzzer coverage): ONE instrumented build whose objects make both
 #      npud_tests and the libFuzzer harnesses. npud_tests runs there in two shards, with
 #      leak checks and UBSan fatal, so any sanitizer report fails the run; then fuzz/run.sh
@@ -50,13 +54,14 @@ npud_venv "$VENV" "jsonschema>=4" ||
 npud_venv_requirements "$VENV" "$NPUD_ROOT/tests/corpus/library/requirements.txt" ||
   echo "npu-doctor test: WARNING: the library corpus requirements did not install: its test will skip" >&2
 phase_done "venv"
-# RelWithDebInfo without -g: the wheel's binary is stripped when installed (pyproject.toml
-# install.strip) and -g never changes gcc's code, so the debug info only cost compile time
-# (about 30 % of this build).
-npud_build_wheel "$VENV" "$NPUD_ROOT/build" -C cmake.define.NPUD_TESTS=ON \
-  -C cmake.define.NPUD_TEST_VENV="$VENV" -C cmake.define.NPUD_UNITY="$(unity_for "$NPUD_ROOT/build")" \
-  -C "cmake.define.CMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" -C "cmake.define.CMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
-phase_done "build (wheel)"
+# The release (tools/release.sh): the sdist and the manylinux_2_28 wheels for x86_64 and aarch64,
+# cross-compiled with zig into build/release/dist. The x86_64 wheel is built in ./build with the
+# tests (one build: the tests test the binary that ships) and installed into the test venv.
+NPUD_RELEASE_DIR="$NPUD_ROOT/build/release" NPUD_DIST="$NPUD_ROOT/build/release/dist" NPUD_RELEASE_VENV="$VENV" \
+  NPUD_RELEASE_UNITY="$(unity_for "$NPUD_ROOT/build")" NPUD_RELEASE_X86_64_BUILD="$NPUD_ROOT/build" \
+  NPUD_RELEASE_X86_64_ARGS="-C cmake.define.NPUD_TESTS=ON -C cmake.define.NPUD_TEST_VENV=$VENV" \
+  "$NPUD_ROOT/tools/release.sh"
+phase_done "build (release: sdist, wheels)"
 (cd "$NPUD_ROOT/build" && ctest --output-on-failure -j"$JOBS" "$@")
 phase_done "ctest"
 

@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
       "npu-doctor: finds what slows or breaks PyTorch programs on Ascend NPUs (torch_npu), "
       "in profiles you have and in programs you run."};
   npud::wrap_help_to_terminal(app);   // first: the subcommands copy the app's formatter
+  // CLI11's own default, set here because the copy the pinned-source build uses (HiGHS's
+  // CLI11.hpp 2.5.0, cmake/BundledDeps.cmake) comments it out; subcommands inherit it.
+  app.set_help_flag("-h,--help", "Print this help message and exit");
   // The build's optional parts too: a bug report then says what the binary can do.
   app.set_version_flag("-V,--version", [] {
     return fmt::format("npu-doctor {} (gzip: {}; scan: {})", NPUD_VERSION, npud::gzip_inflater_name(),

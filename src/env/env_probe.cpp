@@ -209,12 +209,18 @@ InstallInfo read_cann(const std::string& root) {
   info.root = root;
   std::error_code ec;
   // <arch>-linux/ascend_toolkit_install.info is what the installer writes (CANN install guide).
+  // A toolkit may hold another architecture's tree too (for cross-compiling operators): this
+  // machine's comes first, the others in name order.
   std::vector<fs::path> arch_dirs;
   for (const auto& e : directory_entries(root, ec)) {
     std::string name = e.path().filename().string();
     if (std::error_code entry_ec; name.ends_with("-linux") && e.is_directory(entry_ec)) arch_dirs.push_back(e.path());
   }
-  std::sort(arch_dirs.begin(), arch_dirs.end());
+  const std::string own = std::string(host_arch()) + "-linux";
+  std::sort(arch_dirs.begin(), arch_dirs.end(), [&](const fs::path& a, const fs::path& b) {
+    bool a_own = a.filename() == own, b_own = b.filename() == own;
+    return a_own != b_own ? a_own : a < b;
+  });
   for (const auto& d : arch_dirs)
     if (try_file(info, d / "ascend_toolkit_install.info", "version")) return info;
   if (try_file(info, fs::path(root) / "ascend_toolkit_install.info", "version")) return info;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace npud {
@@ -61,6 +62,18 @@ void parse_probe_output(const std::string& json, PythonProbe& out);
 // CANN toolkit under `root`: <arch>-linux/ascend_toolkit_install.info (version=...),
 // version.cfg, runtime/version.info and compiler/version.info (Version=...).
 InstallInfo read_cann(const std::string& root);
+
+// The architecture this binary was built for, and so runs on, as CANN names its per-architecture
+// folders (<root>/<arch>-linux).
+constexpr std::string_view host_arch() {
+#if defined(__aarch64__)
+  return "aarch64";
+#elif defined(__x86_64__)
+  return "x86_64";
+#else
+  return "unknown";
+#endif
+}
 // Driver: <root>/version.info (Version=...).
 InstallInfo read_driver(const std::string& root);
 // The CANN root to use when none is given: $ASCEND_TOOLKIT_HOME, $ASCEND_HOME_PATH,

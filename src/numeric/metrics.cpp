@@ -11,6 +11,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include "numeric/half.hpp"
 
 namespace npud {
@@ -260,17 +264,35 @@ Partial measure_chunk_sse2(const TensorView& ref, const TensorView& target, uint
   return measure_chunk_w<2>(ref, target, begin, end, scale);
 }
 
+#if defined(__x86_64__)
 [[gnu::target("avx2")]] Partial measure_chunk_avx2(const TensorView& ref, const TensorView& target, uint64_t begin,
                                                    uint64_t end, double scale) {
   return measure_chunk_w<4>(ref, target, begin, end, scale);
 }
+
+// CPUID and XGETBV directly, not __builtin_cpu_supports: that one needs libgcc's or
+// compiler-rt's __cpu_model, which zig's runtime (the release wheels) does not carry.
+bool cpu_has_avx2() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX)) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & 6) != 6) return false;  // the OS saves the SSE and AVX registers
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
+}
+#endif
 #pragma GCC diagnostic pop
 
 using ChunkFn = Partial (*)(const TensorView&, const TensorView&, uint64_t, uint64_t, double);
 
-ChunkFn chunk_function(bool allow_avx2) {
-  static const bool has_avx2 = __builtin_cpu_supports("avx2");
-  return allow_avx2 && has_avx2 ? measure_chunk_avx2 : measure_chunk_sse2;
+// Two lanes per vector elsewhere (aarch64's NEON registers are 128 bits): the same sums in the
+// same order, so every architecture gives the same metrics.
+ChunkFn chunk_function([[maybe_unused]] bool allow_avx2) {
+#if defined(__x86_64__)
+  static const bool has_avx2 = cpu_has_avx2();
+  if (allow_avx2 && has_avx2) return measure_chunk_avx2;
+#endif
+  return measure_chunk_sse2;
 }
 
 // p's sums are of the values times `scale`.

@@ -5,6 +5,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/names.hpp"
 #include "knowledge/advice_texts.hpp"

@@ -66,6 +66,16 @@ TEST(Env, ReadsCannInstallInfo) {
   EXPECT_NE(c.source.find("x86_64-linux/ascend_toolkit_install.info"), std::string::npos);
 }
 
+// A toolkit holding two architectures' trees: the one of the machine the binary runs on wins
+// (tests/e2e/test_release.py runs the aarch64 build under qemu on the same tree).
+TEST(Env, ReadsTheTreeOfItsOwnArchitectureFirst) {
+  InstallInfo c = read_cann(kData + "/cann-two-arches");
+  ASSERT_TRUE(c.found);
+  std::string own(host_arch());
+  EXPECT_EQ(c.version, own == "aarch64" ? "8.0.RC3" : "8.0.RC3.alpha001");
+  EXPECT_NE(c.source.find(own + "-linux/ascend_toolkit_install.info"), std::string::npos) << c.source;
+}
+
 TEST(Env, FallsBackToRuntimeVersionInfo) {
   InstallInfo c = read_cann(kData + "/cann-runtime-only");
   ASSERT_TRUE(c.found);
