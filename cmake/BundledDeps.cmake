@@ -13,6 +13,10 @@
 #                               npu-doctor uses: src/ingest/byte_source.cpp)
 #   tree-sitter 0.23 (MIT)      the runtime library py-tree-sitter 0.23.2 vendors (the grammar's
 #                               headers come from the same archive: cmake/TreeSitterPython.cmake)
+#   isa-l 2.31 (BSD-3-Clause)   isal 1.9.1's src/isal/isa-l/include/igzip_lib.h, the header only:
+#                               the portable binary loads libisal.so.2 at run time where the
+#                               machine has it (its inflate_state is laid out as in Debian's
+#                               2.30 header: the two differ in comments and spacing only)
 #   simdjson 3.12.3 (Apache-2.0) pysimdjson 7.0.2's amalgamation (cmake/SimdjsonSource.cmake)
 # Each library's license file is installed beside the binary's docs (share/npu-doctor/licenses).
 
@@ -29,6 +33,10 @@ set(NPUD_ZLIB_SHA256 05eb2f5615503e72939a7224d68b4aff572c6b0438ee4a17d0a4b481f39
 set(NPUD_TS_FILE tree-sitter-0.23.2.tar.gz)
 set(NPUD_TS_URL "https://files.pythonhosted.org/packages/0f/50/fd5fafa42b884f741b28d9e6fd366c3f34e15d2ed3aa9633b34e388379e2/${NPUD_TS_FILE}")
 set(NPUD_TS_SHA256 66bae8dd47f1fed7bdef816115146d3a41c39b5c482d7bad36d9ba1def088450)
+
+set(NPUD_ISAL_FILE isal-1.9.1.tar.gz)
+set(NPUD_ISAL_URL "https://files.pythonhosted.org/packages/16/43/6cf9c6b2e80f02fb7bd809ab91496cc4bd1f9145bd3a5a312a91d76af8be/${NPUD_ISAL_FILE}")
+set(NPUD_ISAL_SHA256 d210dca02a689ef2af709d2c62d2daac2e36b5d2fa06e6dc0d023c83fee77e91)
 
 set(NPUD_BUNDLED_DIR ${CMAKE_BINARY_DIR}/_deps)
 
@@ -113,4 +121,23 @@ function(npud_bundled_tree_sitter)
   target_include_directories(npud_tree_sitter SYSTEM PUBLIC ${lib}/include)
   npud_bundled_license(${dest}/LICENSE tree-sitter.txt)
 endfunction()
+# Sets NPUD_ISAL_HEADER_DIR to a folder holding isa-l/igzip_lib.h, or to "" (with a warning:
+# isa-l is optional, zlib inflates instead).
+function(npud_bundled_isal_header)
+  set(NPUD_ISAL_HEADER_DIR "" PARENT_SCOPE)
+  set(dest ${NPUD_BUNDLED_DIR}/isal-header-2.31)
+  npud_unpack_pinned(${dest} ${NPUD_ISAL_FILE} ${NPUD_ISAL_URL} ${NPUD_ISAL_SHA256}
+                     isal-1.9.1/src/isal/isa-l include/igzip_lib.h LICENSE)
+  if(NOT NPUD_UNPACKED)
+    message(WARNING "npu-doctor: isa-l's header could not be fetched: gzip will be inflated with zlib only")
+    return()
+  endif()
+  if(NOT EXISTS ${dest}/isa-l/igzip_lib.h)
+    file(MAKE_DIRECTORY ${dest}/isa-l)
+    file(COPY_FILE ${dest}/include/igzip_lib.h ${dest}/isa-l/igzip_lib.h)
+  endif()
+  npud_bundled_license(${dest}/LICENSE isa-l.txt)
+  set(NPUD_ISAL_HEADER_DIR ${dest} PARENT_SCOPE)
+endfunction()
+
 include(${CMAKE_CURRENT_LIST_DIR}/SimdjsonSource.cmake)

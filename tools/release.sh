@@ -88,7 +88,7 @@ for arch in $ARCHES; do
   stage "wheel manylinux_2_28_$arch: zig c++ -target $arch-linux-gnu.2.28, from ${source_dir#$NPUD_ROOT/} (build folder $build; a few minutes)"
   NPUD_ZIG_TARGET=$arch-linux-gnu.2.28 NPUD_SOURCE=$source_dir \
     npud_build_wheel "$VENV" "$build" "$arch" -C cmake.define.CMAKE_TOOLCHAIN_FILE="$NPUD_ROOT/cmake/zig-toolchain.cmake" \
-    -C cmake.define.NPUD_ISAL=OFF -C cmake.define.NPUD_UNITY="${NPUD_RELEASE_UNITY:-ON}" "${extra[@]}" \
+    -C cmake.define.NPUD_UNITY="${NPUD_RELEASE_UNITY:-ON}" "${extra[@]}" \
     -C "cmake.define.CMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" -C "cmake.define.CMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" ||
     fail "the $arch wheel (the build's log is above; it needs only $NPUD_ZIG_PIN and the pinned sources from PyPI)"
   cp "$build"/dist/npu_doctor-*manylinux_2_28_"$arch".whl "$REL/out/"
