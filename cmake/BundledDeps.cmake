@@ -9,8 +9,8 @@
 #   fmt 11.1.2 (MIT)            lightgbm 4.7.0's external_libs/fmt (headers; used header-only)
 #   CLI11 2.5.0 (BSD-3-Clause)  highspy 1.16.0's extern/cli11/CLI11.hpp (the single header; HiGHS
 #                               comments out App's default -h,--help: src/cli/main.cpp sets it)
-#   zlib 1.3.2 (zlib)           pyinstaller 6.22.3's bootloader/zlib (the inflate half, all
-#                               npu-doctor uses: src/ingest/byte_source.cpp)
+#   zlib 1.3.1 (zlib)           blosc 1.11.4's c-blosc/internal-complibs/zlib-1.3.1 (npu-doctor
+#                               inflates; the tests also deflate)
 #   tree-sitter 0.23 (MIT)      the runtime library py-tree-sitter 0.23.2 vendors (the grammar's
 #                               headers come from the same archive: cmake/TreeSitterPython.cmake)
 #   isa-l 2.31 (BSD-3-Clause)   isal 1.9.1's src/isal/isa-l/include/igzip_lib.h, the header only:
@@ -26,9 +26,9 @@ set(NPUD_FMT_SHA256 f8e20f682c9aabd000bcf4a7ed8aa6f473c1adfecccae34ec24e823d156f
 set(NPUD_CLI11_FILE highspy-1.16.0.tar.gz)
 set(NPUD_CLI11_URL "https://files.pythonhosted.org/packages/39/2a/900b9bd6663ffbc6be7c6f9adedda691734f7a392d4ed0d4b9c0d13beab3/${NPUD_CLI11_FILE}")
 set(NPUD_CLI11_SHA256 83519368321b1ac0ed508b8562b335928b6fd249e2ab42ff0218491e1486d985)
-set(NPUD_ZLIB_FILE pyinstaller-6.22.3.tar.gz)
-set(NPUD_ZLIB_URL "https://files.pythonhosted.org/packages/63/41/f90302845945abd4ed647933ff5ee7c6ac93983187be67f897b6cb613331/${NPUD_ZLIB_FILE}")
-set(NPUD_ZLIB_SHA256 05eb2f5615503e72939a7224d68b4aff572c6b0438ee4a17d0a4b481f399362d)
+set(NPUD_ZLIB_FILE blosc-1.11.4.tar.gz)
+set(NPUD_ZLIB_URL "https://files.pythonhosted.org/packages/9e/66/3c0e1801d4674582c38f9b009e71c09eb501fc3db591e35436dac15fa7a7/${NPUD_ZLIB_FILE}")
+set(NPUD_ZLIB_SHA256 e0b312d9554d3aea93c75af4ad70dfa8b815ef4fe2b658c313b2f27ed0f41d37)
 # py-tree-sitter 0.23.2: also the source of the grammar's headers (TreeSitterPython.cmake).
 set(NPUD_TS_FILE tree-sitter-0.23.2.tar.gz)
 set(NPUD_TS_URL "https://files.pythonhosted.org/packages/0f/50/fd5fafa42b884f741b28d9e6fd366c3f34e15d2ed3aa9633b34e388379e2/${NPUD_TS_FILE}")
@@ -86,11 +86,11 @@ function(npud_bundled_cli11)
 endfunction()
 
 function(npud_bundled_zlib)
-  set(dest ${NPUD_BUNDLED_DIR}/zlib-1.3.2)
-  set(sources adler32.c crc32.c inffast.c inflate.c inftrees.c zutil.c)
-  set(headers crc32.h gzguts.h inffast.h inffixed.h inflate.h inftrees.h zconf.h zlib.h zutil.h)
+  set(dest ${NPUD_BUNDLED_DIR}/zlib-1.3.1)
+  set(sources adler32.c crc32.c deflate.c inffast.c inflate.c inftrees.c trees.c zutil.c)
+  set(headers crc32.h deflate.h gzguts.h inffast.h inffixed.h inflate.h inftrees.h trees.h zconf.h zlib.h zutil.h)
   npud_unpack_pinned(${dest} ${NPUD_ZLIB_FILE} ${NPUD_ZLIB_URL} ${NPUD_ZLIB_SHA256}
-                     pyinstaller-6.22.3/bootloader/zlib ${sources} ${headers} LICENSE)
+                     blosc-1.11.4/blosc/c-blosc/internal-complibs/zlib-1.3.1 ${sources} ${headers})
   if(NOT NPUD_UNPACKED)
     npud_bundled_fail(zlib)
   endif()
@@ -100,7 +100,7 @@ function(npud_bundled_zlib)
   set_target_properties(npud_zlib PROPERTIES UNITY_BUILD OFF)
   target_compile_options(npud_zlib PRIVATE -w -g0 -O2)
   target_include_directories(npud_zlib SYSTEM BEFORE PUBLIC ${dest})
-  npud_bundled_license(${dest}/LICENSE zlib.txt)
+  npud_bundled_license(${dest}/zlib.h zlib.h)   # zlib.h opens with the license
 endfunction()
 
 function(npud_bundled_tree_sitter)

@@ -101,7 +101,13 @@ npud_build_wheel() {
   raw=$(ls "$build"/dist-linux/npu_doctor-*linux_"$arch".whl 2>/dev/null | head -n1)
   [ -n "$raw" ] || { echo "npu-doctor: the $arch wheel build failed (pip wheel -v shows the build's output)" >&2; return 1; }
   npud_check_portable_binary "$build/npu-doctor" "$arch" || return 1
-  PATH="$venv/bin:$PATH" "$venv/bin/python" -m auditwheel repair --plat "$plat" -w "$build/dist" "$raw" >&2 ||
+  # auditwheel reads the architecture from the wheel, but its --plat choices are the build
+  # machine's: it is told the machine is ARCH, so that it checks a cross-built wheel too.
+  PATH="$venv/bin:$PATH" "$venv/bin/python" -c 'import platform, sys
+arch = sys.argv.pop(1)
+platform.machine = lambda: arch
+from auditwheel.main import main
+sys.exit(main())' "$arch" repair --plat "$plat" --only-plat -w "$build/dist" "$raw" >&2 ||
     { echo "npu-doctor: auditwheel refused $raw for $plat" >&2; return 1; }
   wheel=$(ls "$build"/dist/npu_doctor-*"$plat".whl 2>/dev/null | head -n1)
   [ -n "$wheel" ] || { echo "npu-doctor: auditwheel made no $plat wheel" >&2; return 1; }

@@ -19,19 +19,29 @@ namespace {
 // A first argument that is no option and no command: says so, with the closest command.
 bool unknown_command(const CLI::App& app, std::string_view word) {
   if (word.empty() || word[0] == '-') return false;
-  std::string best;
-  size_t best_d = 3;   // suggest only close spellings
+  std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     if (sub->get_name() == word) return false;
-    size_t d = npud::edit_distance(word, sub->get_name());
-    if (sub->get_name().starts_with(word)) d = 0;
-    if (d < best_d) best_d = d, best = sub->get_name();
+    names.push_back(sub->get_name());
   }
+  std::string best = npud::closest_spelling(word, names);
   std::cerr << "npu-doctor: error: unknown command '" << word << "'"
             << (best.empty() ? std::string() : "; did you mean '" + best + "'?")
             << " (`npu-doctor --help` lists the commands)\n";
   return true;
 }
+
+constexpr const char* kShortUsage =
+    "npu-doctor: finds what slows down or breaks a PyTorch program on Ascend NPUs, at your file:line.\n"
+    "\n"
+    "Usage: npu-doctor COMMAND [OPTIONS]\n"
+    "  scan PATH                   static scan of Python sources (--diff shows the fixes)\n"
+    "  run -- python3 train.py     run the program on any device and diagnose it\n"
+    "  analyze PROFILE             a torch.profiler trace or torch_npu profiler folder\n"
+    "  amp-check -- python3 X.py   where fp16/bf16 drifts from fp32\n"
+    "  env                         torch / torch_npu / CANN / Python of this machine\n"
+    "\n"
+    "`npu-doctor docs quickstart` to begin; `npu-doctor --help` lists every command.\n";
 
 }  // namespace
 
@@ -72,6 +82,10 @@ int main(int argc, char** argv) {
 
   // `npu-doctor help [COMMAND]` is `npu-doctor [COMMAND] --help`, as in git and cargo.
   std::vector<std::string> words(argv, argv + argc);
+  if (words.size() == 1) {   // a newcomer's first try: the main commands, not a parse error
+    std::cerr << kShortUsage;
+    return npud::kExitBadInput;
+  }
   if (words.size() > 1 && words[1] == "help") {
     words.erase(words.begin() + 1);
     words.push_back("--help");

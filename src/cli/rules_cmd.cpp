@@ -52,7 +52,12 @@ void add_rules_command(CLI::App& app, int& exit_code) {
     }
     std::string_view doc = rule_doc(*id);
     if (doc.empty()) {
-      std::cerr << fmt::format("npu-doctor: error: no rule '{}' (see `npu-doctor rules`)\n", *id);
+      std::vector<std::string> known;
+      for (const Rule* r : trace_rules()) known.insert(known.end(), {std::string(r->id()), std::string(r->name())});
+      for (const auto& r : source_rules()) known.emplace_back(r.id);
+      std::string best = closest_spelling(*id, known);
+      std::cerr << fmt::format("npu-doctor: error: no rule '{}'{} (see `npu-doctor rules`)\n", *id,
+                               best.empty() ? "" : "; did you mean '" + best + "'?");
       exit_code = kExitBadInput;
       return;
     }

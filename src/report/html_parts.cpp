@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/names.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_support.hpp"
 #include "util/embedded.hpp"
@@ -169,7 +170,7 @@ void top_problems_list(std::ostream& os, const std::vector<Finding>& findings, s
     os << "<p>No problems found" << (ranking ? " (HOT001's ranking of op times is below)" : "") << ".</p>\n</section>\n";
     return;
   }
-  os << "<p class=\"note\">Severity, then estimated time lost (cost_ns)" << (ranking ? "; HOT001's ranking of op times is "
+  os << "<p class=\"note\">By estimated time lost on an NPU (cost_ns); code that fails on an NPU and a capture that stopped early first" << (ranking ? "; HOT001's ranking of op times is "
                                                                                         "left out, as in the text report" : "")
      << ". Everything else is folded below.</p>\n<ol>\n";
   std::vector<string_view> fixes;   // shown so far: a repeated fix says which item has it
@@ -179,7 +180,9 @@ void top_problems_list(std::ostream& os, const std::vector<Finding>& findings, s
     size_t same = size_t(std::find(fixes.begin(), fixes.end(), fix) - fixes.begin());
     fixes.push_back(fix);
     os << "<li><span class=\"sev-" << to_string(f->severity) << "\">" << to_string(f->severity) << "</span> <a href=\"#"
-       << rule_anchor(f->rule) << "\" class=\"rule-id\">" << html_escape(f->rule) << "</a> <span class=\"msg\">"
+       << rule_anchor(f->rule) << "\" class=\"rule-id\">" << html_escape(f->rule) << "</a> ";
+    if (f->cost_ns > 0) os << "<span class=\"cost\">~" << html_escape(format_duration(f->cost_ns)) << "</span> ";
+    os << "<span class=\"msg\">"
        << html_escape(f->message) << "</span>";
     if (!where.empty()) os << "<div class=\"loc\">" << html_escape(shorten(where, 400)) << "</div>";
     if (!fix.empty() && same < fixes.size() - 1) os << "<div class=\"fix1\">fix: as for " << same + 1 << ".</div>";

@@ -78,8 +78,10 @@ std::string summary_line(const Report& report);
 // HOT001 ranks where this machine's CPU (or the traced device) spent its time: a ranking, not
 // time lost, and on a capture not an NPU cost. Reports show it apart, never as a top problem.
 inline constexpr std::string_view kHostRankingRule = "HOT001";
-// The findings a report's first screen lists, in ranking order: the first kTopProblems
-// findings that are not HOT001 (text and HTML reports alike; src/report/top_problems.cpp).
+// The findings a report's first screen lists, what to fix first: a capture that stopped early,
+// then errors with no time estimate (code that fails on an NPU), then the most estimated time
+// lost (cost_ns), severity breaking ties; at most kTopProblems, never HOT001 (text and HTML
+// reports alike; src/report/top_problems.cpp).
 inline constexpr size_t kTopProblems = 5;
 std::vector<const Finding*> top_problems(const std::vector<Finding>& findings);
 

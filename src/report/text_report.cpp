@@ -102,18 +102,23 @@ std::string summary_line(const Report& report) {
                      report.summary.source.empty() ? "<input>" : report.summary.source, left_out);
 }
 
-// "top problems": the first findings in ranking order (severity, then estimated cost), one
-// line each, so the first screen says what to fix first. Only when there is more than one.
-// Each line is cut to `width` columns (at least the rule and 20 columns of its message).
+// "top problems": one entry each, so the first screen says what to fix first
+// (report/report.hpp top_problems()), with its severity and estimated time lost on an NPU.
+// Only when there is more than one. A message longer than the line wraps under itself.
 static void render_top(std::ostream& os, const Report& report, const Style& st, size_t width) {
   std::vector<const Finding*> top = top_problems(report.findings);
   if (top.size() < 2) return;
-  os << st.bold("top problems") << st.dim(" (severity, then estimated time lost: `cost_ns` in `npu-doctor docs json-schema`)")
-     << '\n';
+  os << st.bold("top problems") << st.dim(" (by estimated time lost on an NPU: `npu-doctor docs cost-model`)") << '\n';
   for (size_t i = 0; i < top.size(); ++i) {
-    std::string head = fmt::format("  {}. {:<12}", i + 1, top[i]->rule);
-    os << head << cut_to_width(terminal_safe(top[i]->message), std::max<size_t>(20, width - std::min(width, head.size())))
-       << '\n';
+    const Finding& f = *top[i];
+    std::string cost = f.cost_ns > 0 ? "~" + format_duration(f.cost_ns) : "";
+    std::string_view severity = to_string(f.severity);
+    std::string number_and_rule = fmt::format("  {}. {:<12} ", i + 1, f.rule);
+    std::string after = fmt::format("{:{}}{:>9}  ", "", 8 - std::min<size_t>(8, severity.size()), cost);
+    size_t head = number_and_rule.size() + severity.size() + after.size();
+    size_t indent = std::min(head, width / 2);
+    os << number_and_rule << st.severity(f.severity) << after
+       << wrap_text(terminal_safe(f.message), std::max(width, indent + 20), head, indent) << '\n';
   }
   os << '\n';
 }

@@ -73,6 +73,12 @@ PROBE = r"""<script nonce="npudprobe">(function () {
 })();</script>"""
 
 
+def cost_seconds(top_item):
+    """The "~33.8 ms" estimate of a top-problem item, in seconds (0 when it has none)."""
+    m = re.search(r"~([0-9.]+) (ns|us|ms|s)\b", top_item)
+    return float(m.group(1)) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[m.group(2)] if m else 0.0
+
+
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
 @unittest.skipUnless(os.path.exists(CHROMIUM), "headless Chromium absent: install Debian's `chromium` (tools/deps.sh)")
 class HtmlInChromium(unittest.TestCase):
@@ -154,7 +160,10 @@ class HtmlInChromium(unittest.TestCase):
         dom, p = self.check_page(out, "analyze", ["op-chart", "device-chart", "timeline"])
         self.assertTrue("SYNC001" in dom)
         self.assertEqual(len(p["top_items"]), 5)
-        self.assertTrue(p["top_items"][0].startswith("error SYNC001"), p["top_items"][0])
+        # #40: by estimated time lost (the "~cost" after the rule), whatever the severity.
+        costs = [cost_seconds(t) for t in p["top_items"]]
+        self.assertEqual(costs, sorted(costs, reverse=True), p["top_items"])
+        self.assertTrue(any(t.startswith("error SYNC001") for t in p["top_items"]), p["top_items"])
         rects = len(re.findall(r"<rect\b", dom))
         self.assertLess(rects, 5000)
 
