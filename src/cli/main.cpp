@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   npud::add_rules_command(app, exit_code);
   npud::add_docs_command(app, exit_code);
   npud::add_completion_command(app, exit_code);
+  npud::name_subcommand_sections(app);
 
   // `npu-doctor help [COMMAND]` is `npu-doctor [COMMAND] --help`, as in git and cargo.
   std::vector<std::string> words(argv, argv + argc);

@@ -411,8 +411,13 @@ TEST(Scan, ParserCrashIsAFindingNotACrash) {
     std::set<std::string> rules;
     for (const auto& f : r.findings) {
       rules.insert(f.rule);
+      // Debian's tree-sitter 0.20 runtime crashes on these (the check build links it); the 0.23
+      // runtime the release builds link (cmake/BundledDeps.cmake) parses them into a syntax
+      // error. Either way a PARSE001 that says what happened, and the scan goes on.
       if (f.rule == "PARSE001") {
-        EXPECT_NE(f.message.find("the parser crashed on the code from here"), std::string::npos) << what;
+        EXPECT_TRUE(f.message.find("the parser crashed on the code from here") != std::string::npos ||
+                    f.message.find("syntax error") != std::string::npos)
+            << what << ": " << f.message;
       }
     }
     EXPECT_TRUE(rules.contains("PARSE001")) << what;
