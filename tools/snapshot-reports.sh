@@ -7,8 +7,8 @@
 #   tools/snapshot-reports.sh OLD_BINARY before && tools/snapshot-reports.sh build/npu-doctor after
 #   diff -r before after
 # NPUD_SNAPSHOT_FORMATS="json sarif" writes only those formats (default: all five).
-# A binary run from its build tree names its source tree's docs in SARIF helpUri: compare two
-# build trees with `sed -i 's|/old/tree/|/new/tree/|g' before/*` first.
+# SARIF names the project root (the checkout the script runs in) as %SRCROOT%: compare the
+# snapshots of two checkouts with `sed -i 's|/old/tree/|/new/tree/|g' before/*` first.
 set -uo pipefail
 [ $# -eq 2 ] || { sed -n '2,11p' "$0" >&2; exit 2; }
 bin="$(realpath "$(command -v "$1" || echo "$1")")"; out="$(realpath -m "$2")"
