@@ -35,11 +35,13 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
                  "torch_npu wheel whose op list predicts CPU fallbacks: 2.1.0.post8, a bare line 2.1.0, 2.15.0-dev "
                  "(default: the torch_npu the trace recorded, else the newest release for its torch; "
                  "see `npu-doctor versions`)");
-  cmd.add_option("--format", o.format, "report format (sarif: findings with a source line, for code scanning; summary: the compact "
-                 "per-rank JSON that `npu-doctor merge` combines, `npu-doctor docs cluster`)")
-      ->check(CLI::IsMember({"text", "json", "html", "sarif", "summary"}))
+  cmd.add_option("--format", o.format, "report format (sarif: for GitHub code scanning; github: GitHub Actions "
+                 "annotations, one line per finding; summary: the compact per-rank JSON that `npu-doctor merge` "
+                 "combines, `npu-doctor docs cluster`)")
+      ->check(CLI::IsMember({"text", "json", "html", "sarif", "github", "summary"}))
       ->capture_default_str();
   add_output_option(cmd, o.output);
+  add_project_root_option(cmd, o.project_root);
   cmd.add_option("--fail-on", o.fail_on, "exit 1 when a finding has this severity or worse")
       ->check(CLI::IsMember({"info", "warning", "error", "never"}))
       ->capture_default_str();
@@ -217,7 +219,8 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {
     if (o.format == "json") render_json(os, report);
     else if (o.format == "html") render_html(os, report, ctx.index(), HtmlOptions{.min_gap_ns = ctx.options.min_gap_ns()});
-    else if (o.format == "sarif") render_sarif(os, sarif_from_report(report));
+    else if (o.format == "sarif" || o.format == "github")
+      render_code_scanning(os, o.format, sarif_from_report(report, analysis->source_policy, sarif_paths(o.project_root)));
     else if (o.format == "summary") write_rank_summary(os, summarize_rank(trace, report.findings, analysis->version.version));
     else render_text(os, report, TextOptions{color, o.verbose, rule_filter(o).selected("HOT001"), text_width(o.output)});
   });

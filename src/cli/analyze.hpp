@@ -20,7 +20,8 @@ namespace npud {
 
 struct AnalyzeOptions {
   std::string torch_npu;            // knowledge version; empty = from the trace, else the newest release
-  std::string format = "text";      // text | json | html
+  std::string format = "text";      // text | json | html | sarif | github | summary
+  std::string project_root;         // --project-root: what SARIF/github paths are relative to ("" = the git root)
   std::string output;               // file to write; empty = stdout
   std::string fail_on = "error";    // info | warning | error | never
   std::vector<std::string> select;  // rule ids or prefixes ("SYNC"); empty = all
@@ -36,7 +37,8 @@ struct AnalyzeOptions {
   std::string command = "analyze";  // recorded in the report
   std::vector<std::string> report_notes;   // said at the top of the report (text) and in its warnings (JSON, HTML)
   // run/amp-check: the text report names files under the working directory relative to it, as
-  // scan does (the capture recorded absolute paths); JSON, SARIF and HTML keep them.
+  // scan does (the capture recorded absolute paths); JSON and HTML keep them; SARIF says them
+  // relative to --project-root whatever this is.
   bool text_paths_relative = false;
   unsigned jobs = 0;                // cluster view: ranks read at once (0: one per CPU)
   // From the configuration file (cli/config.hpp): its path ("" none), its per-file-ignores,

@@ -149,7 +149,8 @@ int report_cluster(const std::vector<RankSummary>& summaries, const std::string&
   bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {
     if (o.format == "json") render_cluster_json(os, report);
     else if (o.format == "html") render_cluster_html(os, report);
-    else if (o.format == "sarif") render_cluster_sarif(os, report);
+    else if (o.format == "sarif" || o.format == "github")
+      render_code_scanning(os, o.format, cluster_sarif_log(report, sarif_paths(o.project_root)));
     else render_cluster_text(os, report, color, o.verbose);
   });
   if (!written) return kExitBadInput;
@@ -167,9 +168,10 @@ bool cluster_options_or_report(const AnalyzeOptions& o) {
                              o.baseline.empty() ? "write-baseline" : "baseline");
     return false;
   }
-  if (o.format == "text" || o.format == "json" || o.format == "html" || o.format == "sarif") return true;
+  for (std::string_view f : {"text", "json", "html", "sarif", "github"})
+    if (o.format == f) return true;
   std::cerr << fmt::format(
-      "npu-doctor: error: --format {} is not available for a cluster (text, json, html or sarif); for one rank, analyze its "
+      "npu-doctor: error: --format {} is not available for a cluster (text, json, html, sarif or github); for one rank, analyze its "
       "profile{}\n",
       o.format, o.format == "summary" ? " (a summary is written per rank: `npu-doctor docs cluster`)" : "");
   return false;
@@ -263,6 +265,7 @@ struct MergeOptions {
   std::vector<std::string> inputs;
   std::string format = "text";
   std::string output;
+  std::string project_root;   // --project-root (sarif, github)
   std::string fail_on = "error";
   bool verbose = false;
 };
@@ -330,10 +333,12 @@ void add_merge_command(CLI::App& app, int& exit_code) {
   cmd->add_option("INPUT", o->inputs, "rank summary files, directories of them, or an msprof-analyze "
                                       "cluster_analysis_output directory")
       ->required();
-  cmd->add_option("--format", o->format, "report format (sarif: the ranks' findings, for code scanning)")
-      ->check(CLI::IsMember({"text", "json", "html", "sarif"}))
+  cmd->add_option("--format", o->format, "report format (sarif: the ranks' findings, for GitHub code scanning; github: "
+                  "the same as GitHub Actions annotations)")
+      ->check(CLI::IsMember({"text", "json", "html", "sarif", "github"}))
       ->capture_default_str();
   add_output_option(*cmd, o->output);
+  add_project_root_option(*cmd, o->project_root);
   cmd->add_option("--fail-on", o->fail_on, "exit 1 when a slow rank or finding has this severity or worse")
       ->check(CLI::IsMember({"info", "warning", "error", "never"}))
       ->capture_default_str();

@@ -14,6 +14,14 @@ CLI::Option* add_output_option(CLI::App& cmd, std::string& path) {
       ->transform([](const std::string& value) { return value == "-" ? std::string() : value; });
 }
 
+CLI::Option* add_project_root_option(CLI::App& cmd, std::string& dir) {
+  return cmd.add_option("--project-root", dir,
+                        "sarif and github formats: name files relative to DIR, the repository's root for code scanning "
+                        "(default: the nearest folder above the working directory with a .git, else the working "
+                        "directory)")
+      ->check(CLI::ExistingDirectory);
+}
+
 bool output_writable_or_report(const std::string& path) {
   if (path.empty()) return true;
   try {

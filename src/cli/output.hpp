@@ -13,6 +13,11 @@ namespace npud {
 // `-o -` is stdout, as in other command-line tools (it used to write a file named "-").
 CLI::Option* add_output_option(CLI::App& cmd, std::string& path);
 
+// Adds --project-root DIR to a command that writes SARIF or `--format github`: the paths in them
+// are said relative to DIR (default: the git root above the working directory, else it;
+// report/sarif.hpp).
+CLI::Option* add_project_root_option(CLI::App& cmd, std::string& dir);
+
 // Calls render(stream, color) once, on stdout when `path` is empty (color only when asked
 // for, stdout is a terminal and NO_COLOR is unset) or on a temporary file renamed to `path`.
 // Returns false after printing "npu-doctor: error: ..." on stderr when writing failed.

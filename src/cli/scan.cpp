@@ -40,7 +40,7 @@ namespace {
 
 struct ScanArgs {
   std::vector<std::string> paths;
-  std::string torch_npu, format = "text", select, ignore, output, fail_on = "error";
+  std::string torch_npu, format = "text", select, ignore, output, fail_on = "error", project_root;
   std::string baseline, write_baseline;
   ConfigChoice config_choice;
   bool fix = false, diff = false;
@@ -127,11 +127,14 @@ void render_json(std::ostream& os, const std::vector<FileResult>& results, const
   os << '\n';
 }
 
-void render_sarif_scan(std::ostream& os, const std::vector<FileResult>& results) {
+// The scan as a SARIF log (also `--format github`): every source rule, each finding at its span.
+SarifLog scan_sarif_log(const std::vector<FileResult>& results, SarifPaths paths) {
   SarifLog log;
   log.tool_version = NPUD_VERSION;
+  log.paths = std::move(paths);
   for (const auto& r : source_rules())
     log.rules.push_back(sarif_rule(r.id, r.summary, r.severity));
+  SourceLineCache lines(nullptr);   // the files the user named, as written now (after --fix)
   for (const auto& r : results) {
     if (r.status != FileStatus::Scanned) continue;
     for (const auto& f : r.findings) {
@@ -145,11 +148,12 @@ void render_sarif_scan(std::ostream& os, const std::vector<FileResult>& results)
       s.end_line = f.end_line;
       s.end_column = f.end_column;
       s.fix_description = f.fix;
+      s.line_text = lines.line_text(r.path, f.line);
       for (const auto& e : f.edits) s.replacements.push_back({e.start, e.end - e.start, e.replacement});
       log.results.push_back(std::move(s));
     }
   }
-  render_sarif(os, log);
+  return log;
 }
 
 // The fixes that move a program from CUDA to the NPU (device strings, .cuda(), torch.cuda,
@@ -365,8 +369,8 @@ int run_scan(const CLI::App& cmd, ScanArgs a) {
                  "reachable, or the grammar in NPUD_DEPS_CACHE (cmake/TreeSitterPython.cmake)\n";
     return kExitBadInput;
   }
-  if (a.format != "text" && a.format != "json" && a.format != "sarif") {
-    std::cerr << "npu-doctor: error: --format must be text, json or sarif\n";
+  if (a.format != "text" && a.format != "json" && a.format != "sarif" && a.format != "github") {
+    std::cerr << "npu-doctor: error: --format must be text, json, sarif or github\n";
     return kExitBadInput;
   }
   const bool from_stdin = std::find(a.paths.begin(), a.paths.end(), "-") != a.paths.end();
@@ -459,7 +463,8 @@ int run_scan(const CLI::App& cmd, ScanArgs a) {
 
   std::ostringstream report;
   if (a.format == "json") render_json(report, results, *opts.version, fixed, left);
-  else if (a.format == "sarif") render_sarif_scan(report, results);
+  else if (a.format == "sarif" || a.format == "github")
+    render_code_scanning(report, a.format, scan_sarif_log(results, sarif_paths(a.project_root)));
   else render_text(report, results, a.diff ? 0 : fixed,
                    TextStyle{a.output.empty() && !a.diff && ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR")}, left);
 
@@ -497,13 +502,15 @@ void add_scan_command(CLI::App& app, int& exit_code) {
                   "Python files or directories (skips .git, virtualenvs, site-packages); - reads one source from stdin")
       ->required();
   cmd->add_option("--torch-npu", args->torch_npu, "torch_npu wheel whose op lists to check against: 2.1.0.post8, a bare line 2.1.0, 2.15.0-dev (default: the newest release)");
-  cmd->add_option("--format", args->format, "text, json or sarif (SARIF 2.1.0, for code scanning)");
+  cmd->add_option("--format", args->format,
+                  "text, json, sarif (SARIF 2.1.0, for GitHub code scanning) or github (GitHub Actions annotations)");
   cmd->add_flag("--fix", args->fix, "apply the exact fixes in place (none of a finding a comment suppresses, "
                 "per-file-ignores drop or the --baseline holds)");
   cmd->add_flag("--diff", args->diff, "print the fixes as a unified diff and write nothing: apply it with `patch -p1` in this directory (files outside it are named from /: `patch -d / -p1`)");
   cmd->add_option("--select", args->select, "only these rule ids or prefixes, any case, comma-separated (e.g. CUDA,SYNC101)");
   cmd->add_option("--ignore", args->ignore, "skip these rule ids or prefixes, comma-separated");
   add_output_option(*cmd, args->output);
+  add_project_root_option(*cmd, args->project_root);
   cmd->add_option("--threads", args->threads, "worker threads (default: one per core)");
   cmd->add_option("--baseline", args->baseline,
                   "leave out the findings this baseline file holds (written by --write-baseline): report and fail "

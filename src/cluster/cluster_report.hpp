@@ -13,6 +13,7 @@
 
 #include "cluster/rank_summary.hpp"
 #include "model/finding.hpp"
+#include "report/sarif.hpp"
 #include "rules/comm_support.hpp"
 
 namespace npud {
@@ -104,10 +105,11 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& ranks, std::s
 // Every string from the inputs (file names, op names, messages) goes through terminal_safe().
 void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, bool verbose);
 void render_cluster_json(std::ostream& os, const ClusterReport& r);
-// SARIF 2.1.0 (cluster_sarif.cpp): the findings every rank has and those some have (the
-// message names the ranks), each once, and the cross-rank link findings. Slow ranks and the
-// step breakdown point at no source line: they are in the text, JSON and HTML views only.
-void render_cluster_sarif(std::ostream& os, const ClusterReport& r);
+// The SARIF log (cluster_sarif.cpp; also `--format github`): the findings every rank has and
+// those some have (the message names the ranks), each once, and the cross-rank link findings.
+// One without a source line is put at the profile of the lowest rank that has it. Slow ranks
+// and the step breakdown point at no source line: they are in the text, JSON and HTML views only.
+SarifLog cluster_sarif_log(const ClusterReport& r, SarifPaths paths);
 
 // "0,3,5" or "0,1,...,15,... (126 ranks)"; `total` counts ranks beyond those listed.
 std::string rank_list(const std::vector<int64_t>& ranks, size_t total = 0, size_t max_shown = 16);

@@ -26,20 +26,6 @@ struct BaselineEntry {
   std::string message;   // idem
 };
 
-// Reads source lines once per file, under a snippet policy (nullptr: files the user named).
-class SourceLineCache {
- public:
-  explicit SourceLineCache(const SnippetPolicy* policy) : policy_(policy) {}
-  // The stripped text of file:line, "" when unreadable.
-  std::string line_text(const std::string& file, int line);
-  // Takes `text` as the file's content from now on (scan --fix: the text a fix made, not yet written).
-  void use_text(const std::string& file, std::string_view text);
-
- private:
-  const SnippetPolicy* policy_;
-  std::map<std::string, std::vector<std::string>> files_;
-};
-
 // `baseline_path`: the baseline file (entries' files are relative to its folder).
 BaselineEntry baseline_entry(std::string_view rule, const std::string& file, int line, const std::string& message,
                              std::string_view op, const std::string& baseline_path, SourceLineCache& lines);

@@ -62,10 +62,10 @@ TraceAnalysis analyze_trace(const Trace& trace, const AnalysisSettings& s) {
   report.config_file = s.config_file;
   // One suppression step for every command that reads a trace (source/suppressions.hpp), then
   // the baseline: source is read as for snippets (the same folders, the same limits).
-  const SnippetPolicy policy = snippet_policy(&trace, s.command == "run" || s.command == "amp-check");
-  report.suppressed = suppress_findings(report.findings, policy, s.path_ignores);
+  a.source_policy = snippet_policy(&trace, s.command == "run" || s.command == "amp-check");
+  report.suppressed = suppress_findings(report.findings, a.source_policy, s.path_ignores);
   try {
-    report.baselined = apply_baseline(report.findings, s.baseline, s.write_baseline, s.command, policy);
+    report.baselined = apply_baseline(report.findings, s.baseline, s.write_baseline, s.command, a.source_policy);
   } catch (const std::exception& e) {
     throw AnalysisError(e.what());
   }

@@ -13,6 +13,7 @@
 #include "model/trace.hpp"
 #include "report/report.hpp"
 #include "rules/rule.hpp"
+#include "source/source_snippet.hpp"
 #include "source/suppressions.hpp"
 
 namespace npud {
@@ -30,12 +31,14 @@ struct AnalysisSettings {
   std::vector<std::string> notes;      // about the run itself: the report's notes and warnings
 };
 
-// A trace analysed: the report to render, the knowledge version it used, and the context the
-// rules ran in, whose index (built once, by the rules) the HTML timeline reads.
+// A trace analysed: the report to render, the knowledge version it used, the context the
+// rules ran in, whose index (built once, by the rules) the HTML timeline reads, and the folders
+// its source may be read from (suppressions, baseline and SARIF fingerprints alike).
 struct TraceAnalysis {
   Report report;
   const KnowledgeVersion& version;
   AnalysisContext context;
+  SnippetPolicy source_policy;
 };
 
 // The knowledge version for a trace: `requested` when given (nullptr when unknown: callers check

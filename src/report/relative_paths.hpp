@@ -1,6 +1,7 @@
 // `run` and `amp-check` name the program's files by the absolute paths Python recorded, while
 // `scan` names them as the user typed them: the text reports of the launching commands say
-// them relative to the working directory when they are under it (JSON and SARIF keep them).
+// them relative to the working directory when they are under it (JSON and HTML keep them; SARIF
+// says them relative to the project root, report/sarif.hpp).
 #pragma once
 
 #include <string>

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "util/regular_file.hpp"
+#include "util/text.hpp"
 
 namespace npud {
 
@@ -162,6 +163,25 @@ Snippet read_snippet(const Location& loc, int context, const SnippetPolicy& poli
                              kMaxSnippetBytes >> 20);
   }
   return s;
+}
+
+std::string SourceLineCache::line_text(const std::string& file, int line) {
+  if (file.empty() || line <= 0) return {};
+  auto it = files_.find(file);
+  if (it == files_.end()) it = files_.emplace(file, read_source_lines(file, policy_)).first;
+  if (size_t(line) > it->second.size()) return {};
+  return std::string(trim(it->second[size_t(line) - 1]));
+}
+
+void SourceLineCache::use_text(const std::string& file, std::string_view text) {
+  std::vector<std::string>& lines = files_[file];
+  lines.clear();
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    lines.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
 }
 
 }  // namespace npud

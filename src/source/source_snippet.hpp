@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,21 @@ int open_source_file(const std::string& file, const SnippetPolicy* policy, std::
 // The file's lines (without line ends) from its first kMaxSnippetBytes; empty when the file is
 // not there or refused. For suppression comments and baseline fingerprints.
 std::vector<std::string> read_source_lines(const std::string& file, const SnippetPolicy* policy);
+
+// Reads source lines once per file, under a snippet policy (nullptr: files the user named): the
+// text baseline entries and SARIF fingerprints hold instead of line numbers.
+class SourceLineCache {
+ public:
+  explicit SourceLineCache(const SnippetPolicy* policy) : policy_(policy) {}
+  // The stripped text of file:line, "" when unreadable.
+  std::string line_text(const std::string& file, int line);
+  // Takes `text` as the file's content from now on (scan --fix: the text a fix made, not yet written).
+  void use_text(const std::string& file, std::string_view text);
+
+ private:
+  const SnippetPolicy* policy_;
+  std::map<std::string, std::vector<std::string>> files_;
+};
 
 // `context` lines either side of loc.line, when the policy allows the file.
 Snippet read_snippet(const Location& loc, int context, const SnippetPolicy& policy);

@@ -6,7 +6,9 @@ ctest runs every suite twice (tests/CMakeLists.txt): with Debian's torch 1.13
 makes (its python, and the npu-doctor the wheel installed there). The suite itself runs under
 the Python that runs its programs, so in-process imports see the same torch."""
 
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -50,11 +52,10 @@ SARIF_SCHEMA = os.path.join(SHARED, "data", "sarif", "sarif-schema-2.1.0.json")
 
 def sarif_schema_errors(log):
     """The official SARIF 2.1.0 schema's complaints about a parsed SARIF log (empty: valid),
-    formats included (helpUri must be a URI). None when the schema (../shared/data/sarif) or the
+    formats included (a URI must be one). None when the schema (../shared/data/sarif) or the
     `jsonschema` package is missing (tools/test.sh installs it in the torch 2.13 venv; Debian's
     Python has it)."""
     try:
-        import json
         import jsonschema
     except ImportError:
         return None
@@ -67,9 +68,127 @@ def sarif_schema_errors(log):
 
 
 def assert_valid_sarif(test, log):
-    """Fails `test` when the SARIF log breaks the official schema; skips it, saying why, when
-    the schema or the validator is missing."""
+    """Fails `test` when GitHub code scanning would refuse the SARIF log (assert_github_accepts)
+    or when it breaks the official schema; skips the schema check, saying why, when the schema or
+    the validator is missing (so call it last)."""
+    assert_github_accepts(test, log)
     errors = sarif_schema_errors(log)
     if errors is None:
         test.skipTest("SARIF not validated: no %s or no jsonschema package" % SARIF_SCHEMA)
     test.assertEqual(errors, [])
+
+
+# GitHub's hard limits on one upload (docs.github.com, "SARIF results exceed hard limit"):
+# above them the whole file is rejected. sarif-sdk's GH1004 names the same arrays.
+GITHUB_LIMITS = {"runs": 20, "rules": 25000, "results": 25000, "locations": 1000}
+
+
+def _is_relative_reference(uri):
+    """A relative URI reference with no scheme and no leading '/': resolved against %SRCROOT%."""
+    return bool(uri) and not uri.startswith("/") and re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", uri) is None
+
+
+def _artifact_errors(where, artifact, base_ids):
+    uri = (artifact or {}).get("uri")
+    if not uri:
+        return ["%s: no artifactLocation.uri (GH1001: \"expected artifact location\")" % where]
+    errors = []
+    if not _is_relative_reference(uri):
+        errors.append("%s: %r is not a relative URI (GH1005/GH1006)" % (where, uri))
+    if artifact.get("uriBaseId") not in base_ids:
+        errors.append("%s: uriBaseId %r is not in originalUriBaseIds" % (where, artifact.get("uriBaseId")))
+    return errors
+
+
+def _location_errors(where, loc, base_ids):
+    phys = loc.get("physicalLocation")
+    if not phys:
+        return ["%s: no physicalLocation (GH1001)" % where]
+    errors = _artifact_errors(where, phys.get("artifactLocation"), base_ids)
+    if (phys.get("region") or {}).get("startLine", 0) < 1:
+        errors.append("%s: no region.startLine (GH1003)" % where)
+    return errors
+
+
+def _result_errors(where, res, rule_ids, base_ids):
+    errors = []
+    if not (res.get("message") or {}).get("text"):
+        errors.append("%s: empty message.text (GH1007)" % where)
+    if res.get("ruleId") not in rule_ids:
+        errors.append("%s: ruleId %r is not among the run's rules" % (where, res.get("ruleId")))
+    if not res.get("partialFingerprints"):
+        errors.append("%s: no partialFingerprints" % where)
+    locations = res.get("locations") or []
+    if not locations:
+        errors.append("%s: no locations (GH1001: \"expected at least one location\")" % where)
+    if len(locations) > GITHUB_LIMITS["locations"]:
+        errors.append("%s: %d locations (GH1004)" % (where, len(locations)))
+    for k, loc in enumerate(locations):
+        errors += _location_errors("%s/locations/%d" % (where, k), loc, base_ids)
+    for k, fix in enumerate(res.get("fixes") or []):
+        for m, change in enumerate(fix.get("artifactChanges") or []):
+            errors += _artifact_errors("%s/fixes/%d/artifactChanges/%d" % (where, k, m), change.get("artifactLocation"),
+                                       base_ids)
+    for flow in res.get("codeFlows") or []:
+        for thread in flow.get("threadFlows") or []:
+            if any("index" in step for step in thread.get("locations") or []):
+                errors.append("%s: a threadFlowLocation refers by index (GH1002)" % where)
+    return errors
+
+
+def _run_errors(where, run):
+    errors = []
+    rules = ((run.get("tool") or {}).get("driver") or {}).get("rules") or []
+    results = run.get("results")
+    if results is None:
+        return ["%s: no results array" % where]
+    for key, n in (("rules", len(rules)), ("results", len(results))):
+        if n > GITHUB_LIMITS[key]:
+            errors.append("%s: %d %s (GH1004: GitHub takes %d)" % (where, n, key, GITHUB_LIMITS[key]))
+    bases = run.get("originalUriBaseIds") or {}
+    for name, base in bases.items():
+        uri = (base or {}).get("uri", "")
+        if not (uri.startswith("file:///") and uri.endswith("/")):
+            errors.append("%s/originalUriBaseIds/%s: %r is not an absolute file:// folder URI ending in /" % (where, name, uri))
+    rule_ids = {r.get("id") for r in rules}
+    for j, res in enumerate(results):
+        errors += _result_errors("%s/results/%d" % (where, j), res, rule_ids, set(bases))
+    return errors
+
+
+def github_ingestion_errors(log):
+    """What GitHub code scanning would refuse in a parsed SARIF log (empty: nothing), as
+    microsoft/sarif-sdk's GitHub rules GH1001-GH1007 state its ingestion rules: every result with
+    a location whose physicalLocation.artifactLocation.uri is a relative reference (no scheme, no
+    leading '/') with its uriBaseId defined, a region.startLine, a message text, a ruleId of the
+    run's rules, partialFingerprints; inline thread flows; GitHub's size limits; and no file://
+    anywhere in the log but the originalUriBaseIds that say where the project root is."""
+    runs = log.get("runs") or []
+    errors = [] if 1 <= len(runs) <= GITHUB_LIMITS["runs"] else ["runs: %d (GitHub takes 1 to 20)" % len(runs)]
+    for i, run in enumerate(runs):
+        errors += _run_errors("runs/%d" % i, run)
+    without_bases = dict(log, runs=[{k: v for k, v in run.items() if k != "originalUriBaseIds"} for run in runs])
+    if "file://" in json.dumps(without_bases):
+        errors.append("a file:// URI outside originalUriBaseIds")
+    return errors
+
+
+def assert_github_accepts(test, log):
+    """Fails `test` when GitHub code scanning would refuse the SARIF log (github_ingestion_errors)."""
+    test.assertEqual(github_ingestion_errors(log), [])
+
+
+GITHUB_COMMAND = re.compile(r"^::(error|warning|notice) file=([^,:]+),line=(\d+)(,col=\d+)?(,endLine=\d+)?(,endColumn=\d+)?"
+                            r",title=([A-Z]+[0-9]+)::(.+)$")
+
+
+def github_annotations(test, text):
+    """The `--format github` lines of `text` as (level, file, line, rule, message), failing `test`
+    on a line that is not a workflow command of that shape or names an absolute file."""
+    out = []
+    for line in text.splitlines():
+        m = GITHUB_COMMAND.match(line)
+        test.assertIsNotNone(m, line)
+        test.assertTrue(_is_relative_reference(m.group(2)), line)
+        out.append((m.group(1), m.group(2), int(m.group(3)), m.group(7), m.group(8)))
+    return out

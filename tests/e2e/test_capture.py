@@ -214,14 +214,21 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertEqual((first["id"], first["severity"]), ("CAPTURE001", "error"), first)
         self.assertIn("fault injected by NPUD_TEST_FAULT", first["message"])
         self.assertIn("while recording aten::", first["message"])   # the op being recorded
-        for fmt, marker in (("text", "CAPTURE001"), ("sarif", '"ruleId": "CAPTURE001"'), ("html", "CAPTURE001")):
+        for fmt, marker in (("text", "CAPTURE001"), ("sarif", '"ruleId": "CAPTURE001"'), ("html", "CAPTURE001"),
+                            ("github", "title=CAPTURE001::")):
             r = subprocess.run([BINARY, "analyze", run.capture, "--format", fmt, "--fail-on", "never"],
                                capture_output=True, text=True, timeout=120)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn(marker, r.stdout, fmt)
-            if fmt == "text":   # the first rule the report names
+            if fmt in ("text", "github"):   # the first rule the report names
                 first_rule = re.search(r"\b([A-Z]+\d{3})\b", r.stdout).group(1)
                 self.assertEqual(first_rule, "CAPTURE001", r.stdout[:400])
+            if fmt == "sarif":   # CAPTURE001 has no source line: at the capture itself
+                log = json.loads(r.stdout)
+                first = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+                self.assertTrue(first["artifactLocation"]["uri"].endswith("out/capture.npud.json"), first)
+                sarif = log
+        e2e_support.assert_valid_sarif(self, sarif)   # last: it skips without ../shared or jsonschema
 
     def check_unchanged(self, *program_args):
         code, plain = plain_run("compiled.py", *program_args)

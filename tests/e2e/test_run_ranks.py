@@ -130,8 +130,8 @@ class RunOnRanks(unittest.TestCase):
         log = json.loads(r.stdout)
         lines = {}   # (rule, line) -> message, for the results with a source line
         for res in log["runs"][0]["results"]:
-            place = (res.get("locations") or [{}])[0].get("physicalLocation", {})
-            if "region" in place:
+            place = res["locations"][0]["physicalLocation"]
+            if place["artifactLocation"]["uri"].endswith("ddp_train.py"):   # others are at their rank's capture
                 lines[(res["ruleId"], place["region"]["startLine"])] = res["message"]["text"]
         sync = lines.get(("SYNC001", planted_line(PROGRAMS, "ddp_train.py", "PLANTED-SYNC")), "")
         self.assertTrue(sync.endswith("(on all 2 ranks read)"), lines)

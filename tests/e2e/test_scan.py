@@ -340,7 +340,7 @@ class ScanEndToEnd(unittest.TestCase):
 
     def test_sarif_output(self):
         out = os.path.join(self.tmp, "scan.sarif")
-        r = scan("--format", "sarif", "-o", out, "cuda001_device_string.py", cwd=DATA)
+        r = scan("--format", "sarif", "-o", out, "--project-root", DATA, "cuda001_device_string.py", cwd=DATA)
         self.assertEqual(r.returncode, 1, r.stderr)
         with open(out) as f:
             sarif = json.load(f)
@@ -357,12 +357,12 @@ class ScanEndToEnd(unittest.TestCase):
             self.assertEqual(loc["artifactLocation"]["uri"], "cuda001_device_string.py")
             self.assertGreaterEqual(loc["region"]["startLine"], 1)
             self.assertGreaterEqual(loc["region"]["startColumn"], 1)
-        assert_valid_sarif(self, sarif)   # last: it skips without ../shared or jsonschema
         for rule in run["tool"]["driver"]["rules"]:
-            # The rule's doc: compiled in (help) and installed with the binary (helpUri).
+            # The rule's doc, compiled in (help); no helpUri: a file:// path into this machine's
+            # installation means nothing where the log is read, and GitHub wants no file:// there.
             self.assertTrue(rule["help"]["markdown"].startswith("# " + rule["id"]), rule["id"])
-            self.assertTrue(rule["helpUri"].startswith("file:///"), rule["id"])
-            self.assertTrue(os.path.isfile(rule["helpUri"][len("file://"):]), rule["helpUri"])
+            self.assertNotIn("helpUri", rule)
+        assert_valid_sarif(self, sarif)   # last: it skips without ../shared or jsonschema
 
 
 if __name__ == "__main__":
