@@ -2,10 +2,13 @@
 # tests need when any is missing, and makes the Python environments (venvs) they use. The C++
 # libraries of the system build come from Debian (the release wheels build them from pinned
 # sources: cmake/BundledDeps.cmake); Python build tooling (scikit-build-core, ziglang) and torch
-# from PyPI; qemu-user-static and libc6-arm64-cross run the aarch64 binary in the tests.
+# from PyPI.
 NPUD_APT_PACKAGES="g++ cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libcli11-dev libfmt-dev
   googletest libgtest-dev libbenchmark-dev python3 python3-venv python3-torch python3-numpy gzip
-  libtree-sitter-dev chromium libisal-dev qemu-user-static libc6-arm64-cross"
+  libtree-sitter-dev chromium libisal-dev"
+# The tests only: qemu user emulation and the arm64 glibc run the aarch64 release binary
+# (tests/e2e/test_release.py).
+NPUD_TEST_APT_PACKAGES="qemu-user-static libc6-arm64-cross"
 # The torch the newer e2e run and the demo use: a CPU wheel this kind of machine keeps on disk
 # (pip takes it without a download). Pinned: a plain `torch` would pull a multi-GB CUDA build.
 NPUD_TORCH_PIN="torch==2.13.0"
@@ -27,6 +30,11 @@ npud_apt_install_missing() {
 npud_install_deps() {
   # shellcheck disable=SC2086  # the list splits on whitespace on purpose
   npud_apt_install_missing $NPUD_APT_PACKAGES
+}
+
+npud_install_test_deps() {
+  # shellcheck disable=SC2086
+  npud_apt_install_missing $NPUD_TEST_APT_PACKAGES
 }
 
 # The Python that makes venvs: NPUD_PYTHON, else python3 on PATH (with its venv module), else

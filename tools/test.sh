@@ -41,6 +41,7 @@ phase_start=$SECONDS
 phase_done() { echo "npu-doctor test: $1 $((SECONDS - phase_start)) s" >&2; phase_start=$SECONDS; }
 
 npud_install_deps
+npud_install_test_deps
 [ "${NPUD_CHECK:-1}" = 0 ] || npud_install_check_deps
 phase_done "deps"
 VENV=$NPUD_ROOT/build/test-venv

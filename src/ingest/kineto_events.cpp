@@ -89,13 +89,12 @@ uint32_t ChromeBuilder::legacy_stack(std::string_view text) {
 // Kineto's python_function events are named "file(line): func" (with_stack=True): one of the
 // program's own files gives the ops nested in it their file:line; library functions (torch,
 // site-packages) give none, so the walk up to the user's frame continues past them.
-// Its line is where the function starts, or, for frames already running when the profiler
-// started (a script's `<module>` running the training loop), where they were then: the
-// innermost such frame of the user's own files is the place the trace itself names, which the
-// user can open, suppress a finding at, and see in code scanning (issue 40).
+// Its line is where the function starts (or, for frames already running when the profiler
+// started, where they were then): `<module>` frames, whose line says nothing about the op, give
+// none.
 uint32_t ChromeBuilder::python_function_frame(std::string_view name) {
   size_t close = name.find("): ");
-  if (close == name.npos || name.rfind('(', close) == name.npos) return kNone;
+  if (close == name.npos || name.rfind('(', close) == name.npos || name.substr(close + 3) == "<module>") return kNone;
   if (is_library_file(name.substr(0, name.rfind('(', close)))) return kNone;
   return legacy_stack(name);
 }
