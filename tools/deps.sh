@@ -88,6 +88,8 @@ NPUD_ZIG_PIN="ziglang==0.17.0"
 NPUD_RELEASE_TOOL_PINS="$NPUD_ZIG_PIN build==1.6.1"
 # The glibc every release binary targets (manylinux_2_28: openEuler 20.03+, Kylin V10, EulerOS 2.x).
 NPUD_MANYLINUX_GLIBC=2.28
+# npud_manylinux_plat ARCH: the wheel platform tag of the release for ARCH (manylinux_2_28_aarch64).
+npud_manylinux_plat() { echo "manylinux_${NPUD_MANYLINUX_GLIBC/./_}_$1"; }
 
 # npud_build_wheel VENV BUILD_DIR ARCH [pip wheel -C options...]: builds the npu-doctor wheel for
 # ARCH (x86_64 or aarch64) from NPUD_SOURCE (default the tree) with the venv's scikit-build-core
@@ -99,7 +101,8 @@ NPUD_MANYLINUX_GLIBC=2.28
 # (no index, no compiler).
 npud_build_wheel() {
   local venv=$1 build=$2 arch=$3; shift 3
-  local source=${NPUD_SOURCE:-$NPUD_ROOT} plat=manylinux_${NPUD_MANYLINUX_GLIBC/./_}_$arch
+  local source=${NPUD_SOURCE:-$NPUD_ROOT} plat
+  plat=$(npud_manylinux_plat "$arch")
   rm -rf "$build/dist" "$build/dist-linux"
   # scikit-build-core tags the wheel with sysconfig's platform, which this variable sets.
   _PYTHON_HOST_PLATFORM=linux-$arch "$venv/bin/python" -m pip wheel -q --disable-pip-version-check \

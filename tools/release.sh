@@ -70,9 +70,30 @@ stage "sdist npu_doctor-$VERSION.tar.gz"
   { tail -n 20 "$REL/sdist.log" >&2; fail "python -m build --sdist (log: $REL/sdist.log)"; }
 SDIST=$REL/out/npu_doctor-$VERSION.tar.gz
 [ -f "$SDIST" ] || fail "no $SDIST"
-# Unpacked at a fixed path: the aarch64 CMake build folder is reused across runs.
-rm -rf "$REL/sdist-src" && mkdir -p "$REL/sdist-src"
-tar -xzf "$SDIST" -C "$REL/sdist-src"
+# Unpacked at a fixed path, so the aarch64 CMake build folder is reused across runs. The archive
+# keeps each file's old mtime: unpacked over the last run's copy, a changed source could look
+# older than its object and not be rebuilt. So only files whose bytes changed are replaced (they
+# get a new mtime), and files the sdist no longer has are removed.
+rm -rf "$REL/sdist-new" && mkdir -p "$REL/sdist-new" "$REL/sdist-src"
+tar -xzf "$SDIST" -C "$REL/sdist-new"
+"$VENV/bin/python" - "$REL/sdist-new" "$REL/sdist-src" <<'PY'
+import filecmp, os, shutil, sys
+new, old = sys.argv[1:]
+for root, _, files in os.walk(new):
+    for name in files:
+        src = os.path.join(root, name)
+        dst = os.path.join(old, os.path.relpath(src, new))
+        if not os.path.isfile(dst) or not filecmp.cmp(src, dst, shallow=False):
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copyfile(src, dst)
+            shutil.copymode(src, dst)
+for root, _, files in os.walk(old):
+    for name in files:
+        dst = os.path.join(root, name)
+        if not os.path.exists(os.path.join(new, os.path.relpath(dst, old))):
+            os.remove(dst)
+PY
+rm -rf "$REL/sdist-new"
 
 for arch in $ARCHES; do
   source_dir=$NPUD_ROOT
@@ -85,13 +106,14 @@ for arch in $ARCHES; do
     # shellcheck disable=SC2206  # -C options, split on whitespace on purpose
     extra=(${NPUD_RELEASE_X86_64_ARGS:-})
   fi
-  stage "wheel manylinux_2_28_$arch: zig c++ -target $arch-linux-gnu.2.28, from ${source_dir#$NPUD_ROOT/} (build folder $build; a few minutes)"
-  NPUD_ZIG_TARGET=$arch-linux-gnu.2.28 NPUD_SOURCE=$source_dir \
+  plat=$(npud_manylinux_plat "$arch") target=$arch-linux-gnu.$NPUD_MANYLINUX_GLIBC
+  stage "wheel $plat: zig c++ -target $target, from ${source_dir#$NPUD_ROOT/} (build folder $build; a few minutes)"
+  NPUD_ZIG_TARGET=$target NPUD_SOURCE=$source_dir \
     npud_build_wheel "$VENV" "$build" "$arch" -C cmake.define.CMAKE_TOOLCHAIN_FILE="$NPUD_ROOT/cmake/zig-toolchain.cmake" \
     -C cmake.define.NPUD_UNITY="${NPUD_RELEASE_UNITY:-ON}" "${extra[@]}" \
     -C "cmake.define.CMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" -C "cmake.define.CMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" ||
     fail "the $arch wheel (the build's log is above; it needs only $NPUD_ZIG_PIN and the pinned sources from PyPI)"
-  cp "$build"/dist/npu_doctor-*manylinux_2_28_"$arch".whl "$REL/out/"
+  cp "$build"/dist/npu_doctor-*"$plat".whl "$REL/out/"
 done
 
 stage "SHA256SUMS"
