@@ -19,12 +19,14 @@ namespace {
 // A first argument that is no option and no command: says so, with the closest command.
 bool unknown_command(const CLI::App& app, std::string_view word) {
   if (word.empty() || word[0] == '-') return false;
-  std::vector<std::string> names;
+  std::string best;
+  size_t best_d = 3;   // suggest only close spellings
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     if (sub->get_name() == word) return false;
-    names.push_back(sub->get_name());
+    size_t d = npud::edit_distance(word, sub->get_name());
+    if (sub->get_name().starts_with(word)) d = 0;
+    if (d < best_d) best_d = d, best = sub->get_name();
   }
-  std::string best = npud::closest_spelling(word, names);
   std::cerr << "npu-doctor: error: unknown command '" << word << "'"
             << (best.empty() ? std::string() : "; did you mean '" + best + "'?")
             << " (`npu-doctor --help` lists the commands)\n";

@@ -8,10 +8,10 @@
 
 #include "cli/commands.hpp"
 #include "knowledge/knowledge.hpp"
+#include "model/rule_filter.hpp"
 #include "rules/rule.hpp"
 #include "source/source_rules.hpp"
 #include "util/embedded.hpp"
-#include "util/text.hpp"
 
 namespace npud {
 namespace {
@@ -52,12 +52,9 @@ void add_rules_command(CLI::App& app, int& exit_code) {
     }
     std::string_view doc = rule_doc(*id);
     if (doc.empty()) {
-      std::vector<std::string> known;
-      for (const Rule* r : trace_rules()) known.insert(known.end(), {std::string(r->id()), std::string(r->name())});
-      for (const auto& r : source_rules()) known.emplace_back(r.id);
-      std::string best = closest_spelling(*id, known);
-      std::cerr << fmt::format("npu-doctor: error: no rule '{}'{} (see `npu-doctor rules`)\n", *id,
-                               best.empty() ? "" : "; did you mean '" + best + "'?");
+      std::vector<RuleRef> known = trace_rule_refs();
+      for (const RuleRef& r : source_rule_refs()) known.push_back(r);
+      std::cerr << fmt::format("npu-doctor: error: no rule '{}'{} (see `npu-doctor rules`)\n", *id, did_you_mean(*id, known));
       exit_code = kExitBadInput;
       return;
     }

@@ -79,20 +79,6 @@ inline size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-// The candidate closest to `word` for a "did you mean": a candidate `word` starts (case aside)
-// wins, else the smallest edit distance below `max_distance`, compared in upper case; "" if none.
-inline std::string closest_spelling(std::string_view word, const std::vector<std::string>& candidates,
-                                    size_t max_distance = 3) {
-  std::string best, w = to_upper(word);
-  size_t best_d = max_distance;
-  for (const std::string& c : candidates) {
-    std::string u = to_upper(c);
-    size_t d = u.starts_with(w) ? 0 : edit_distance(w, u);
-    if (d < best_d) best_d = d, best = c;
-  }
-  return best;
-}
-
 // The comma-separated items of `list`, trimmed, empty ones dropped ("SYNC, idle,," -> SYNC, idle).
 inline std::vector<std::string_view> comma_items(std::string_view list) {
   std::vector<std::string_view> out;
