@@ -192,3 +192,17 @@ def github_annotations(test, text):
         test.assertTrue(_is_relative_reference(m.group(2)), line)
         out.append((m.group(1), m.group(2), int(m.group(3)), m.group(7), m.group(8)))
     return out
+
+
+# The shared libraries a release binary may need (glibc's and libgcc_s: every manylinux policy
+# has them), as tools/deps.sh lists them for its own check of the binary.
+MANYLINUX_LIBRARIES = set(subprocess.run(
+    ["bash", "-c", '. "$0/tools/deps.sh" && echo $NPUD_MANYLINUX_LIBRARIES',
+     os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))],
+    capture_output=True, text=True, check=True).stdout.split())
+
+
+def needed_libraries(binary):
+    """The NEEDED entries of an ELF binary of any architecture (readelf reads the headers)."""
+    out = subprocess.run(["readelf", "-d", "-W", binary], capture_output=True, text=True, check=True, timeout=60).stdout
+    return set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out))

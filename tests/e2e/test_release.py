@@ -24,7 +24,7 @@ import tempfile
 import unittest
 import zipfile
 
-from e2e_support import SHARED
+from e2e_support import MANYLINUX_LIBRARIES, SHARED, needed_libraries
 
 DIST = os.environ.get("NPUD_RELEASE_DIST", "/nonexistent")
 SOURCE = os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,11 +33,6 @@ QEMU = shutil.which("qemu-aarch64-static") or shutil.which("qemu-aarch64")
 ARM64_GLIBC = "/usr/aarch64-linux-gnu"
 ELF_MACHINES = {62: "x86_64", 183: "aarch64"}
 MANYLINUX_GLIBC = (2, 28)
-
-
-def deps_sh(variable):
-    return subprocess.run(["bash", "-c", '. "$0/tools/deps.sh" && echo $' + variable, SOURCE],
-                          capture_output=True, text=True, check=True).stdout.split()
 
 
 def wheel_for(arch):
@@ -74,11 +69,6 @@ def glibc_versions(path):
     return {tuple(int(x) for x in v.split(".")) for v in re.findall(r"Name: GLIBC_([0-9.]+)", out)}
 
 
-def needed_libraries(path):
-    out = subprocess.run(["readelf", "-d", "-W", path], capture_output=True, text=True, check=True).stdout
-    return set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out))
-
-
 @unittest.skipUnless(os.path.isdir(DIST), f"no release in {DIST} (tools/test.sh runs tools/release.sh into it)")
 @unittest.skipUnless(os.path.realpath(sys.executable) == os.path.realpath(DEBIAN_PYTHON),
                      "runs once, in the torch1 pass")
@@ -106,7 +96,6 @@ class ReleaseArtefacts(unittest.TestCase):
         self.assertFalse([m for m in members if m.startswith(("build/", "dist/", ".venv/"))])
 
     def test_each_binary_is_its_architecture_and_needs_glibc_2_28_at_most(self):
-        allowed = set(deps_sh("NPUD_MANYLINUX_LIBRARIES"))
         for arch in ("x86_64", "aarch64"):
             with self.subTest(arch=arch), tempfile.TemporaryDirectory() as d:
                 wheel = wheel_for(arch)
@@ -119,7 +108,7 @@ class ReleaseArtefacts(unittest.TestCase):
                 versions = glibc_versions(binary)
                 self.assertTrue(versions, "no GLIBC_ version needs read: readelf changed?")
                 self.assertLessEqual(max(versions), MANYLINUX_GLIBC, sorted(versions))
-                self.assertLessEqual(needed_libraries(binary), allowed)
+                self.assertLessEqual(needed_libraries(binary), MANYLINUX_LIBRARIES)
 
 
 @unittest.skipUnless(os.path.isdir(DIST), f"no release in {DIST} (tools/test.sh runs tools/release.sh into it)")

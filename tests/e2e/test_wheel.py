@@ -21,11 +21,7 @@ import unittest
 WHEELS = sorted(glob.glob(os.path.join(os.environ.get("NPUD_WHEEL_DIR", "/nonexistent"), "npu_doctor-*.whl")))
 SOURCE = os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEBIAN_PYTHON = "/usr/bin/python3"
-from e2e_support import SHARED, assert_valid_sarif
-# What glibc is made of, and libgcc_s (the unwinder): the only shared libraries a portable
-# binary may need; tools/test.sh checks the binary against the same list (tools/deps.sh).
-SYSTEM_LIBRARIES = set(subprocess.run(["bash", "-c", '. "$0/tools/deps.sh" && echo $NPUD_MANYLINUX_LIBRARIES', SOURCE],
-                                      capture_output=True, text=True, check=True).stdout.split())
+from e2e_support import MANYLINUX_LIBRARIES, SHARED, assert_valid_sarif, needed_libraries
 
 
 @unittest.skipUnless(WHEELS, "no wheel in NPUD_WHEEL_DIR (tools/test.sh builds it into build/dist)")
@@ -59,16 +55,15 @@ class FreshVenv(unittest.TestCase):
         tag = re.search(r"-py3-none-manylinux_2_(\d+)_x86_64\.whl$", os.path.basename(WHEELS[-1]))
         self.assertTrue(tag, WHEELS[-1])
         self.assertLessEqual(int(tag.group(1)), 28, WHEELS[-1])
-        dynamic = subprocess.run(["readelf", "-d", self.binary], capture_output=True, text=True, timeout=60).stdout
-        needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
-        self.assertTrue(needed, dynamic)
-        self.assertLessEqual(needed, SYSTEM_LIBRARIES, dynamic)
+        needed = needed_libraries(self.binary)
+        self.assertTrue(needed, self.binary)
+        self.assertLessEqual(needed, MANYLINUX_LIBRARIES, self.binary)
         # ldd resolves the whole tree (a needed library's own needs included), with no library
         # path of the machine's to help it.
         ldd = subprocess.run(["ldd", self.binary], capture_output=True, text=True, timeout=60,
                              env=dict(os.environ, LD_LIBRARY_PATH=""))
         names = {os.path.basename(line.split()[0]) for line in ldd.stdout.splitlines() if line.strip()}
-        self.assertLessEqual(names - {"linux-vdso.so.1"}, SYSTEM_LIBRARIES, ldd.stdout)
+        self.assertLessEqual(names - {"linux-vdso.so.1"}, MANYLINUX_LIBRARIES, ldd.stdout)
         self.assertNotIn("not found", ldd.stdout)
 
     def test_gz_traces_read_the_same_with_isal_loaded_or_zlib(self):
