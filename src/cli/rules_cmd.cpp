@@ -12,6 +12,7 @@
 #include "rules/rule.hpp"
 #include "source/source_rules.hpp"
 #include "util/embedded.hpp"
+#include "util/text.hpp"
 
 namespace npud {
 namespace {
