@@ -112,6 +112,8 @@ def _start_capture():
             from ._amp import session_from_env
             amp = session_from_env()
         rec = Recorder(path, steps, exclusive=exclusive, fault_at=fault, amp=amp)
+        # `run` at a terminal: one line when recording starts and one when it is done (rank 0 only)
+        rec.status = bool(os.environ.pop("NPUD_STATUS", "")) and rank in (None, 0)
         rec.start()
         npu_doctor._current[0] = rec
         dump = os.environ.pop("NPUD_DUMP", None)

@@ -48,6 +48,7 @@ class Recorder(PythonCallEvents):
         self.steps = steps
         self.recording = False
         self.finished = False
+        self.status = False        # say at the terminal when recording starts and ends (_autostart)
         self.in_sync = False
         self.mute_ops = False
         self.step = 0
@@ -232,6 +233,9 @@ class Recorder(PythonCallEvents):
         if self.finished:
             return
         self.finished = True
+        if reason == "done":
+            self._say("%s recorded; the rest of the run is not captured (stopping the program now loses nothing "
+                      "of the report)" % self._steps_text())
         if self.recording and self.cut_at_forward:   # the last backward-ended step is complete
             self._write(self._step_event(self.step, self._step_start, self.now()))
             self.step += 1
@@ -268,7 +272,22 @@ class Recorder(PythonCallEvents):
         except Exception:
             pass
 
+    def _steps_text(self):
+        first, last = self.steps if self.steps is not None else (0, None)
+        return "step %d on" % first if last is None else ("step %d" % first if first == last else
+                                                          "steps %d-%d" % (first, last))
+
+    def _say(self, line):
+        """A status line for the person at the terminal (`run` sets status there)."""
+        if self.status:
+            try:
+                sys.stderr.write("npu-doctor: %s\n" % line)
+                sys.stderr.flush()
+            except Exception:
+                pass
+
     def _begin_recording(self):
+        self._say("recording %s" % self._steps_text())
         self._write_header()
         self._tensor_patches.install()
         self._modules.install()
@@ -337,6 +356,12 @@ class Recorder(PythonCallEvents):
 
     def leave_call(self, previous):
         self._modules.boundary = previous
+
+    def result_stands_for(self, result, recorded):
+        """The program's result of a call the capture ran twice is the recorded call's
+        (TensorEncoder.stand_for)."""
+        if self.recording:
+            self._tensors.stand_for(result, recorded)
 
     def note_once(self, key, line):
         """One line on stderr, the first time `key` comes up: what the capture skipped."""

@@ -14,7 +14,7 @@ class TensorEncoder:
         # buffer, are not the old ones: tensor_json).
         self._ids = {}         # TensorImpl address -> (tensor id, weakref to the tensor)
         self._storages = {}    # storage base address -> storage id
-        self._storage_refs = {}  # storage id -> weakref to its storage, dropping the entry when it dies
+        self._storage_refs = {}  # (storage id, base) -> weakref to its storage, dropping the entry when it dies
         self.watch_storages = False   # torch keeps one Python object per storage (2.x): start()
         self._next_id = 1
         self._next_storage = 1
@@ -88,18 +88,49 @@ class TensorEncoder:
             layout = self._layout_json(key, t)
         return '{"arg":%d,"id":%d,"storage":%d,%s,"offset":%d,%s%s}' % (pos, tid, sid, layout[0], offset, layout[1], rg)
 
+    def stand_for(self, result, recorded):
+        """`result`, what the program got from a call the capture ran twice (_patches'
+        mode-sensitive linear algebra: the program gets the plain call's result, the capture
+        records a second call), takes the identity of `recorded`, the recorded call's result:
+        the ops that read it then read that op's output, so what the program computes from it
+        keeps where it came from (analysis/placement.hpp; `float(sum(p.grad.norm() ...))`,
+        issue 40). Tensors and tuples of tensors (eigh's values and vectors), pair by pair."""
+        Tensor = self.Tensor
+        if isinstance(result, Tensor):
+            pairs = [(result, recorded)]
+        elif isinstance(result, tuple) and isinstance(recorded, tuple) and len(result) == len(recorded):
+            pairs = list(zip(result, recorded))
+        else:
+            return
+        for mine, theirs in pairs:
+            if not (isinstance(mine, Tensor) and isinstance(theirs, Tensor)):
+                continue
+            entry = self._ids.get(theirs._cdata)
+            if entry is not None and entry[1]() is theirs:
+                self._ids[mine._cdata] = (entry[0], _weak(mine))
+            try:
+                base_theirs = theirs.data_ptr() - theirs.storage_offset() * theirs.element_size()
+                base_mine = mine.data_ptr() - mine.storage_offset() * mine.element_size()
+            except Exception:   # no storage (sparse, meta)
+                continue
+            sid = self._storages.get(base_theirs)
+            if sid is not None and base_mine and base_theirs:
+                self._storages[base_mine] = sid
+                self._watch_storage(mine, base_mine, sid)
+
     def _watch_storage(self, t, base, sid):
         """Forget base -> sid when the storage is freed (torch 2.x; torch 1.x makes a new storage
         object per call, so an address stays its first storage's there)."""
         if not self.watch_storages:
             return
         try:
-            self._storage_refs[sid] = weakref.ref(t.untyped_storage(), functools.partial(self._storage_freed, base, sid))
+            self._storage_refs[sid, base] = weakref.ref(t.untyped_storage(),
+                                                        functools.partial(self._storage_freed, base, sid))
         except Exception:
             pass
 
     def _storage_freed(self, base, sid, _ref):
-        self._storage_refs.pop(sid, None)
+        self._storage_refs.pop((sid, base), None)
         if self._storages.get(base) == sid:
             del self._storages[base]
 

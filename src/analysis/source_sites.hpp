@@ -13,6 +13,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "model/package_path.hpp"
 #include "model/trace.hpp"
 
 namespace npud {
@@ -43,9 +44,5 @@ class SourceSites {
   const Trace& t_;
   mutable std::unordered_map<StrId, Where> cache_;
 };
-
-// ("transformers", "models/llama/modeling_llama.py") for a package's file path, ("", "") for
-// the program's own.
-std::pair<std::string_view, std::string_view> package_of_path(std::string_view path);
 
 }  // namespace npud

@@ -108,9 +108,14 @@ uint32_t TraceIndex::top_aten(uint32_t i) const {
 }
 
 std::span<const uint32_t> TraceIndex::stack_frames(uint32_t i) const {
+  uint32_t owner = stack_owner(i);
+  return owner == kNone ? std::span<const uint32_t>{} : t_.frames_of(t_.ops[owner].stack);
+}
+
+uint32_t TraceIndex::stack_owner(uint32_t i) const {
   for (; i != kNone; i = t_.ops[i].parent)
-    if (auto f = t_.frames_of(t_.ops[i].stack); !f.empty()) return f;
-  return {};
+    if (!t_.frames_of(t_.ops[i].stack).empty()) return i;
+  return kNone;
 }
 
 const Frame* TraceIndex::user_frame(uint32_t i) const {

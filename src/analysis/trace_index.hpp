@@ -41,6 +41,8 @@ class TraceIndex {
   const Frame* user_frame(uint32_t op) const;
   // The frames (innermost first) of the op's stack or of its nearest ancestor's that has one.
   std::span<const uint32_t> stack_frames(uint32_t op) const;
+  // The op whose stack stack_frames(op) is (op or an ancestor), or kNone.
+  uint32_t stack_owner(uint32_t op) const;
   // Whose code each frame is: the program's own or an installed package's.
   const SourceSites& sites() const { return sites_; }
   // "file:line" of user_frame(op), or "".

@@ -40,7 +40,7 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& o) {
                  "combines, `npu-doctor docs cluster`)")
       ->check(CLI::IsMember({"text", "json", "html", "sarif", "github", "summary"}))
       ->capture_default_str();
-  add_output_option(cmd, o.output);
+  add_output_option(cmd, o.output, &o.format);
   add_project_root_option(cmd, o.project_root);
   cmd.add_option("--fail-on", o.fail_on, "exit 1 when a finding has this severity or worse")
       ->check(CLI::IsMember({"info", "warning", "error", "never"}))

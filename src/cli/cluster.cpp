@@ -337,7 +337,7 @@ void add_merge_command(CLI::App& app, int& exit_code) {
                   "the same as GitHub Actions annotations)")
       ->check(CLI::IsMember({"text", "json", "html", "sarif", "github"}))
       ->capture_default_str();
-  add_output_option(*cmd, o->output);
+  add_output_option(*cmd, o->output, &o->format);
   add_project_root_option(*cmd, o->project_root);
   cmd->add_option("--fail-on", o->fail_on, "exit 1 when a slow rank or finding has this severity or worse")
       ->check(CLI::IsMember({"info", "warning", "error", "never"}))

@@ -357,7 +357,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", o->format, "output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  add_output_option(*cmd, o->output);
+  add_output_option(*cmd, o->output, &o->format);
   cmd->add_flag("-a,--all,--verbose", o->all, "list every matched tensor, not only the diverging ones");
   cmd->add_flag("-q,--quiet", o->quiet, "no progress on stderr");
   cmd->add_option("--threads", o->threads, "threads for the metrics (default: all cores)")->check(finite_in(0, 4096));

@@ -61,6 +61,7 @@ std::vector<CommandSpec> command_table(const CLI::App& app) {
     }
     if (c.name == "docs") {
       for (const EmbeddedFile& f : embedded_topic_docs()) c.words.emplace_back(f.name.substr(0, f.name.size() - 3));
+      c.words.emplace_back("example");
     } else if (c.name == "rules") {
       c.words = every_rule_id();
     } else if (c.name == "completion") {

@@ -159,7 +159,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", o->format, "output format")
       ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();
-  add_output_option(*cmd, o->output);
+  add_output_option(*cmd, o->output, &o->format);
   cmd->add_option("--top", o->top, "rows per op table in the text output")->check(finite_in(0, 1e6))->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress on stderr");
   cmd->add_flag("--allow-truncated", o->allow_truncated, "accept traces whose last event is cut off");

@@ -46,6 +46,8 @@ void list_topics(std::ostream& os) {
     std::string name = fmt::format("  {:<18} ", f.name.substr(0, f.name.size() - 3));
     os << name << cut_to_width(title_of(f.bytes), width > name.size() + 20 ? width - name.size() : 20) << '\n';
   }
+  os << fmt::format("  {:<18} ", "example")
+     << "the bundled example program (docs example > train.py)\n";
   os << "\nRule docs: `npu-doctor rules ID` (or `npu-doctor docs ID`).\n";
 }
 
@@ -65,7 +67,8 @@ std::string_view find_topic_doc(std::string_view topic) {
 
 void add_docs_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("docs", "Print a user doc (configuration, capture, json-schema, ...; all of them "
-                                         "without TOPIC): what reports and --help cite as `npu-doctor docs TOPIC`");
+                                         "without TOPIC): what reports and --help cite as `npu-doctor docs TOPIC`; "
+                                         "`docs example` prints the bundled example program");
   auto topic = std::make_shared<std::string>();
   cmd->add_option("TOPIC", *topic, "a topic as listed (configuration, formats/dump, ...) or a rule id (SYNC001)");
   cmd->footer("Exit codes: 0 printed, 2 no such topic.");
@@ -75,7 +78,8 @@ void add_docs_command(CLI::App& app, int& exit_code) {
       exit_code = kExitClean;
       return;
     }
-    std::string_view doc = find_topic_doc(*topic);
+    std::string_view doc = trim(*topic) == "example" ? find_embedded(embedded_examples(), "tiny_gpt/train.py")
+                                                     : find_topic_doc(*topic);
     if (doc.empty()) {
       std::cerr << fmt::format("npu-doctor: error: no doc '{}' (`npu-doctor docs` lists the topics)\n", *topic);
       exit_code = kExitBadInput;

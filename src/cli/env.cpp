@@ -123,7 +123,7 @@ void add_env_command(CLI::App& app, int& exit_code) {
                   "/usr/local/Ascend/ascend-toolkit/latest)");
   cmd->add_option("--driver-home", o->driver_home, "Ascend driver directory")->capture_default_str();
   cmd->add_option("--format", o->format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
-  add_output_option(*cmd, o->output);
+  add_output_option(*cmd, o->output, &o->format);
   cmd->add_option("--timeout", o->timeout_s, "seconds to wait for Python to answer")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();

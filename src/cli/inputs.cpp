@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <string_view>
 
@@ -44,7 +45,47 @@ bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, T
   } catch (const std::exception& e) {
     std::cerr << "npu-doctor: error: " << path << ": " << e.what() << "\n";
   }
+  if (std::string hint = command_for_input(path); !hint.empty()) std::cerr << "npu-doctor: hint: " << hint << "\n";
   return false;
+}
+
+namespace {
+
+// The first bytes of a regular file ("" when it cannot be read).
+std::string head_of(const std::string& path, size_t max) {
+  std::string error;
+  int fd = open_regular_file(path, error);
+  if (fd < 0) return {};
+  std::string head(max, '\0');
+  ssize_t n = ::read(fd, head.data(), max);
+  ::close(fd);
+  head.resize(n > 0 ? size_t(n) : 0);
+  return head;
+}
+
+}  // namespace
+
+std::string command_for_input(const std::string& path) {
+  std::string shown = terminal_safe(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {   // an msprobe dump folder holds its dump.json
+    std::string dump = (std::filesystem::path(path) / "dump.json").string();
+    return std::filesystem::is_regular_file(dump, ec) ? command_for_input(dump) : std::string();
+  }
+  std::string head = head_of(path, 4096);
+  std::string_view text = trim(std::string_view(head).substr(utf8_bom_size(head)));
+  bool python = path.ends_with(".py") || text.starts_with("#!/usr/bin/env python") || text.starts_with("import ") ||
+                text.starts_with("from ");
+  if (python)
+    return fmt::format("{0} is Python source: `npu-doctor scan {0}` checks it without running it, "
+                       "`npu-doctor run -- python3 {0}` runs it and analyses what it did",
+                       shown);
+  // msprobe's dump.json: {"task": "statistics", "level": "L1", "dump_data_dir": ..., "data": {...}}
+  if (text.starts_with('{') && text.find("\"task\"") != text.npos &&
+      (text.find("\"dump_data_dir\"") != text.npos || text.find("\"level\"") != text.npos))
+    return fmt::format("{} is an msprobe dump: `npu-doctor compare REF_DUMP TARGET_DUMP` compares two dumps "
+                       "tensor by tensor (`npu-doctor docs compare`)", shown);
+  return {};
 }
 
 bool is_npu_doctor_report(const std::string& path) {

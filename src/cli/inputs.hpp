@@ -25,6 +25,11 @@ void add_max_events_option(CLI::App& cmd, uint64_t& max_events);
 // input prints "npu-doctor: error: ..." and returns false.
 bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, Trace& out);
 
+// For an input the profile readers refused: the command that reads it, as "npu-doctor: hint: ..."
+// text ("" when none does). Python source goes to scan or run, an msprobe dump (dump.json) to
+// compare.
+std::string command_for_input(const std::string& path);
+
 // Whether `path` is a regular file holding a JSON report of npu-doctor's own (analyze/run/diff
 // --format json: `{"schema_version": 1, "tool": {"name": "npu-doctor", ...`), which the trace
 // readers would refuse with a puzzling "no traceEvents array".

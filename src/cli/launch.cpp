@@ -389,6 +389,9 @@ int launch_with_shim(const LaunchRequest& ro, Launched& out) {
                                   "NPUD_STEPS=" + ro.steps};
   env.insert(env.end(), ro.extra_env.begin(), ro.extra_env.end());
   if (!ro.dump.empty()) env.push_back("NPUD_DUMP=" + ro.dump);   // tensors go to CAPTURE_DIR/dump/
+  // A person at a terminal hears from the shim when recording starts and when it is done (and
+  // stopping the program loses nothing): one line each, the first process only (issue 40).
+  if (!ro.quiet && ::isatty(STDERR_FILENO)) env.push_back("NPUD_STATUS=1");
 
   ChildResult child = run_child(ro.program, env);
   if (!child.started) return kExitBadInput;

@@ -4,6 +4,8 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -11,7 +13,15 @@ namespace npud {
 
 // Adds -o/--output FILE to a command: the report goes to FILE, written atomically (emit_report);
 // `-o -` is stdout, as in other command-line tools (it used to write a file named "-").
-CLI::Option* add_output_option(CLI::App& cmd, std::string& path);
+// With `format` (the variable the command's --format option, added before, writes): a file
+// whose extension names a format the command writes sets it when --format is not given
+// (`-o report.html` writes HTML, `-o results.sarif` SARIF), and a --format the extension
+// contradicts (`--format text -o report.html`) is a usage error (exit 2).
+CLI::Option* add_output_option(CLI::App& cmd, std::string& path, std::string* format = nullptr);
+
+// The formats a file name's extension allows, the first the one it names: {"html"} for .html,
+// {"json", "sarif", "summary"} for .json; empty for an extension that names none.
+std::vector<std::string_view> formats_of_extension(std::string_view path);
 
 // Adds --project-root DIR to a command that writes SARIF or `--format github`: the paths in them
 // are said relative to DIR (default: the git root above the working directory, else it;
@@ -19,7 +29,8 @@ CLI::Option* add_output_option(CLI::App& cmd, std::string& path);
 CLI::Option* add_project_root_option(CLI::App& cmd, std::string& dir);
 
 // Calls render(stream, color) once, on stdout when `path` is empty (color only when asked
-// for, stdout is a terminal and NO_COLOR is unset) or on a temporary file renamed to `path`.
+// for, stdout is a terminal and NO_COLOR is unset) or on a temporary file renamed to `path`,
+// then says on stderr where the report went ("npu-doctor: report written to FILE").
 // Returns false after printing "npu-doctor: error: ..." on stderr when writing failed.
 bool emit_report(const std::string& path, bool want_color,
                  const std::function<void(std::ostream&, bool color)>& render);

@@ -216,7 +216,7 @@ struct HeldBack {
     std::vector<ScanFinding> out;
     for (const ScanFinding& f : findings) {
       if (ignores && ignores->ignores(r.path, f.rule)) continue;
-      if (left && left->take(baseline_entry(f.rule, r.path, f.line, f.message, "", baseline_path, lines))) continue;
+      if (left && left->take(baseline_entry(f.rule, r.path, f.line, f.message, baseline_path, lines))) continue;
       out.push_back(f);
     }
     return out;
@@ -339,7 +339,7 @@ size_t drop_path_ignored(std::vector<FileResult>& results, const PathIgnores& ig
 size_t apply_scan_baseline(std::vector<FileResult>& results, const ScanArgs& a) {
   SourceLineCache lines(nullptr);   // the files the user named: read as the scan read them
   auto entry = [&](const FileResult& r, const ScanFinding& f, const std::string& path) {
-    return baseline_entry(f.rule, r.path, f.line, f.message, "", path, lines);
+    return baseline_entry(f.rule, r.path, f.line, f.message, path, lines);
   };
   if (!a.write_baseline.empty()) {
     std::vector<BaselineEntry> entries;
@@ -509,7 +509,7 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--diff", args->diff, "print the fixes as a unified diff and write nothing: apply it with `patch -p1` in this directory (files outside it are named from /: `patch -d / -p1`)");
   cmd->add_option("--select", args->select, "only these rule ids or prefixes, any case, comma-separated (e.g. CUDA,SYNC101)");
   cmd->add_option("--ignore", args->ignore, "skip these rule ids or prefixes, comma-separated");
-  add_output_option(*cmd, args->output);
+  add_output_option(*cmd, args->output, &args->format);
   add_project_root_option(*cmd, args->project_root);
   cmd->add_option("--threads", args->threads, "worker threads (default: one per core)");
   cmd->add_option("--baseline", args->baseline,

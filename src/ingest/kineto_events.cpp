@@ -10,6 +10,7 @@
 #include "util/input_error.hpp"
 #include "ingest/json_key.hpp"
 #include "ingest/limits.hpp"
+#include "model/package_path.hpp"
 
 namespace npud::chrome {
 
@@ -25,25 +26,18 @@ bool is_tensor_type(std::string_view t) {
   return true;
 }
 
-// Frames whose file is inside torch or site-packages are not the user's code.
-// Code the program did not write: absolute paths into torch or an installed package, and the
-// paths Kineto shortens relative to sys.path ("torch/nn/modules/module.py",
-// "transformers/masking_utils.py", "threading.py"), whose first part names a library.
+// Code the program did not write: torch's own files, installed packages (absolute paths into
+// site-packages, or the paths Kineto shortens relative to sys.path: "transformers/masking_utils.py"),
+// `<frozen runpy>`-style frames and the standard library as Kineto shortens it ("threading.py").
 bool is_library_file(std::string_view f) {
-  if (f.find("/torch/") != f.npos || f.find("site-packages") != f.npos || f.find("dist-packages") != f.npos ||
-      f.starts_with("<"))
-    return true;
+  if (is_torch_file(f) || !package_of_path(f).first.empty() || f.starts_with("<")) return true;
   if (f.starts_with("/")) return false;
   std::string_view root = f.substr(0, f.find('/'));
-  static constexpr std::string_view kLibraries[] = {
-      "torch", "torch_npu", "torchvision", "torchaudio", "functorch", "torchgen", "triton", "numpy", "transformers",
-      "accelerate", "timm", "datasets", "tokenizers", "safetensors", "huggingface_hub", "peft", "trl", "deepspeed",
-      "apex", "megatron", "lightning", "pytorch_lightning", "einops", "scipy", "sklearn", "pandas",
-      // the standard library, as Kineto shortens it
+  static constexpr std::string_view kStandardLibrary[] = {
       "multiprocessing", "concurrent", "asyncio", "importlib", "json", "logging", "unittest", "collections",
       "threading.py", "runpy.py", "contextlib.py", "functools.py", "queue.py", "selectors.py", "socket.py",
       "typing.py", "abc.py", "copy.py", "weakref.py", "random.py", "warnings.py", "enum.py", "inspect.py"};
-  for (std::string_view lib : kLibraries)
+  for (std::string_view lib : kStandardLibrary)
     if (root == lib) return true;
   return false;
 }
@@ -86,17 +80,26 @@ uint32_t ChromeBuilder::legacy_stack(std::string_view text) {
   return sid;
 }
 
-// Kineto's python_function events are named "file(line): func" (with_stack=True): one of the
-// program's own files gives the ops nested in it their file:line; library functions (torch,
-// site-packages) give none, so the walk up to the user's frame continues past them.
-// Its line is where the function starts (or, for frames already running when the profiler
-// started, where they were then): `<module>` frames, whose line says nothing about the op, give
-// none.
+// Kineto's python_function events are named "file(line): func" (with_stack=True), one event per
+// Python call, nested: the ops inside take their file:line from the innermost one that gives a
+// frame (analysis/trace_index.hpp stack_frames), and rules walk on up to the program's own
+// (rules/rule_support.cpp location_of). The program's files and installed packages' (the library
+// site a finding names) give a frame; torch's own and the standard library's give none.
+// The line is where the function starts, or, for frames already running when the profiler
+// started (a script's `<module>` running the training loop), where they were then. That line
+// is the place the trace itself names, which the user can open, suppress a finding at and see
+// in code scanning (issue 40); but every op of the loop shares it, so the frame is marked
+// `enclosing` and rules do not group ops by it (rule_support.cpp call_site).
 uint32_t ChromeBuilder::python_function_frame(std::string_view name) {
   size_t close = name.find("): ");
-  if (close == name.npos || name.rfind('(', close) == name.npos || name.substr(close + 3) == "<module>") return kNone;
-  if (is_library_file(name.substr(0, name.rfind('(', close)))) return kNone;
-  return legacy_stack(name);
+  size_t open = close == name.npos ? name.npos : name.rfind('(', close);
+  if (open == name.npos) return kNone;
+  std::string_view file = name.substr(0, open);
+  if (is_library_file(file) && (package_of_path(file).first.empty() || is_torch_file(file))) return kNone;
+  uint32_t stack = legacy_stack(name);
+  if (stack != kNone && name.substr(close + 3) == "<module>")
+    for (uint32_t f : t_.frames_of(stack)) t_.frames[f].enclosing = true;
+  return stack;
 }
 
 void ChromeBuilder::add_kineto_inputs(Op& op) {

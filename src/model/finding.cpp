@@ -26,6 +26,12 @@ std::string finding_identity(const Finding& f) {
                      l.package, l.file, l.cause.empty() ? std::to_string(l.line) : l.cause);
 }
 
+std::string Location::file_line() const {
+  if (file.empty()) return {};
+  if (line <= 0) return file;
+  return enclosing ? fmt::format("{}:{} (top level at profiler start)", file, line) : fmt::format("{}:{}", file, line);
+}
+
 std::string LibrarySite::describe() const {
   std::string out = package;
   if (!version.empty()) out += " " + version;

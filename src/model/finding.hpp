@@ -38,6 +38,13 @@ struct Location {
   int column = 0;       // scan: 1-based, in Unicode code points; the span's end (0: unknown)
   int end_line = 0;
   int end_column = 0;
+  // file:line is a frame's that encloses the op (a Kineto trace's running `<module>`: where the
+  // script was when the profiler started), not the op's call: shown, suppressible and uploaded
+  // there, but no site to group ops by (rules/rule_support.hpp call_site).
+  bool enclosing = false;
+  // "train.py:95", "train.py" (no line), "train.py:311 (top level at profiler start)" (enclosing),
+  // "" with no file.
+  std::string file_line() const;
 };
 
 // Replace bytes [start, end) of the file with `replacement` (start == end: an insertion).

@@ -156,6 +156,9 @@ struct Frame {
   StrId file = 0;
   int32_t line = 0;
   StrId function = 0;
+  // The line is where this frame was when the trace began, not where the op was called: a
+  // Kineto python_function event of a script's running `<module>` (rules/rule_support.hpp).
+  bool enclosing = false;
 };
 
 struct Stack {

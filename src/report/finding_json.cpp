@@ -34,6 +34,7 @@ void write_finding_fields(JsonWriter& w, const Finding& f, FindingAliases aliase
   w.key("location").begin_object();
   place_fields(w, at);
   string_or_null(w, "module", at.module);
+  if (at.enclosing) w.field("enclosing", true);   // docs/json-schema.md "enclosing"
   if (const LibrarySite& l = at.library; !l.empty()) {   // docs/json-schema.md "library"
     w.key("library").begin_object();
     w.field("package", l.package);

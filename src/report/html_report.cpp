@@ -131,16 +131,24 @@ void render_html(std::ostream& os, const Report& r, const TraceIndex& index, con
   size_t counts[3] = {0, 0, 0};
   for (const Finding& f : r.findings) ++counts[size_t(f.severity)];
   string step = s.steps ? "mean step " + ms(s.step_time_ns) : "trace span " + ms(s.span_ns);
+  // With steps, the device's share is the device time line's (computing of step time), so the
+  // page shows one measure, not a span share beside a step share (issue 40).
+  const StepBreakdown* per_step = s.breakdown && s.breakdown->step_ns > 0 && s.steps ? &*s.breakdown : nullptr;
+  string device_label = per_step ? "device computing (of step time)" : "device busy (of the trace span)";
+  string device_value = per_step ? fmt::format("{:.1f}%", 100.0 * double(per_step->computing_ns) / double(per_step->step_ns))
+                        : s.device_busy_share >= 0 ? fmt::format("{:.1f}%", 100 * s.device_busy_share)
+                                                   : "no device events";
   section_begin(os, "summary", "Summary",
-                step + (s.device_busy_share >= 0 ? fmt::format(", device busy {:.1f}% of the trace span", 100 * s.device_busy_share)
-                                                 : ", no device events"));
+                step + (per_step                    ? ", " + device_label.substr(0, device_label.find(" (")) + " " +
+                                                          device_value + " of step time"
+                        : s.device_busy_share >= 0 ? fmt::format(", device busy {:.1f}% of the trace span", 100 * s.device_busy_share)
+                                                   : ", no device events"));
   os << "<div class=\"cards\" id=\"summary-cards\">\n";
   card(os, "errors", std::to_string(counts[2]), "sev-error");
   card(os, "warnings", std::to_string(counts[1]), "sev-warning");
   card(os, "info", std::to_string(counts[0]), "sev-info");
   card(os, s.steps ? "mean step time" : "trace span", ms(s.steps ? s.step_time_ns : s.span_ns));
-  card(os, "device busy (of the trace span)",
-       s.device_busy_share >= 0 ? fmt::format("{:.1f}%", 100 * s.device_busy_share) : "no device events");
+  card(os, device_label, device_value);
   card(os, "steps / ops / device tasks", fmt::format("{} / {} / {}", s.steps, s.ops, s.kernels));
   os << "</div>\n";
   if (const auto& b = s.breakdown; b && b->step_ns > 0)

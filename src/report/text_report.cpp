@@ -50,9 +50,7 @@ void render_finding(std::ostream& os, const Finding& f, const TextOptions& opts,
   os << "  " << st.severity(f.severity) << std::string(f.severity == Severity::Info ? 5 : f.severity == Severity::Error ? 4 : 2, ' ')
      << terminal_safe(f.message) << '\n';
   std::vector<std::string> where;
-  if (!f.location.file.empty())
-    where.push_back(f.location.line > 0 ? fmt::format("at {}:{}", terminal_safe(f.location.file), f.location.line)
-                                        : "at " + terminal_safe(f.location.file));
+  if (!f.location.file.empty()) where.push_back("at " + terminal_safe(f.location.file_line()));
   if (!f.location.op.empty()) where.push_back("op " + terminal_safe(f.location.op));
   if (!f.location.module.empty()) where.push_back("module " + terminal_safe(f.location.module));
   if (!f.location.library.empty()) where.push_back("in " + terminal_safe(f.location.library.describe()));
@@ -148,9 +146,12 @@ void render_text(std::ostream& os, const Report& report, const TextOptions& opts
   for (const std::string& id : order) {
     const auto& list = by_rule[id];
     if (id == kHostRanking && !opts.verbose && !opts.host_ranking) {
-      os << st.dim(fmt::format("{} hot-ops: {} host-op timings of this machine's CPU, not NPU costs "
-                               "(--verbose or --select {} shows them)",
-                               kHostRanking, list.size(), kHostRanking))
+      // A capture's host times are this machine's; a profile's, the host that recorded it (issue 40).
+      os << st.dim(fmt::format("{} hot-ops: {} host-op timings of {}, not NPU costs (--verbose or --select {} shows "
+                               "them)",
+                               kHostRanking, list.size(),
+                               report.summary.estimated_costs ? "this machine's CPU" : "the recording host's CPU",
+                               kHostRanking))
          << "\n\n";
       continue;
     }

@@ -90,7 +90,7 @@ class DynamicShapes final : public Rule {
       if (op.backward) continue;
       if (ignored(aten_base(t.str(op.name)))) continue;
       Location loc = location_of(index, i);
-      if (loc.file.empty()) continue;
+      if (!call_site(loc)) continue;
       loc.op.clear();
       loc.module.clear();
       auto [it, inserted] = site_index.try_emplace(site_key(loc), sites.size());

@@ -25,6 +25,7 @@ class HotOps final : public Rule {
   std::string_view id() const override { return "HOT001"; }
   std::string_view name() const override { return "hot-ops"; }
   std::string_view summary() const override { return "top ops by host self time and top device tasks by device time"; }
+  bool ranks_timings() const override { return true; }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;

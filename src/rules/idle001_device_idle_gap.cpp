@@ -110,9 +110,12 @@ class DeviceIdleGap final : public Rule {
       f.severity = idle_share >= 0.10 ? Severity::Warning : Severity::Info;
       std::string dev = device >= 0 ? fmt::format("device {}", device) : "device";
       HostActivity largest = host_activity(index, gaps.front().span);
-      f.message = fmt::format("{} idle {} ({} of its active time{}) in {} gap{} >= {}; largest {} while {}", dev,
-                              format_duration(idle), format_share(idle_share), t.steps.empty() ? "" : " in steps",
-                              gaps.size(), gaps.size() == 1 ? "" : "s", format_duration(min_gap),
+      // What the share is of, in the words of the device time line (report/summary.cpp): the
+      // steps' time while the device had work, gaps of at least --min-gap-us only (issue 40).
+      f.message = fmt::format("{} idle {} in {} gap{} >= {} ({} of the {} {}); largest {} while {}", dev,
+                              format_duration(idle), gaps.size(), gaps.size() == 1 ? "" : "s", format_duration(min_gap),
+                              format_share(idle_share), format_duration(window_ns),
+                              t.steps.empty() ? "from its first task to its last" : "of steps it ran in",
                               format_duration(gaps.front().span.length()), largest.text);
       if (largest.op != kNone) f.location = location_of(index, largest.op);
       f.metrics = {{"idle_ns", double(idle)},

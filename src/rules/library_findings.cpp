@@ -36,13 +36,18 @@ std::string no_lever_fix(const Finding& f) {
   return advice("LIBRARY", "no_lever", {{"head", head}, {"fix", f.fix}});
 }
 
+// Metrics that add up over the merged sites; the others (a per-call size, a largest gap) take
+// the largest.
+bool additive(std::string_view key) {
+  return key == "count" || key == "per_step" || key == "time_ns" || key == "self_ns" || key == "time_share" ||
+         key == "calls" || key == "bytes_per_step" || key == "copy_time_ns";
+}
+
 void merge_into(Finding& into, const Finding& other) {
   for (const Metric& m : other.metrics) {
-    bool additive = m.key == "count" || m.key == "per_step" || m.key == "time_ns" || m.key == "self_ns" ||
-                    m.key == "time_share" || m.key == "calls" || m.key == "bytes";
     auto it = std::find_if(into.metrics.begin(), into.metrics.end(), [&](const Metric& x) { return x.key == m.key; });
     if (it == into.metrics.end()) into.metrics.push_back(m);
-    else if (additive) it->value += m.value;
+    else if (additive(m.key)) it->value += m.value;
     else it->value = std::max(it->value, m.value);
   }
   into.cost_ns = into.cost_ns > INT64_MAX - other.cost_ns ? INT64_MAX : into.cost_ns + other.cost_ns;
@@ -50,11 +55,23 @@ void merge_into(Finding& into, const Finding& other) {
   into.notes.push_back(advice("LIBRARY", "same_cause_note", {{"message", other.message}}));
 }
 
+// The kept finding's message speaks of its own site; after merges its metrics are the sum, so
+// the message says so (issue 40: "48 calls" in the message, count=84 in the metrics).
+void say_merged(Finding& f, size_t sites) {
+  auto fmt_count = [](double v) { return fmt::format("{:g}", v); };
+  if (double count = f.metric("count", -1); count >= 0 && f.metric("per_step", -1) >= 0)
+    f.message += advice("LIBRARY", "merged_counts", {{"sites", std::to_string(sites)}, {"count", fmt_count(count)},
+                                                    {"per_step", fmt_count(f.metric("per_step"))}});
+  else
+    f.message += advice("LIBRARY", "merged_sites", {{"sites", std::to_string(sites)}});
+}
+
 }  // namespace
 
 void apply_library_advice(std::vector<Finding>& findings) {
   const LibraryAdviceTable& table = LibraryAdviceTable::builtin();
   std::map<std::string, size_t> by_cause;   // rule, program line, cause -> finding kept
+  std::map<size_t, size_t> merged;           // finding kept -> sites merged into it
   std::vector<Finding> out;
   out.reserve(findings.size());
   for (Finding& f : findings) {
@@ -73,6 +90,7 @@ void apply_library_advice(std::vector<Finding>& findings) {
     std::string key = fmt::format("{}\x1f{}\x1f{}", f.rule, line, cause);
     if (auto it = by_cause.find(key); it != by_cause.end()) {
       merge_into(out[it->second], f);
+      ++merged[it->second];
       continue;
     }
     by_cause.emplace(key, out.size());
@@ -86,6 +104,7 @@ void apply_library_advice(std::vector<Finding>& findings) {
     }
     out.push_back(std::move(f));
   }
+  for (auto [kept, sites] : merged) say_merged(out[kept], sites);
   findings = std::move(out);
 }
 

@@ -43,7 +43,7 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
   for (const PatternMatch& m : matches) {
     uint32_t op = g.node(m.anchor).op;
     Location loc = location_with_own_module(ctx.index(), op);
-    std::string key = loc.file.empty() ? "module:" + loc.module : site_key(loc);
+    std::string key = !call_site(loc) ? "module:" + loc.module : site_key(loc);
     auto [it, inserted] = index.try_emplace(key, sites.size());
     if (inserted) {
       Site s;

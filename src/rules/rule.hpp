@@ -53,6 +53,10 @@ class Rule {
   virtual std::string_view name() const = 0;       // "host-device-sync"
   virtual std::string_view summary() const = 0;    // one line for --list-rules
   virtual void check(const AnalysisContext& ctx, std::vector<Finding>& out) const = 0;
+  // Its findings rank measured times (HOT001's top ops): which ones make the list changes from
+  // run to run of an unchanged program, so a baseline holds how many, not which
+  // (pipeline/baseline.hpp).
+  virtual bool ranks_timings() const { return false; }
 };
 
 // Every trace rule, in id order. Defined in rules/registry.cpp.

@@ -13,23 +13,28 @@ Location location_of(const TraceIndex& index, uint32_t op) {
   if (op == kNone) return loc;
   const Trace& t = index.trace();
   loc.op = std::string(t.str(t.ops[op].name));
-  auto frames = index.stack_frames(op);
-  if (!frames.empty()) {
+  uint32_t owner = index.stack_owner(op);
+  if (owner != kNone) {
     // Inside an installed package: the package's site is the cause, the program's own
-    // innermost frame (the call that led there) is where the user acts.
-    const Frame& inner = t.frames[frames[0]];
-    const Frame* anchor = &inner;
+    // innermost frame (the call that led there) is where the user acts. A capture's stack
+    // holds both; a Kineto trace gives one frame per python_function event, so the program's
+    // frame is an enclosing event's.
+    const Frame& inner = t.frames[t.frames_of(t.ops[owner].stack)[0]];
+    const Frame* anchor = nullptr;
     PackageSite site = index.sites().site(inner);
     if (!site.package.empty()) {
       loc.library = {site.package, site.version, site.file, site.line, site.function, {}};
-      for (uint32_t f : frames)
-        if (!index.sites().is_package(t.frames[f].file)) {
-          anchor = &t.frames[f];
-          break;
-        }
+      for (uint32_t at = owner; at != kNone && !anchor; at = index.stack_owner(t.ops[at].parent))
+        for (uint32_t f : t.frames_of(t.ops[at].stack))
+          if (!index.sites().is_package(t.frames[f].file)) {
+            anchor = &t.frames[f];
+            break;
+          }
     }
+    if (!anchor) anchor = &inner;
     loc.file = std::string(t.str(anchor->file));
     loc.line = anchor->line;
+    loc.enclosing = anchor->enclosing;
   }
   for (uint32_t i = op; i != kNone; i = t.ops[i].parent) {
     if (t.ops[i].module) {
@@ -53,7 +58,7 @@ bool no_program_frame(const Location& loc) {
 
 std::string where(const Location& loc) {
   std::string at;
-  if (!loc.file.empty()) at = loc.line > 0 ? fmt::format("{}:{}", loc.file, loc.line) : loc.file;
+  if (!loc.file.empty()) at = loc.file_line();
   else if (!loc.module.empty()) at = loc.module;
   else at = loc.op;
   if (loc.library.empty()) return at;
@@ -62,8 +67,10 @@ std::string where(const Location& loc) {
   return fmt::format("{} (in {})", at, loc.library.describe());
 }
 
+bool call_site(const Location& loc) { return !loc.file.empty() && !loc.enclosing; }
+
 std::string site_key(const Location& loc) {
-  std::string key = loc.file.empty() ? "op\x1f" + loc.op : fmt::format("{}:{}", loc.file, loc.line);
+  std::string key = !call_site(loc) ? "op\x1f" + loc.op : fmt::format("{}:{}", loc.file, loc.line);
   const LibrarySite& l = loc.library;
   if (!l.empty())   // one cause wherever in the package it shows; else one package line
     key += l.cause.empty() ? fmt::format("\x1f{}/{}:{}", l.package, l.file, l.line) : fmt::format("\x1f{}/{}", l.package, l.cause);

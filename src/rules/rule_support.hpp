@@ -25,6 +25,9 @@ Location location_with_own_module(const TraceIndex& index, uint32_t op);
 // "train.py:95" / "aten::copy_" / "" — the shortest way to say where; with a library site,
 // "train.py:51 (in transformers 5.17.0, masking_utils.py:269 (sdpa_mask))".
 std::string where(const Location& loc);
+// Whether file:line is where this op was called: false with no file, or an enclosing frame's
+// line that every op of a traced loop shares (Location::enclosing).
+bool call_site(const Location& loc);
 // What one finding groups by: the program's line and, inside a package, the package site
 // (its cause when data/advice knows it): two library causes reached from one line stay two.
 std::string site_key(const Location& loc);

@@ -131,8 +131,8 @@ class HostDeviceSync final : public Rule {
       const Op& op = t.ops[i];
       Location loc = location_of(index, i);
       std::string chain;
-      if (loc.file.empty() && op.parent != kNone) chain = index.parent_chain(op.parent, 3);
-      std::string key = loc.file.empty() ? fmt::format("op\x1f{}\x1f{}", loc.op, chain) : "line\x1f" + site_key(loc);
+      if (!call_site(loc) && op.parent != kNone) chain = index.parent_chain(op.parent, 3);
+      std::string key = !call_site(loc) ? fmt::format("op\x1f{}\x1f{}", loc.op, chain) : "line\x1f" + site_key(loc);
       if (is_upload(category)) key = "up\x1f" + key;   // its own finding, with its own fix
       bool created = false;
       EventGroup& g = groups.get(key, &created);

@@ -113,6 +113,16 @@ class SyncInLoop final : public SourceRule {
     }
   }
 
+  // Python's sum/max/min/abs of tensors is a tensor: the grad-norm log line
+  // `float(sum(p.grad.norm() for p in model.parameters()))` (issue 40) reads one on the host.
+  bool reduces_tensors(TSNode call, std::string_view name, FileScan& fs) const {
+    if (name != "sum" && name != "max" && name != "min" && name != "abs") return false;
+    TSNode args = py::field(call, py::fields().arguments);
+    if (py::kind(args) == Kind::Comprehension) return tensorish(args, fs);   // sum(x for x in xs)
+    auto positional = py::positional_args(call);
+    return !positional.empty() && tensorish(positional[0], fs);
+  }
+
   bool tensorish(TSNode e, FileScan& fs) const {
     const auto& f = py::fields();
     DepthGuard guard(depth_);  // x[0][0]... and f-strings inside f-strings
@@ -120,6 +130,7 @@ class SyncInLoop final : public SourceRule {
     switch (py::kind(e)) {
       case Kind::Call: {
         TSNode fn = py::field(e, f.function);
+        if (py::kind(fn) == Kind::Identifier) return reduces_tensors(e, fs.text_of(fn), fs);
         if (py::kind(fn) != Kind::Attribute) return false;
         std::string_view m = fs.text_of(py::field(fn, f.attribute));
         if (std::find(kTensorMethods.begin(), kTensorMethods.end(), m) == kTensorMethods.end()) return false;
@@ -129,6 +140,9 @@ class SyncInLoop final : public SourceRule {
       case Kind::Identifier: return has_word(fs.text_of(e), kTensorWords) && !host_value(e, fs);
       case Kind::Attribute: return has_word(fs.text_of(py::field(e, f.attribute)), kTensorWords);
       case Kind::Subscript: return tensorish(py::field(e, f.value), fs);
+      // [p.grad.norm() for p in params], (t.sum() for t in ts): tensors, one per element
+      case Kind::Comprehension: return ts_node_named_child_count(e) > 0 && tensorish(ts_node_named_child(e, 0), fs);
+      case Kind::Parenthesized: return ts_node_named_child_count(e) == 1 && tensorish(ts_node_named_child(e, 0), fs);
       case Kind::String: {
         // f"loss {loss}": the interpolated expressions.
         uint32_t cnt = ts_node_named_child_count(e);

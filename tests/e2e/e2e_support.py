@@ -13,6 +13,8 @@ import subprocess
 import sys
 
 PYTHON = os.environ.get("NPUD_TEST_PYTHON") or sys.executable
+# The project's checkout (examples/, tools/).
+SOURCE_DIR = os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ../shared (the fixtures and the SARIF schema), beside the source tree unless ctest names it.
 SHARED = os.environ.get("NPUD_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                                             "shared")
@@ -198,7 +200,7 @@ def github_annotations(test, text):
 # has them), as tools/deps.sh lists them for its own check of the binary.
 MANYLINUX_LIBRARIES = set(subprocess.run(
     ["bash", "-c", '. "$0/tools/deps.sh" && echo $NPUD_MANYLINUX_LIBRARIES',
-     os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))],
+     SOURCE_DIR],
     capture_output=True, text=True, check=True).stdout.split())
 
 

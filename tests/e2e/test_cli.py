@@ -316,11 +316,13 @@ class CommandLine(unittest.TestCase):
         self.assertEqual([l for l in listing.stdout.splitlines() if len(l) > 80], [])
         for expected in ("configuration", "capture", "formats/capture", "formats/dump", "json-schema", "cost-model"):
             self.assertIn(expected, topics)
+        self.assertIn("example", topics)   # issue 40: the wheel's way to the bundled example
         for topic in topics:
             with self.subTest(topic=topic):
                 r = npud("docs", topic)
                 self.assertEqual(r.returncode, 0, r.stderr)
-                with open(os.path.join(SOURCE_DIR, "docs", topic + ".md")) as f:
+                source = ("examples", "tiny_gpt", "train.py") if topic == "example" else ("docs", topic + ".md")
+                with open(os.path.join(SOURCE_DIR, *source)) as f:
                     self.assertEqual(r.stdout, f.read())
         self.assertEqual(npud("docs", "docs/formats/dump.md").stdout, npud("docs", "formats/dump").stdout)
         for word in ("sync001", "host-device-sync", "docs/rules/SYNC001.md"):
@@ -385,6 +387,72 @@ class CommandLine(unittest.TestCase):
                 if shutil.which(check[0]):
                     self.assertEqual(subprocess.run(check, input=r.stdout, text=True).returncode, 0)
         self.assertEqual(npud("completion", "tcsh").returncode, 2)
+
+
+SMALL_TRACE = os.path.join(SOURCE_DIR, "tests", "data", "chrome", "small_object.json")
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+class ReportFilesAndInputs(unittest.TestCase):
+    """Issue 40 item 6: what costs a user minutes around -o and the wrong kind of input."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_the_extension_of_o_names_the_format_and_the_report_says_where_it_went(self):
+        for name, starts in (("report.html", "<!DOCTYPE html>"), ("report.json", "{"), ("results.sarif", "{"),
+                             ("report.txt", "")):
+            with self.subTest(name):
+                path = os.path.join(self.tmp, name)
+                r = npud("analyze", SMALL_TRACE, "--fail-on", "never", "-o", path)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout, "")
+                self.assertIn(f"report written to {path}", r.stderr)
+                with open(path) as f:
+                    text = f.read()
+                self.assertTrue(text.startswith(starts), text[:80])
+                if name == "results.sarif":
+                    self.assertEqual(json.loads(text)["version"], "2.1.0")
+                if name == "report.txt":
+                    self.assertFalse(text.startswith(("{", "<")), text[:80])
+        # An extension the command does not write leaves the default (env writes no HTML).
+        r = npud("env", "-o", os.path.join(self.tmp, "env.html"))   # exit 1: this machine has no NPU stack
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        with open(os.path.join(self.tmp, "env.html")) as f:
+            self.assertFalse(f.read().startswith("<"))
+
+    def test_a_format_the_extension_contradicts_is_refused(self):
+        path = os.path.join(self.tmp, "report.html")
+        r = npud("analyze", SMALL_TRACE, "--format", "text", "-o", path)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("report.html names html output, but --format is text", r.stderr)
+        self.assertFalse(os.path.exists(path))
+        # JSON-shaped formats may go to a .json file
+        r = npud("analyze", SMALL_TRACE, "--format", "sarif", "--fail-on", "never", "-o", os.path.join(self.tmp, "r.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_python_source_given_to_analyze_is_sent_to_scan_or_run(self):
+        script = os.path.join(self.tmp, "train.py")
+        with open(script, "w") as f:
+            f.write("import torch\nx = torch.zeros(3).cuda()\n")
+        r = npud("analyze", script)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(f"npu-doctor: hint: {script} is Python source: `npu-doctor scan {script}`", r.stderr)
+        self.assertIn(f"`npu-doctor run -- python3 {script}`", r.stderr)
+
+    def test_an_msprobe_dump_given_to_analyze_is_sent_to_compare(self):
+        dump = os.path.join(self.tmp, "dump.json")
+        with open(dump, "w") as f:
+            json.dump({"task": "statistics", "level": "L1", "dump_data_dir": None,
+                       "data": {"Tensor.__mul__.7.forward": {"input_args": []}}}, f)
+        for path in (dump, self.tmp):   # the file, or the dump's folder
+            with self.subTest(path):
+                r = npud("analyze", path)
+                self.assertEqual(r.returncode, 2)
+                self.assertIn("is an msprobe dump: `npu-doctor compare REF_DUMP TARGET_DUMP`", r.stderr)
 
 
 if __name__ == "__main__":

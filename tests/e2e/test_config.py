@@ -346,6 +346,80 @@ class RunSuppressionsAndBaseline(unittest.TestCase):
         self.assertEqual(sync_at(report, planted + 1), [], err)
         self.assertGreaterEqual(report["summary"]["baselined"], 1)
 
+    def test_a_run_baseline_holds_on_the_unchanged_example(self):
+        # Issue 40: HOT001's ranks, counts and times are no part of the key, so an unchanged
+        # program run again reports nothing new, whichever ops its timings put on top.
+        shutil.copy(os.path.join(e2e_support.SOURCE_DIR, "examples", "tiny_gpt", "train.py"), self.d.path)
+        report_path = os.path.join(self.d.path, "report.json")
+        def run(*args):
+            cmd = ["run", "-q", "--capture-dir", os.path.join(self.d.path, "out"), "--format", "json", "-o", report_path,
+                   *args, "--", PYTHON, "train.py"]
+            code, out, err = npud(cmd, self.d.path)
+            with open(report_path) as f:
+                return code, json.load(f), err
+        code, report, err = run("--write-baseline", "baseline.json")
+        self.assertEqual(code, 0, err)
+        recorded = len(report["findings"])
+        self.assertTrue(any(f["id"] == "HOT001" for f in report["findings"]))
+        for attempt in range(5):
+            code, report, err = run("--baseline", "baseline.json", "--fail-on", "info")
+            new = [(f["id"], f["message"]) for f in report["findings"]]
+            self.assertEqual((code, new), (0, []), f"run {attempt + 2}: {err}")
+            self.assertEqual(report["summary"]["baselined"], recorded)
+
+    def test_a_format_1_baseline_still_matches(self):
+        path, planted = copy_program(self.d)
+        code, report, err = run_json(self.d, "--write-baseline", "baseline.json")
+        with open(os.path.join(self.d.path, "baseline.json")) as f:
+            written = json.load(f)
+        self.assertEqual(written["npu_doctor_baseline"], 2)
+        # What format 1 wrote for the planted line: its source text, no op.
+        entries = [e for e in written["findings"] if e["id"] == "SYNC001" and e["line"] == planted]
+        self.assertEqual(len(entries), 1, written["findings"])
+        entries[0]["fingerprint"] = entries[0]["fingerprint"].rsplit("|", 1)[0]
+        self.d.write("old.json", json.dumps({"npu_doctor_baseline": 1, "command": "run", "findings": entries}))
+        code, report, err = run_json(self.d, "--baseline", "old.json")
+        self.assertEqual(sync_at(report, planted), [], err)
+        self.assertEqual(report["summary"]["baselined"], 1)
+
+    def test_run_at_a_terminal_says_when_recording_is_done(self):
+        # Issue 40: `run` was silent while it recorded; at a terminal the shim says when
+        # recording starts and when stopping the program loses nothing. Not with -q or a pipe.
+        copy_program(self.d)
+        def stderr_of(*args, tty):
+            master, slave = os.openpty()
+            try:
+                r = subprocess.run([BINARY, "run", *args, "--steps", "1:2", "--capture-dir",
+                                    os.path.join(self.d.path, "out"), "--format", "json", "-o",
+                                    os.path.join(self.d.path, "r.json"), "--fail-on", "never", "--", PYTHON,
+                                    "sync_item.py"], cwd=self.d.path, stdout=subprocess.DEVNULL,
+                                   stderr=slave if tty else subprocess.PIPE, timeout=600)
+                os.close(slave)
+                slave = None
+                if not tty:
+                    return r.stderr.decode()
+                chunks = []
+                while True:
+                    try:
+                        chunk = os.read(master, 65536)
+                    except OSError:   # the pty's other end is closed: all read
+                        break
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                return b"".join(chunks).decode(errors="replace")
+            finally:
+                if slave is not None:
+                    os.close(slave)
+                os.close(master)
+        err = stderr_of(tty=True)
+        self.assertIn("npu-doctor: recording steps 1-2", err)
+        self.assertIn("npu-doctor: steps 1-2 recorded; the rest of the run is not captured", err)
+        self.assertLess(err.index("recording steps"), err.index("recorded;"))
+        for args, tty in ((("-q",), True), ((), False)):
+            with self.subTest(args=args, tty=tty):
+                self.assertNotIn("recording steps", stderr_of(*args, tty=tty))
+
     def test_a_bad_baseline_is_refused_before_the_program_runs(self):
         copy_program(self.d)
         code, out, err = npud(["run", "-q", "--baseline", "missing.json", "--", PYTHON, "sync_item.py"], self.d.path)

@@ -221,7 +221,7 @@ TEST(Report, DeviceTimeLineSaysWhatFreeCounts) {
   b.free_ns = 16'020'000;
   EXPECT_EQ(device_time_line(b, 3),
             "device time per step of 18.2 ms (mean of 3 steps): computing 2.18 ms (12.0%), free 16.0 ms (88.0%: no "
-            "device task running)");
+            "device task running, gaps of any length; IDLE001 counts the long gaps)");
 }
 
 }  // namespace

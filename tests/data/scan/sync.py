@@ -37,3 +37,14 @@ def train_epoch_logged(loader, model):
         loss = model(batch)
         lossf = loss.item() * 4  # expect: SYNC101
         print(f"loss {lossf:.4f}")  # a Python float: no second finding
+
+
+def train_with_grad_norm_log(model, loader, opt, params):
+    for step, batch in enumerate(loader):
+        model(batch).backward()
+        grad_norm = float(sum(p.grad.norm() for p in model.parameters()))  # expect: SYNC101
+        print(f"{step} {float(sum([p.grad.norm() for p in params])):.3f}")  # expect: SYNC101
+        biggest = float(max(p.grad.abs().max() for p in params))  # expect: SYNC101
+        count = int(sum(1 for p in params if p.grad is not None))  # Python ints summed: fine
+        opt.step()
+    return grad_norm, biggest, count
