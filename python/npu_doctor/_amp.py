@@ -144,12 +144,34 @@ class AmpSession:
         if not any(r() is optimizer for r in self._optimizers):
             self._optimizers.append(weakref.ref(optimizer))
 
-    def before_optimizer_step(self, optimizer):
+    def before_optimizer_step(self, optimizer, closure=False):
+        """`closure`: the step was given one (LBFGS, Lightning's automatic optimization): the
+        forward and backward run inside it, so the gradients exist only after it ran
+        (closure_returned reads them then)."""
         rec = self.rec
         if rec is None or not rec.recording:
             return
+        if closure:
+            self._in_optimizer = True
+            return
         with rec.shim_ops():
             self.on_optimizer_step(optimizer)
+
+    def closure_called(self):
+        """The program's closure runs inside optimizer.step(): its forward and backward are the
+        model's, in low precision as without a closure (issue 41: Lightning's steps ran all in
+        fp32). Returns what closure_returned needs."""
+        inside, self._in_optimizer = self._in_optimizer, False
+        return inside
+
+    def closure_returned(self, optimizer, inside, first):
+        """Back in the optimizer's own math; the first closure call of a step has made the
+        gradients the histogram reads."""
+        self._in_optimizer = inside
+        rec = self.rec
+        if first and inside and rec is not None and rec.recording:
+            with rec.shim_ops():
+                self.on_optimizer_step(optimizer)
 
     def after_optimizer_step(self):
         self._in_optimizer = False

@@ -32,9 +32,10 @@ def _notify_step():
         rec.on_step_end("optimizer")
 
 
-def _notify_step_begin(optimizer):
+def _notify_step_begin(optimizer, closure):
     """Records the optimizer's foreach/fused settings (FUSE007 judges its loops by them);
-    amp-check: gradients are read right before the outermost optimizer.step() runs."""
+    amp-check: gradients are read right before the outermost optimizer.step() runs, or, with a
+    closure, after its first call."""
     rec = active
     if rec is not None and rec.recording:
         rec.record_optimizer(optimizer, sys._getframe(2))
@@ -43,9 +44,42 @@ def _notify_step_begin(optimizer):
         amp.note_optimizer(optimizer)   # before recording too: its parameters' .grad (1.x backward)
     if amp is not None and rec.recording:
         try:
-            amp.before_optimizer_step(optimizer)
+            amp.before_optimizer_step(optimizer, closure=closure is not None)
         except Exception as e:   # never raise into the program
             rec.fail(e)
+
+
+def _closure_of(args, kwargs):
+    """The closure given to optimizer.step (`step(closure)`, `step(closure=...)`), or None."""
+    closure = kwargs.get("closure") if kwargs else None
+    if closure is None and args and callable(args[0]):
+        closure = args[0]
+    return closure if callable(closure) else None
+
+
+def _amp_closure(optimizer, closure, args, kwargs):
+    """amp-check: the closure wrapped so its forward and backward run in low precision (the
+    optimizer's own math stays fp32); (args, kwargs) to call step with."""
+    amp = getattr(active, "amp", None) if active is not None else None
+    if amp is None or closure is None:
+        return args, kwargs
+    calls = [0]
+
+    @functools.wraps(closure)
+    def run_closure(*a, **k):
+        inside = amp.closure_called()
+        calls[0] += 1
+        try:
+            return closure(*a, **k)
+        finally:
+            try:
+                amp.closure_returned(optimizer, inside, calls[0] == 1)
+            except Exception as e:   # never raise into the program
+                active.fail(e)
+
+    if kwargs and kwargs.get("closure") is closure:
+        return args, dict(kwargs, closure=run_closure)
+    return (run_closure,) + tuple(args[1:]), kwargs
 
 
 def _wrap_step_of(cls):
@@ -61,7 +95,9 @@ def _wrap_step_of(cls):
         previous = rec.enter_call(sys._getframe()) if rec is not None else None
         try:
             if _step_depth[0] == 1:
-                _notify_step_begin(self)
+                closure = _closure_of(args, kwargs)
+                _notify_step_begin(self, closure)
+                args, kwargs = _amp_closure(self, closure, args, kwargs)
             result = call_from(sys._getframe(1), orig, self, *args, **kwargs)
         finally:
             _step_depth[0] -= 1

@@ -14,14 +14,25 @@
 
 namespace npud {
 
-std::string program_numerics(const AmpHeader& h) {
+std::string program_numerics(const AmpHeader& h, size_t lowp, size_t measured) {
   std::string_view d = h.fp16() ? "fp16" : h.bf16() ? "bf16" : "low precision";
+  if (measured > 0 && lowp == 0)
+    return fmt::format("no op of the program ran in {}: none of the {} ops measured, so the drift below compares fp32 "
+                       "with fp32 and says nothing about {}",
+                       d, measured, d);
   std::string how = h.emulated == 1   ? fmt::format(" (emulated: each op's inputs and outputs rounded to {})", d)
                     : h.emulated == 0 ? std::string(" (autocast on the device)")
                                       : std::string();
-  return fmt::format("the program itself ran in {}{} from the first recorded step on: its losses and outputs differ "
-                     "from an fp32 run; the fp32 numbers are the shadow's",
-                     d, how);
+  return fmt::format("the program itself ran in {}{} from the first recorded step on ({} of the {} ops measured): "
+                     "its losses and outputs differ from an fp32 run; the fp32 numbers are the shadow's",
+                     d, how, lowp, measured);
+}
+
+AmpCounts amp_counts(const Trace& t) {
+  AmpCounts c;
+  c.measured = t.numerics.size();
+  for (const OpNumeric& n : t.numerics) c.lowp += n.lowp ? 1 : 0;
+  return c;
 }
 
 AmpHeader amp_header(const Trace& t) {
@@ -360,8 +371,9 @@ ScalerUse scaler_use(const Trace& t) {
 AmpSummary summarize_amp(const Trace& t, const KnowledgeVersion& npu, size_t top_n) {
   AmpSummary s;
   s.header = amp_header(t);
-  s.measured = t.numerics.size();
-  for (const OpNumeric& n : t.numerics) s.lowp += n.lowp ? 1 : 0;
+  AmpCounts c = amp_counts(t);
+  s.measured = c.measured;
+  s.lowp = c.lowp;
   s.start = find_drift_start(t);
   if (s.start.op != kNone) {
     s.start_place = amp_place(t, s.start.op);

@@ -51,10 +51,17 @@ struct AmpHeader {
   bool bf16() const { return type == DType::BF16; }
 };
 AmpHeader amp_header(const Trace& t);
+// How many ops an amp-check capture measured, and how many of them ran in low precision.
+struct AmpCounts {
+  size_t measured = 0, lowp = 0;
+};
+AmpCounts amp_counts(const Trace& t);
 // What the check did to the program's own numbers, said first in every amp report: the
 // program ran in low precision (emulated or real autocast) from the first recorded step on, so
-// its losses and outputs differ from an fp32 run; fp32 was only the shadow's.
-std::string program_numerics(const AmpHeader& h);
+// its losses and outputs differ from an fp32 run; fp32 was only the shadow's. With `lowp` of
+// `measured` ops in low precision: none of them means the check compared fp32 with fp32 (a
+// program whose steps the shim did not reach), said so instead (issue 41).
+std::string program_numerics(const AmpHeader& h, size_t lowp, size_t measured);
 
 // Where an op is: its module (or the nearest enclosing op's) and its user frame.
 struct AmpPlace {

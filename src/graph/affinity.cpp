@@ -51,6 +51,19 @@ uint32_t affine_tail(const DataflowGraph& g, uint32_t last, std::string_view bas
   nodes.push_back(u);
   return u;
 }
+// The weight operand of a `* weight` tail is `weight + c` made in the forward (Gemma's
+// `output * (1.0 + self.weight.float())`): an add of one tensor and a number, casts skipped.
+bool offset_weight(const DataflowGraph& g, uint32_t tail, const std::vector<uint32_t>& matched) {
+  for (const Value& v : g.inputs(tail)) {
+    if (v.node != kNone && std::find(matched.begin(), matched.end(), v.node) != matched.end()) continue;
+    Value w = g.resolve(v);
+    if (w.node == kNone) return false;   // a parameter or another leaf: a plain weight
+    const Node& p = g.node(w.node);
+    return (p.base == "add" || p.base == "add_") && p.inputs_count == 1;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<PatternMatch> find_matches(const DataflowGraph& g, const PatternSpec& spec) {
@@ -75,8 +88,13 @@ std::vector<PatternMatch> find_matches(const DataflowGraph& g, const PatternSpec
     if (spec.weight_tail || spec.bias_tail) {
       const TensorMeta* o = g.output(i);
       int64_t dim = o && o->has_shape && o->rank ? g.trace().shape(*o).back() : -1;
-      if (dim > 0 && spec.weight_tail)
-        if (uint32_t u = affine_tail(g, m.last, "mul", dim, m.nodes); u != kNone) m.last = u;
+      if (dim > 0 && spec.weight_tail) {
+        if (uint32_t u = affine_tail(g, m.last, "mul", dim, m.nodes); u != kNone) {
+          m.last = u;
+          if (offset_weight(g, u, m.nodes)) m.variant = PatternMatch::kOffsetWeight;
+        }
+      }
+      if (dim > 0 && spec.weight_tail && m.last == i) m.variant = PatternMatch::kNoWeight;
       if (dim > 0 && spec.bias_tail && m.last != i)
         if (uint32_t u = affine_tail(g, m.last, "add", dim, m.nodes); u != kNone) m.last = u;
     }

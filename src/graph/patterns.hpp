@@ -32,7 +32,16 @@ struct PatternSpec {
   std::string_view aten_op;
   int replacement_ops = 1;                // ops the fused call runs
   std::string snippet;                    // the fix, as code (data/texts/rules.tsv)
+  // The fix of a norm's other forms (PatternMatch::variant): `* (1 + weight)` and no weight.
+  // Each computes what the matched code computes (tests/e2e/test_fix_equivalence.py).
+  std::string offset_weight_snippet, no_weight_snippet;
   std::vector<std::string> notes;
+
+  const std::string& snippet_for(std::string_view variant) const {
+    if (variant == "offset_weight" && !offset_weight_snippet.empty()) return offset_weight_snippet;
+    if (variant == "no_weight" && !no_weight_snippet.empty()) return no_weight_snippet;
+    return snippet;
+  }
 };
 
 const PatternSpec& rms_norm_pattern();

@@ -68,7 +68,7 @@ void render_amp_html(std::ostream& os, const AmpSummary& a) {
   os << "<p>" << html_escape(fmt::format("{} {}{}: {} ops measured, {} in low precision.", h.dtype, h.level,
                                          h.emulated == 1 ? ", emulated on CPU" : h.emulated == 0 ? ", on the device" : "",
                                          a.measured, a.lowp))
-     << " " << html_escape(program_numerics(h)) << ".</p>\n";
+     << " " << html_escape(program_numerics(h, a.lowp, a.measured)) << ".</p>\n";
   if (a.start.op != kNone) {
     const AmpPlace& p = a.start_place;
     os << "<p><b>" << html_escape(a.start.gradual ? "Drift first crosses the thresholds at " : "Drift starts at ")

@@ -40,7 +40,7 @@ void render_amp_text(std::ostream& os, const AmpSummary& a, bool color) {
   const AmpHeader& h = a.header;
   std::string how = h.emulated == 1 ? "emulated on CPU" : h.emulated == 0 ? "autocast on the device" : "";
   // First what the check did to the program's own numbers, then what was measured.
-  os << bold("AMP check") << ": " << terminal_safe(program_numerics(h)) << '\n';
+  os << bold("AMP check") << ": " << terminal_safe(program_numerics(h, a.lowp, a.measured)) << '\n';
   os << fmt::format("  {}{}{}; {} ops measured, {} in low precision\n",
                     terminal_safe(short_dtype(h.dtype.empty() ? "?" : h.dtype)),
                     h.level.empty() ? "" : " " + terminal_safe(h.level), how.empty() ? "" : ", " + how, a.measured,
@@ -149,7 +149,7 @@ void write_amp_json(JsonWriter& w, const AmpSummary& a) {
   if (h.emulated < 0) w.null();
   else w.value(h.emulated == 1);
   string_or_null(w, "metric_dtype", h.metric_dtype);
-  w.field("program_numerics", program_numerics(h));
+  w.field("program_numerics", program_numerics(h, a.lowp, a.measured));
   w.field("measured_ops", uint64_t(a.measured));
   w.field("lowp_ops", uint64_t(a.lowp));
   w.field("diverging_ops", uint64_t(a.start.diverging_local));

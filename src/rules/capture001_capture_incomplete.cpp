@@ -1,13 +1,14 @@
 // CAPTURE001 capture-incomplete: a capture that does not hold what was asked for, said before
 // every other finding (an all-clear about half a run is worse than no report): the shim
-// stopped after an internal error, the program raised while recording, or it was killed before
-// the capture was closed. See docs/rules/CAPTURE001.md.
+// stopped after an internal error, the program raised while recording, it was killed before
+// the capture was closed, or amp-check ran nothing in low precision. See docs/rules/CAPTURE001.md.
 #include <charconv>
 #include <cstdint>
 #include <string_view>
 
 #include <fmt/format.h>
 
+#include "analysis/amp.hpp"
 #include "analysis/names.hpp"
 #include "knowledge/advice_texts.hpp"
 #include "model/trace.hpp"
@@ -49,6 +50,14 @@ std::string recorded(const Trace& t) {
                      t.ops.size(), t.ops.size() == 1 ? "" : "s", cut);
 }
 
+// amp-check whose measured ops all ran in fp32 (issue 41: Lightning's closure steps): a drift
+// report of fp32 against fp32 is no answer.
+bool amp_without_low_precision(const Trace& t) {
+  if (t.env_value("amp_dtype").empty()) return false;
+  AmpCounts c = amp_counts(t);
+  return c.measured > 0 && c.lowp == 0;
+}
+
 class CaptureIncomplete final : public Rule {
  public:
   std::string_view id() const override { return "CAPTURE001"; }
@@ -82,6 +91,11 @@ class CaptureIncomplete final : public Rule {
                               "exit handlers, before the capture was closed; {}",
                               recorded(t));
       f.fix = advice("CAPTURE001", "fix_cut_short");
+    } else if (amp_without_low_precision(t)) {
+      f.message = fmt::format("amp-check ran none of the {} ops it measured in {}: the program stayed in fp32, so "
+                              "the drift report compares fp32 with fp32",
+                              t.numerics.size(), t.env_value("amp_dtype"));
+      f.fix = advice("CAPTURE001", "fix_no_low_precision");
     } else {
       return;
     }

@@ -231,6 +231,20 @@ class AmpCheckEndToEnd(unittest.TestCase):
         self.assertEqual(run.report["amp"]["dtype"], "bfloat16")
         self.assertEqual(run.report.get("findings", []), [], run.dump())
 
+    def test_steps_inside_a_closure_run_in_low_precision(self):
+        # Issue 41: Lightning and LBFGS run forward and backward inside optimizer.step(closure);
+        # the shim turned emulation off there, and the report still said "ran in bf16".
+        for style in ("positional", "keyword"):
+            with self.subTest(style):
+                run = AmpRun("closure_steps.py", "--dtype", "bf16", argv=(style,))
+                self.assertEqual(run.code, 0, run.stderr)
+                amp = run.report["amp"]
+                self.assertGreater(amp["lowp_ops"], 0, run.dump())
+                self.assertIn("the program itself ran in bf16", amp["program_numerics"])
+                self.assertEqual(run.findings("CAPTURE001"), [], run.dump("CAPTURE001"))
+                # the gradients the closure made are read after it ran (before it, zero_grad's None)
+                self.assertGreater(amp["grads"]["nonzero"], 0, amp["grads"])
+
     def test_lists_file_comes_from_the_knowledge_base(self):
         run = self.run_once("safe.py")
         lists = os.path.join(run.dir, "out", "amp_lists.tsv")

@@ -15,6 +15,7 @@
 #include "report/html_report.hpp"
 #include "report/report.hpp"
 #include "rules/amp_rules.hpp"
+#include "rules/builtin_rules.hpp"
 #include "trace_builder.hpp"
 
 namespace npud {
@@ -216,6 +217,24 @@ TEST(AmpRules, LossScaleAdviceFromGradientHistograms) {
   // advice to give (it was an info finding at every run).
   EXPECT_TRUE(run(amp003_rule(), read("clean.npud.json")).empty());
   EXPECT_TRUE(run(amp003_rule(), read("bf16.npud.json")).empty());
+}
+
+// Issue 41: amp-check whose steps ran all in fp32 (Lightning's closure steps before the shim
+// emulated inside closures) is an error said first, and the report's first line says so.
+TEST(AmpRules, NoOpInLowPrecisionIsACaptureError) {
+  Trace t = read("bf16.npud.json");
+  EXPECT_TRUE(run(capture001_rule(), t).empty());
+  EXPECT_EQ(program_numerics(amp_header(t), amp_counts(t).lowp, amp_counts(t).measured).rfind(
+                "the program itself ran in bf16 (emulated", 0),
+            0u);
+  for (OpNumeric& n : t.numerics) n.lowp = false;
+  auto f = run(capture001_rule(), t);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::Error);
+  EXPECT_TRUE(f[0].first);
+  EXPECT_NE(f[0].message.find("amp-check ran none of the 1 ops it measured in bfloat16"), std::string::npos)
+      << f[0].message;
+  EXPECT_EQ(program_numerics(amp_header(t), 0, 1).rfind("no op of the program ran in bf16", 0), 0u);
 }
 
 TEST(AmpRules, MissingGradScalerForFp16NotForBf16) {

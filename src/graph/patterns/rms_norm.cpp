@@ -28,6 +28,8 @@ const PatternSpec& rms_norm_pattern() {
     s.api = "torch_npu.npu_rms_norm";
     s.custom_op = "npu_rms_norm";
     s.snippet = advice("FUSE001", "snippet");
+    s.offset_weight_snippet = advice("FUSE001", "snippet_offset_weight");
+    s.no_weight_snippet = advice("FUSE001", "snippet_no_weight");
     s.notes = {advice("FUSE001", "note")};
     return s;
   }();
