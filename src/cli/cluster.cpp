@@ -140,9 +140,9 @@ std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& inputs,
 // not be read: a note, and exit code 2 whatever was found.
 template <typename Options>
 int report_cluster(const std::vector<RankSummary>& summaries, const std::string& source, std::vector<std::string> notes,
-                   size_t unread, std::string_view noun, const Options& o) {
+                   size_t unread, std::string_view noun, const Options& o, const std::vector<const Rule*>* rules) {
   if (summaries.empty()) return kExitBadInput;
-  ClusterReport report = build_cluster_report(summaries, source);
+  ClusterReport report = build_cluster_report(summaries, source, rules);
   report.notes.insert(report.notes.end(), notes.begin(), notes.end());
   if (unread)
     report.notes.push_back(fmt::format("{} {}{} could not be read (errors above)", unread, noun, unread == 1 ? "" : "s"));
@@ -228,7 +228,7 @@ int cluster_of_inputs(const std::vector<std::string>& inputs, std::vector<std::s
     std::cerr << fmt::format("npu-doctor: {} rank profiles in {}, {} at a time\n", inputs.size(), label, jobs);
   size_t failed = 0;
   std::vector<RankSummary> summaries = summarize_ranks(inputs, bytes, o, rules, jobs, failed);
-  return report_cluster(summaries, label, std::move(notes), failed, "rank profile", o);
+  return report_cluster(summaries, label, std::move(notes), failed, "rank profile", o, &rules);
 }
 
 }  // namespace
@@ -245,7 +245,7 @@ int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
       std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
       return kExitBadInput;
     }
-    return report_cluster(summaries, dir, {}, 0, "", o);
+    return report_cluster(summaries, dir, {}, 0, "", o, &rules);
   }
   std::vector<std::string> listing_notes;  // folders skipped while finding and sizing the ranks
   std::vector<std::string> inputs = rank_inputs_in(dir, &listing_notes);
@@ -320,7 +320,7 @@ int merge_command(const MergeOptions& o) {
     }
     for (const auto& f : files) read_one(f);
   }
-  return report_cluster(summaries, source, {}, bad, "input", o);
+  return report_cluster(summaries, source, {}, bad, "input", o, nullptr);   // summaries: their ranks chose
 }
 
 }  // namespace

@@ -282,16 +282,23 @@ bool worse(const Finding& a, const Finding& b) {
 }  // namespace
 
 // COMM004 / COMM005 over every rank's communication records (docs/communication.md).
-static void add_link_findings(const std::vector<RankSummary>& ranks, ClusterReport& r) {
+static void add_link_findings(const std::vector<RankSummary>& ranks, const std::vector<const Rule*>* selected,
+                              ClusterReport& r) {
   bool any = std::any_of(ranks.begin(), ranks.end(), [](const RankSummary& s) { return !s.comm_ops.empty(); });
   if (!any) return;
   Trace comm = comm_trace(ranks);
   r.link_bandwidth = rank_link_bandwidth(comm);
+  std::vector<const Rule*> link_rules;
+  for (const Rule* rule : {&comm004_rule(), &comm005_rule()})
+    if (!selected || std::find(selected->begin(), selected->end(), rule) != selected->end()) link_rules.push_back(rule);
+  for (const Rule* rule : link_rules) r.link_rules_run.emplace_back(rule->id());
+  if (link_rules.empty()) return;
   AnalysisContext ctx{comm, Knowledge::builtin().newest(), {}};
-  r.links = run_rules(ctx, {&comm004_rule(), &comm005_rule()});
+  r.links = run_rules(ctx, link_rules);
 }
 
-ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::string source) {
+ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::string source,
+                                   const std::vector<const Rule*>* rules) {
   ClusterReport r;
   r.source = std::move(source);
   std::vector<const RankSummary*> all;
@@ -491,7 +498,7 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   std::stable_sort(r.common.begin(), r.common.end(), worse);
   std::stable_sort(r.partial.begin(), r.partial.end(),
                    [](const PartialFinding& a, const PartialFinding& b) { return worse(a.finding, b.finding); });
-  add_link_findings(input, r);
+  add_link_findings(input, rules, r);
   return r;
 }
 
@@ -641,7 +648,13 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
                         b.rdma_ms, b.rdma_gbs());
     }
     if (shown < r.link_bandwidth.size()) os << fmt::format("  ... {} more (--verbose)\n", r.link_bandwidth.size() - shown);
-    if (r.links.empty()) os << "  no slow link, no RDMA retransmission\n";
+    // Only what was looked for is said to be absent (--select/--ignore may leave either rule out).
+    bool slow = std::ranges::count(r.link_rules_run, "COMM004"), retransmit = std::ranges::count(r.link_rules_run, "COMM005");
+    if (r.links.empty() && (slow || retransmit))
+      os << fmt::format("  {}\n", slow && retransmit ? "no slow link, no RDMA retransmission"
+                                   : slow          ? "no slow link (COMM005, RDMA retransmission, not selected)"
+                                                   : "no RDMA retransmission (COMM004, slow links, not selected)");
+    if (!slow && !retransmit) os << "  links not checked: COMM004 and COMM005 left out by --select/--ignore\n";
     for (const Finding& f : r.links) {
       os << fmt::format("  {} {}: {}\n", st.severity(f.severity), terminal_safe(f.rule), terminal_safe(cut_name(f.message, 200)));
       size_t shown = verbose ? f.notes.size() : std::min<size_t>(f.notes.size(), 8);

@@ -15,6 +15,7 @@
 #include "model/finding.hpp"
 #include "report/sarif.hpp"
 #include "rules/comm_support.hpp"
+#include "rules/rule.hpp"
 
 namespace npud {
 
@@ -81,6 +82,7 @@ struct ClusterReport {
   // Findings across ranks' communication records (COMM004 slow link, COMM005 RDMA
   // retransmission: docs/communication.md), worst first.
   std::vector<Finding> links;
+  std::vector<std::string> link_rules_run;   // which of COMM004/COMM005 --select/--ignore left
   // Each rank's SDMA / RDMA traffic per step (the numbers COMM004 compares); empty without
   // HCCL bandwidth records.
   std::vector<RankLinkBandwidth> link_bandwidth;
@@ -100,7 +102,10 @@ inline constexpr double kSlowShare = 0.05;
 // jobs have tens of thousands of ranks, and missing ranks are counted against it.
 inline constexpr int64_t kMaxWorldSize = int64_t(1) << 20;
 
-ClusterReport build_cluster_report(const std::vector<RankSummary>& ranks, std::string source);
+// `rules`: the rules --select/--ignore left (the link rules COMM004/COMM005 run over all ranks
+// here, not per rank: only those of them in `rules`, issue 43); nullptr: every one (`merge`).
+ClusterReport build_cluster_report(const std::vector<RankSummary>& ranks, std::string source,
+                                   const std::vector<const Rule*>* rules = nullptr);
 
 // Every string from the inputs (file names, op names, messages) goes through terminal_safe().
 void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, bool verbose);

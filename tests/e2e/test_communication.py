@@ -95,6 +95,26 @@ class GeneratedRanks(unittest.TestCase):
         self.assertIn("slow RDMA link: rank 2 step 2", page)
 
 
+    def test_select_and_ignore_reach_the_link_rules(self):
+        # Issue 43: the cluster view ran COMM004/COMM005 itself, past --select/--ignore.
+        def ids(*args):
+            r = subprocess.run([BINARY, "analyze", self.dir, "-q", "--format", "json", *args], capture_output=True,
+                               text=True, timeout=300)
+            rep = json.loads(r.stdout)
+            return {f["id"] for f in rep["link_findings"]}, r
+        self.assertEqual(ids()[0], {"COMM004", "COMM005"})
+        self.assertEqual(ids("--ignore", "COMM004,COMM005")[0], set())
+        self.assertEqual(ids("--ignore", "COMM005")[0], {"COMM004"})
+        self.assertEqual(ids("--select", "SYNC")[0], set())
+        def run(fmt):
+            return subprocess.run([BINARY, "analyze", self.dir, "-q", "--format", fmt, "--ignore", "COMM004,COMM005"],
+                                  capture_output=True, text=True, timeout=300).stdout
+        results = json.loads(run("sarif"))["runs"][0]["results"]
+        self.assertFalse({r["ruleId"] for r in results} & {"COMM004", "COMM005"})
+        text = run("text")   # the links' bandwidth table stays (numbers, not findings)
+        self.assertNotIn("slow RDMA link", text)
+        self.assertNotIn("retransmi", text)
+
     def test_step_trace_time_alone_gives_the_exposed_communication(self):
         # No trace_view.json / kernel_details.csv: step_trace_time.csv's Communication(Not Overlapped)
         # (rank 3: 14.2 ms, what msprof-analyze's cluster_step_trace_time.csv says) and
