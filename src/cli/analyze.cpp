@@ -223,7 +223,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
       render_code_scanning(os, o.format, sarif_from_report(report, analysis->source_policy, sarif_paths(o.project_root)));
     else if (o.format == "summary") write_rank_summary(os, summarize_rank(trace, report.findings, analysis->version.version));
     else render_text(os, report, TextOptions{color, o.verbose, rule_filter(o).selected("HOT001"), text_width(o.output)});
-  });
+  }, !o.quiet);
   if (!written) return kExitBadInput;
   // A capture that stopped early (shim error, exception, kill) already says so first (CAPTURE001),
   // with the steps it holds: "the program never ended a step" would blame the program.

@@ -138,6 +138,13 @@ std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& inputs,
 // The cluster view of the ranks `summaries` (read from `source`), with `notes`, written as `o`
 // asks (analyze's or merge's options); its exit code. `unread` inputs (each one `noun`) could
 // not be read: a note, and exit code 2 whatever was found.
+// -q where the command has it (merge has none).
+template <typename Options>
+bool quiet(const Options& o) {
+  if constexpr (requires { o.quiet; }) return o.quiet;
+  else return false;
+}
+
 template <typename Options>
 int report_cluster(const std::vector<RankSummary>& summaries, const std::string& source, std::vector<std::string> notes,
                    size_t unread, std::string_view noun, const Options& o, const std::vector<const Rule*>* rules) {
@@ -152,7 +159,7 @@ int report_cluster(const std::vector<RankSummary>& summaries, const std::string&
     else if (o.format == "sarif" || o.format == "github")
       render_code_scanning(os, o.format, cluster_sarif_log(report, sarif_paths(o.project_root)));
     else render_cluster_text(os, report, color, o.verbose);
-  });
+  }, !quiet(o));
   if (!written) return kExitBadInput;
   int code = exit_code_for(worst_severity(report), o.fail_on);
   return unread ? kExitBadInput : code;

@@ -332,7 +332,7 @@ int compare_command(const CompareCliOptions& o) {
   bool written = emit_report(o.output, false, [&](std::ostream& os, bool) {
     if (o.format == "json") render_json(os, ref, target, res, o);
     else render_text(os, ref, target, res, o);
-  });
+  }, !o.quiet);
   if (!written) return kExitBadInput;
   if (res.diverging) return kExitFindings;
   // A target none of whose entries could be compared is a broken input, not a pass (as an

@@ -70,7 +70,7 @@ int diff_reports_command(const DiffOptions& o) {
   }
   d.before = o.before;
   d.after = o.after;
-  if (!emit_report(o.output, false, [&](std::ostream& os, bool) { render_report_diff_text(os, d); }))
+  if (!emit_report(o.output, false, [&](std::ostream& os, bool) { render_report_diff_text(os, d); }, !o.quiet))
     return kExitBadInput;
   if (!o.fail_on_regression || d.added.empty()) return kExitClean;
   std::cerr << fmt::format("npu-doctor: regression: {} new finding{}\n", d.added.size(), d.added.size() == 1 ? "" : "s");
@@ -134,7 +134,7 @@ int diff_command(const CLI::App& cmd, const DiffOptions& o) {
     else if (o.format == "html")
       render_diff_html(os, d, after_ctx.index(), HtmlOptions{.min_gap_ns = after_ctx.options.min_gap_ns()});
     else render_diff_text(os, d, DiffTextOptions{o.top, color});
-  });
+  }, !o.quiet);
   if (!written) return kExitBadInput;
   if (!o.fail_on_regression) return kExitClean;
   std::string why = regression(d, o.max_slowdown_pct);

@@ -74,7 +74,7 @@ bool output_writable_or_report(const std::string& path) {
 }
 
 bool emit_report(const std::string& path, bool want_color,
-                 const std::function<void(std::ostream&, bool color)>& render) {
+                 const std::function<void(std::ostream&, bool color)>& render, bool say_where) {
   try {
     if (path.empty()) {
       render(std::cout, want_color && ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
@@ -83,7 +83,7 @@ bool emit_report(const std::string& path, bool want_color,
       AtomicFile out(path);
       render(out.stream(), false);
       out.commit();
-      std::cerr << "npu-doctor: report written to " << path << "\n";
+      if (say_where) std::cerr << "npu-doctor: report written to " << path << "\n";
     }
     return true;
   } catch (const std::exception& e) {

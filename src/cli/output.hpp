@@ -30,10 +30,11 @@ CLI::Option* add_project_root_option(CLI::App& cmd, std::string& dir);
 
 // Calls render(stream, color) once, on stdout when `path` is empty (color only when asked
 // for, stdout is a terminal and NO_COLOR is unset) or on a temporary file renamed to `path`,
-// then says on stderr where the report went ("npu-doctor: report written to FILE").
-// Returns false after printing "npu-doctor: error: ..." on stderr when writing failed.
+// then says on stderr where the report went ("npu-doctor: report written to FILE"; not with
+// `say_where` false: -q). Returns false after printing "npu-doctor: error: ..." on stderr when
+// writing failed.
 bool emit_report(const std::string& path, bool want_color,
-                 const std::function<void(std::ostream&, bool color)>& render);
+                 const std::function<void(std::ostream&, bool color)>& render, bool say_where = true);
 
 // Before the work that makes a report (a long read, a program run): checks that `path` ("" =
 // stdout: nothing to check) can be written, its directory included (AtomicFile::check_writable).

@@ -468,20 +468,8 @@ int run_scan(const CLI::App& cmd, ScanArgs a) {
   else render_text(report, results, a.diff ? 0 : fixed,
                    TextStyle{a.output.empty() && !a.diff && ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR")}, left);
 
-  if (!a.output.empty()) {
-    try {
-      AtomicFile out(a.output);
-      out.stream() << report.str();
-      out.commit();
-    } catch (const std::exception& e) {
-      std::cerr << "npu-doctor: error: " << e.what() << '\n';
-      return kExitBadInput;
-    }
-  } else if (a.diff) {
-    std::cerr << report.str();  // stdout carries the diff
-  } else {
-    std::cout << report.str();
-  }
+  if (a.diff && a.output.empty()) std::cerr << report.str();   // stdout carries the diff
+  else if (!emit_report(a.output, false, [&](std::ostream& os, bool) { os << report.str(); })) return kExitBadInput;
 
   if (io_error) return kExitBadInput;
   if (!a.write_baseline.empty()) return kExitClean;   // recording today's findings is no failure

@@ -418,6 +418,8 @@ class ReportFilesAndInputs(unittest.TestCase):
                     self.assertEqual(json.loads(text)["version"], "2.1.0")
                 if name == "report.txt":
                     self.assertFalse(text.startswith(("{", "<")), text[:80])
+        r = npud("analyze", SMALL_TRACE, "--fail-on", "never", "-q", "-o", os.path.join(self.tmp, "quiet.json"))
+        self.assertEqual((r.returncode, r.stderr), (0, ""))   # -q: not even where it went
         # An extension the command does not write leaves the default (env writes no HTML).
         r = npud("env", "-o", os.path.join(self.tmp, "env.html"))   # exit 1: this machine has no NPU stack
         self.assertIn(r.returncode, (0, 1), r.stderr)
