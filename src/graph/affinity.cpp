@@ -66,6 +66,11 @@ bool offset_weight(const DataflowGraph& g, uint32_t tail, const std::vector<uint
 
 }  // namespace
 
+std::string NormForm::key() const {
+  return fmt::format("{}{}{}", weight == Weight::Plain ? "w" : weight == Weight::Offset ? "c+w" : "-", bias ? "+b" : "",
+                     std_plus_eps ? " std" : "");
+}
+
 std::vector<PatternMatch> find_matches(const DataflowGraph& g, const PatternSpec& spec) {
   std::vector<PatternMatch> out;
   const size_t n = g.size();
@@ -91,16 +96,21 @@ std::vector<PatternMatch> find_matches(const DataflowGraph& g, const PatternSpec
       if (dim > 0 && spec.weight_tail) {
         if (uint32_t u = affine_tail(g, m.last, "mul", dim, m.nodes); u != kNone) {
           m.last = u;
-          if (offset_weight(g, u, m.nodes)) m.variant = PatternMatch::kOffsetWeight;
+          if (offset_weight(g, u, m.nodes)) m.form.weight = NormForm::Weight::Offset;
+        } else {
+          m.form.weight = NormForm::Weight::None;
         }
       }
-      if (dim > 0 && spec.weight_tail && m.last == i) m.variant = PatternMatch::kNoWeight;
       if (dim > 0 && spec.bias_tail && m.last != i)
-        if (uint32_t u = affine_tail(g, m.last, "add", dim, m.nodes); u != kNone) m.last = u;
+        if (uint32_t u = affine_tail(g, m.last, "add", dim, m.nodes); u != kNone) {
+          m.last = u;
+          m.form.bias = true;
+        }
     }
     std::sort(m.nodes.begin(), m.nodes.end());
     m.nodes.erase(std::unique(m.nodes.begin(), m.nodes.end()), m.nodes.end());
     m.anchor = i;
+    m.form.std_plus_eps = std::any_of(m.nodes.begin(), m.nodes.end(), [&](uint32_t x) { return g.node(x).base == "std"; });
     for (uint32_t x : m.nodes)
       if (std::find(spec.anchors.begin(), spec.anchors.end(), g.node(x).base) != spec.anchors.end()) {
         m.anchor = x;

@@ -19,11 +19,7 @@ struct PatternMatch {
   std::vector<uint32_t> nodes;   // every node covered, sorted, unique
   int64_t ops = 0;         // ops that run kernels (views excluded)
   int64_t bytes = 0;       // intermediate bytes written and read back (2 x output size)
-  // Which form of a pattern with a weight tail (norms) ran, so the fix computes what the code
-  // did (issue 41): kWeighted `* weight`, kOffsetWeight `* (c + weight)` computed in the
-  // forward (Gemma's `1 + weight`), kNoWeight no weight at all. kWeighted for other patterns.
-  std::string_view variant = kWeighted;
-  static constexpr std::string_view kWeighted = "weighted", kOffsetWeight = "offset_weight", kNoWeight = "no_weight";
+  NormForm form;            // norms: which form ran (patterns.hpp)
 };
 
 std::vector<PatternMatch> find_matches(const DataflowGraph& g, const PatternSpec& spec);

@@ -2,6 +2,8 @@
 // expression (graph/pattern.hpp) plus what replaces it on Ascend. The FUSE00x rules report them.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +11,18 @@
 #include "graph/pattern.hpp"
 
 namespace npud::graph {
+
+// Which form of a norm ran (patterns with a weight tail), so its fix computes what the code
+// computed (issue 41): `* weight`, `* (c + weight)` made in the forward (Gemma's zero-centred
+// `1 + weight`) or no weight; a `+ bias` tail or none; the variance as an unbiased std plus eps
+// (`(x - mean) / (x.std() + eps)`), which no fused norm computes.
+struct NormForm {
+  enum class Weight : uint8_t { Plain, Offset, None };
+  Weight weight = Weight::Plain;
+  bool bias = false;
+  bool std_plus_eps = false;
+  std::string key() const;   // groups the matches of one site by form
+};
 
 struct PatternSpec {
   std::string_view rule;                  // "FUSE001"
@@ -32,16 +46,15 @@ struct PatternSpec {
   std::string_view aten_op;
   int replacement_ops = 1;                // ops the fused call runs
   std::string snippet;                    // the fix, as code (data/texts/rules.tsv)
-  // The fix of a norm's other forms (PatternMatch::variant): `* (1 + weight)` and no weight.
-  // Each computes what the matched code computes (tests/e2e/test_fix_equivalence.py).
-  std::string offset_weight_snippet, no_weight_snippet;
+  // Norms: the fix for the form that ran, computing what the matched code computes
+  // (tests/e2e/test_fix_equivalence.py); unset: `snippet` for every form.
+  std::function<std::string(const NormForm&)> fix_for;
+  // Norms: why the fused op would not compute what this form computes ("" when it does): the
+  // fix then gives no code (issue 41: a fix never changes the model's maths).
+  std::function<std::string(const NormForm&)> differs_for;
   std::vector<std::string> notes;
 
-  const std::string& snippet_for(std::string_view variant) const {
-    if (variant == "offset_weight" && !offset_weight_snippet.empty()) return offset_weight_snippet;
-    if (variant == "no_weight" && !no_weight_snippet.empty()) return no_weight_snippet;
-    return snippet;
-  }
+  std::string fix_of(const NormForm& form) const { return fix_for ? fix_for(form) : snippet; }
 };
 
 const PatternSpec& rms_norm_pattern();

@@ -20,7 +20,7 @@ namespace {
 
 struct Site {
   Location location;
-  std::string_view variant;   // PatternMatch::variant: which fix computes what the code does
+  NormForm form;   // which fix computes what the code does (PatternMatch::form)
   std::vector<std::string> modules;
   size_t count = 0, in_steps = 0, in_first_step = 0;
   int64_t ops = 0, bytes = 0;       // totals over matches
@@ -44,12 +44,12 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
   for (const PatternMatch& m : matches) {
     uint32_t op = g.node(m.anchor).op;
     Location loc = location_with_own_module(ctx.index(), op);
-    std::string key = (!call_site(loc) ? "module:" + loc.module : site_key(loc)) + "\x1f" + std::string(m.variant);
+    std::string key = (!call_site(loc) ? "module:" + loc.module : site_key(loc)) + "\x1f" + m.form.key();
     auto [it, inserted] = index.try_emplace(key, sites.size());
     if (inserted) {
       Site s;
       s.location = loc;
-      s.variant = m.variant;
+      s.form = m.form;
       s.ops_each = m.ops;
       sites.push_back(std::move(s));
     }
@@ -88,7 +88,10 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
                  {"bytes_saved_per_step", bytes_ps}};
     f.cost_ns = int64_t(double(s.ops) * cost::kLaunchNs + double(s.bytes) / cost::kDeviceBytesPerNs);
     std::string version = min_version.empty() ? "" : advice("FUSE00X", "min_version", {{"version", min_version}});
-    f.fix = advice("FUSE00X", "fix", {{"api", spec.api}, {"min_version", version}, {"snippet", spec.snippet_for(s.variant)}});
+    std::string differs = spec.differs_for ? spec.differs_for(s.form) : std::string();
+    f.fix = differs.empty()
+                ? advice("FUSE00X", "fix", {{"api", spec.api}, {"min_version", version}, {"snippet", spec.fix_of(s.form)}})
+                : advice("FUSE00X", "fix_differs", {{"api", spec.api}, {"min_version", version}, {"why", differs}});
     if (!available && !min_version.empty())
       f.notes.push_back(advice("FUSE00X", "not_listed_note",
                                {{"api", spec.api}, {"torch_npu", ctx.npu.version}, {"version", min_version}}));

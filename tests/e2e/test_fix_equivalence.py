@@ -1,11 +1,14 @@
 """The fused-op fixes npu-doctor prints compute what the matched code computed (issue 41).
 
-`run` on programs/norm_variants.py (RMSNorm written five ways: transformers' Llama, Meta's
-llama, Gemma's `(1 + weight)`, a tutorial's divide-by-root, a weightless qk-norm); each FUSE001
-fix's code is then executed against a reference torch_npu written from the op's documented
-formula, on random inputs and random weights, and compared with the module's own output. A
-template that does not fit a variant fails here instead of zeroing a user's model (the Gemma
-weight starts at 0: `npu_rms_norm(x, self.weight)` would output zeros).
+`run` on programs/norm_variants.py: RMSNorm written five ways (transformers' Llama, Meta's
+llama, Gemma's `(1 + weight)`, a tutorial's divide-by-root, a weightless qk-norm) and LayerNorm
+five ways (early BERT's, no affine, a zero-centred `(1 + weight)` gamma, weight without bias,
+the Annotated Transformer's `(x - mean) / (std + eps)`). Each FUSE001/FUSE002 fix's code is
+executed (torch_npu's ops by a reference written from their documented formulas, torch's own
+F.layer_norm as it is) on random inputs and random weights, and compared with the module's own
+output. A template that does not fit a form fails here instead of zeroing a user's model (the
+Gemma weight starts at 0: `npu_rms_norm(x, self.weight)` would output zeros); a form no fused op
+computes must get no code.
 
 Needs the built binary (NPUD_BINARY) and torch in the Python that runs the test."""
 
@@ -63,7 +66,7 @@ class RmsNormFixes(unittest.TestCase):
         out = tempfile.mkdtemp(prefix="npud-fixeq-")
         report = os.path.join(out, "report.json")
         r = subprocess.run([BINARY, "run", "-q", "--steps", "1:2", "--capture-dir", os.path.join(out, "capture"),
-                            "--format", "json", "-o", report, "--fail-on", "never", "--select", "FUSE001", "--",
+                            "--format", "json", "-o", report, "--fail-on", "never", "--select", "FUSE001,FUSE002", "--",
                             PYTHON, os.path.join(PROGRAMS, "norm_variants.py")],
                            capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
@@ -84,7 +87,7 @@ class RmsNormFixes(unittest.TestCase):
         """(advised output, module output) for norm `name` with random weights."""
         import torch
         torch.manual_seed(1)
-        cls, args, weight_attr, eps_attr = self.modules.NORMS[name]
+        cls, args, weight_attr, bias_attr, eps_attr = self.modules.NORMS[name]
         module = cls(*args)
         with torch.no_grad():
             for p in module.parameters():
@@ -92,6 +95,7 @@ class RmsNormFixes(unittest.TestCase):
         x = torch.randn(4, 8, 16)
         expected = module(x)
         owner = types.SimpleNamespace(weight=getattr(module, weight_attr) if weight_attr else None,
+                                      bias=getattr(module, bias_attr) if bias_attr else None,
                                       eps=getattr(module, eps_attr))
         scope = {"torch": torch, "torch_npu": ReferenceTorchNpu, "x": x, "self": owner}
         with torch.no_grad():
@@ -104,11 +108,25 @@ class RmsNormFixes(unittest.TestCase):
     def test_each_fix_computes_what_its_module_computes(self):
         import torch
         for name, fix in sorted(self.fixes.items()):
+            if name in self.modules.NO_CODE:
+                continue
             with self.subTest(name):
                 advised, expected = self.check(name, fix)
                 self.assertEqual(advised.shape, expected.shape)
                 self.assertTrue(torch.allclose(advised, expected, rtol=1e-5, atol=1e-6),
                                 "%s: max difference %g\n%s" % (name, (advised - expected).abs().max(), fix))
+
+    def test_a_form_no_fused_op_computes_gets_no_code(self):
+        # (x - mean) / (std + eps): unbiased std, eps outside the root. F.layer_norm differs.
+        import torch
+        for name in self.modules.NO_CODE:
+            with self.subTest(name):
+                fix = self.fixes[name]
+                self.assertNotIn("y =", fix)
+                self.assertIn("unbiased standard deviation plus eps", fix)
+        advised, expected = self.check("std_ln", "Use:\ny = torch.nn.functional.layer_norm(x, x.shape[-1:], "
+                                                       "self.weight, self.bias, eps=self.eps)")
+        self.assertFalse(torch.allclose(advised, expected, rtol=1e-3, atol=1e-3))   # why no code is given
 
     def test_the_plain_template_would_not_fit_gemma(self):
         # The harness bites: the weighted template, applied to Gemma's (1 + weight) norm, is wrong.

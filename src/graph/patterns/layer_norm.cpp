@@ -30,7 +30,18 @@ const PatternSpec& layer_norm_pattern() {
     s.bias_tail = true;
     s.api = "torch.nn.functional.layer_norm";
     s.aten_op = "native_layer_norm";
-    s.snippet = advice("FUSE002", "snippet");
+    // F.layer_norm(x, shape, weight, bias, eps): weight and bias are what the code scales by and
+    // adds (None where it does neither); the std-plus-eps form has no equal (differs_for).
+    s.fix_for = [](const NormForm& f) {
+      using W = NormForm::Weight;
+      return advice("FUSE002", "snippet",
+                    {{"comment", f.weight == W::Offset ? advice("FUSE00X", "offset_weight_comment") : std::string()},
+                     {"weight", f.weight == W::Offset ? "1.0 + self.weight" : f.weight == W::None ? "None" : "self.weight"},
+                     {"bias", f.bias ? "self.bias" : "None"},
+                     {"module_line", f.weight == W::Plain && f.bias ? advice("FUSE002", "module_line") : std::string()}});
+    };
+    s.differs_for = [](const NormForm& f) { return f.std_plus_eps ? advice("FUSE002", "std_plus_eps") : std::string(); };
+    s.snippet = s.fix_for({.bias = true});
     s.notes = {advice("FUSE002", "note")};
     return s;
   }();

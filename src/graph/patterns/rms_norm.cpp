@@ -27,9 +27,19 @@ const PatternSpec& rms_norm_pattern() {
     s.yields_to = {"layer-norm"};
     s.api = "torch_npu.npu_rms_norm";
     s.custom_op = "npu_rms_norm";
-    s.snippet = advice("FUSE001", "snippet");
-    s.offset_weight_snippet = advice("FUSE001", "snippet_offset_weight");
-    s.no_weight_snippet = advice("FUSE001", "snippet_no_weight");
+    // npu_rms_norm(x, gamma) = x * rsqrt(mean(x^2) + eps) * gamma: gamma is what the code
+    // multiplies by (a bias tail is not part of this pattern).
+    s.fix_for = [](const NormForm& f) {
+      using W = NormForm::Weight;
+      return advice("FUSE001", "snippet",
+                    {{"comment", f.weight == W::Offset ? advice("FUSE00X", "offset_weight_comment")
+                                 : f.weight == W::None ? advice("FUSE001", "no_weight_comment")
+                                                       : std::string()},
+                     {"weight", f.weight == W::Offset ? "1.0 + self.weight"
+                                : f.weight == W::None ? "torch.ones(x.shape[-1], dtype=x.dtype, device=x.device)"
+                                                      : "self.weight"}});
+    };
+    s.snippet = s.fix_for({});
     s.notes = {advice("FUSE001", "note")};
     return s;
   }();
