@@ -649,7 +649,10 @@ void render_cluster_text(std::ostream& os, const ClusterReport& r, bool color, b
     }
     if (shown < r.link_bandwidth.size()) os << fmt::format("  ... {} more (--verbose)\n", r.link_bandwidth.size() - shown);
     // Only what was looked for is said to be absent (--select/--ignore may leave either rule out).
-    bool slow = std::ranges::count(r.link_rules_run, "COMM004"), retransmit = std::ranges::count(r.link_rules_run, "COMM005");
+    auto ran = [&](std::string_view id) {
+      return std::find(r.link_rules_run.begin(), r.link_rules_run.end(), id) != r.link_rules_run.end();
+    };
+    const bool slow = ran("COMM004"), retransmit = ran("COMM005");
     if (r.links.empty() && (slow || retransmit))
       os << fmt::format("  {}\n", slow && retransmit ? "no slow link, no RDMA retransmission"
                                    : slow          ? "no slow link (COMM005, RDMA retransmission, not selected)"

@@ -34,8 +34,12 @@ std::pair<std::string_view, std::string_view> package_of_path(std::string_view p
 }
 
 bool is_torch_file(std::string_view path) {
-  for (std::string_view root : {std::string_view("torch/"), std::string_view("functorch/"), std::string_view("torchgen/")})
-    if (path.starts_with(root) || path.find("/" + std::string(root)) != std::string_view::npos) return true;
+  // "torch/nn/modules/module.py" (Kineto's) or ".../site-packages/torch/..." (absolute)
+  for (std::string_view root : {std::string_view("torch/"), std::string_view("functorch/"), std::string_view("torchgen/")}) {
+    if (path.starts_with(root)) return true;
+    for (size_t at = path.find(root); at != std::string_view::npos; at = path.find(root, at + 1))
+      if (at > 0 && path[at - 1] == '/') return true;
+  }
   return false;
 }
 
