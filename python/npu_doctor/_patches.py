@@ -75,7 +75,8 @@ def _amp_closure(optimizer, closure, args, kwargs):
             try:
                 amp.closure_returned(optimizer, inside, calls[0] == 1)
             except Exception as e:   # never raise into the program
-                active.fail(e)
+                if active is not None:
+                    active.fail(e)
 
     if kwargs and kwargs.get("closure") is closure:
         return args, dict(kwargs, closure=run_closure)

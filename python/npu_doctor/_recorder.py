@@ -233,9 +233,6 @@ class Recorder(PythonCallEvents):
         if self.finished:
             return
         self.finished = True
-        if reason == "done":
-            self._say("%s recorded; the rest of the run is not captured (stopping the program now loses nothing "
-                      "of the report)" % self._steps_text())
         if self.recording and self.cut_at_forward:   # the last backward-ended step is complete
             self._write(self._step_event(self.step, self._step_start, self.now()))
             self.step += 1
@@ -247,6 +244,9 @@ class Recorder(PythonCallEvents):
         self._write_raw(_events.end_event(self._pid, self.step, reason, self._exception if reason == "exception" else ""))
         if self._writer is not None:
             self._writer.close()
+        if reason == "done":   # said once the capture is closed: stopping now loses nothing of it
+            self._say("%s recorded; the rest of the run is not captured (stopping the program now loses nothing "
+                      "of the report)" % self._steps_text())
         if _patches.active is self:
             _patches.active = None
 

@@ -47,7 +47,8 @@ CLI::Option* add_output_option(CLI::App& cmd, std::string& path, std::string* fo
       if (writes(allowed.front())) *format = allowed.front();
       return;
     }
-    if (std::find(allowed.begin(), allowed.end(), *format) == allowed.end())
+    // A contradiction only where the command writes what the extension names (env writes no HTML).
+    if (writes(allowed.front()) && std::find(allowed.begin(), allowed.end(), *format) == allowed.end())
       throw CLI::ValidationError("-o", fmt::format("{} names {} output, but --format is {}: drop --format, or name the "
                                                    "file for {}", path, allowed.front(), *format, *format));
   });

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <span>
+#include <string>
 
 #include "ingest/chrome_builder.hpp"
 #include "util/input_error.hpp"
@@ -96,9 +98,20 @@ uint32_t ChromeBuilder::python_function_frame(std::string_view name) {
   if (open == name.npos) return kNone;
   std::string_view file = name.substr(0, open);
   if (is_library_file(file) && (package_of_path(file).first.empty() || is_torch_file(file))) return kNone;
-  uint32_t stack = legacy_stack(name);
-  if (stack != kNone && name.substr(close + 3) == "<module>")
-    for (uint32_t f : t_.frames_of(stack)) t_.frames[f].enclosing = true;
+  if (name.substr(close + 3) != "<module>") return legacy_stack(name);
+  // A frame of its own, not frame()'s shared one: a "Call stack" naming the same file:line
+  // means that line itself, and must not become enclosing too.
+  std::string key_text = "\x01enclosing:" + std::string(name);
+  StrId key = stack_keys_.intern(key_text);
+  if (key < stack_of_key_.size() && stack_of_key_[key] != kNone) return stack_of_key_[key];
+  int32_t line = 0;
+  std::string_view num = name.substr(open + 1, close - open - 1);
+  std::from_chars(num.data(), num.data() + num.size(), line);
+  uint32_t f = t_.add_frame(file, line, name.substr(close + 3));
+  t_.frames[f].enclosing = true;
+  uint32_t stack = t_.add_stack(std::span<const uint32_t>(&f, 1));
+  if (key >= stack_of_key_.size()) stack_of_key_.resize(key + 1, kNone);
+  stack_of_key_[key] = stack;
   return stack;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/names.hpp"
 #include "knowledge/advice_texts.hpp"
 #include "knowledge/library_advice.hpp"
 #include "rules/rule_support.hpp"
@@ -58,10 +59,9 @@ void merge_into(Finding& into, const Finding& other) {
 // The kept finding's message speaks of its own site; after merges its metrics are the sum, so
 // the message says so (issue 40: "48 calls" in the message, count=84 in the metrics).
 void say_merged(Finding& f, size_t sites) {
-  auto fmt_count = [](double v) { return fmt::format("{:g}", v); };
   if (double count = f.metric("count", -1); count >= 0 && f.metric("per_step", -1) >= 0)
-    f.message += advice("LIBRARY", "merged_counts", {{"sites", std::to_string(sites)}, {"count", fmt_count(count)},
-                                                    {"per_step", fmt_count(f.metric("per_step"))}});
+    f.message += advice("LIBRARY", "merged_counts", {{"sites", std::to_string(sites)}, {"count", format_number(count)},
+                                                    {"per_step", format_number(f.metric("per_step"))}});
   else
     f.message += advice("LIBRARY", "merged_sites", {{"sites", std::to_string(sites)}});
 }

@@ -14,6 +14,7 @@
 #include "ingest/decimal_time.hpp"
 #include "util/input_error.hpp"
 #include "ingest/reader.hpp"
+#include "analysis/trace_index.hpp"
 #include "model/trace.hpp"
 
 namespace fs = std::filesystem;
@@ -531,6 +532,39 @@ TEST(ChromeSmall, BufferVariantAndLegacyCallStack) {
   EXPECT_EQ(f->line, 30);
   EXPECT_EQ(t.str(f->function), "step");
   EXPECT_EQ(t.frames_of(t.ops[0].stack).size(), 2u);
+}
+
+// Kineto's python_function events give their file:line; a running script's `<module>` event
+// names where it was when the profiler started, so its frame is `enclosing` (issue 40), and
+// only its own: a "Call stack" naming the same file:line means that line (review of f1adf22).
+TEST(ChromeSmall, PythonFunctionFramesAndTheEnclosingModuleLine) {
+  std::string json = R"([
+    {"ph":"X","cat":"python_function","name":"train.py(311): <module>","pid":1,"tid":1,"ts":0,"dur":100},
+    {"ph":"X","cat":"python_function","name":"transformers/models/llama/modeling_llama.py(130): rotate_half",
+     "pid":1,"tid":1,"ts":10,"dur":20},
+    {"ph":"X","cat":"python_function","name":"torch/nn/modules/module.py(1750): _call_impl","pid":1,"tid":1,"ts":12,"dur":10},
+    {"ph":"X","cat":"cpu_op","name":"aten::cat","pid":1,"tid":1,"ts":13,"dur":2},
+    {"ph":"X","cat":"cpu_op","name":"aten::item","pid":1,"tid":1,"ts":40,"dur":2},
+    {"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":2,"ts":40,"dur":2,"args":{"Call stack":"train.py(311): <module>"}}])";
+  Trace t = read_chrome_json_buffer(json, "mem.json", {});
+  const Op* item = find_op(t, "aten::item");
+  const Op* cat = find_op(t, "aten::cat");
+  const Op* mul = find_op(t, "aten::mul");
+  ASSERT_TRUE(item && cat && mul);
+  TraceIndex index(t);
+  auto frame_of = [&](const Op* op) { return &t.frames[index.stack_frames(uint32_t(op - t.ops.data()))[0]]; };
+  const Frame* module_frame = frame_of(item);
+  EXPECT_EQ(t.str(module_frame->file), "train.py");
+  EXPECT_EQ(module_frame->line, 311);
+  EXPECT_TRUE(module_frame->enclosing);
+  // inside transformers: the package's frame (torch's _call_impl gives none)
+  const Frame* package = frame_of(cat);
+  EXPECT_EQ(t.str(package->file), "transformers/models/llama/modeling_llama.py");
+  EXPECT_EQ(t.str(package->function), "rotate_half");
+  // the legacy "Call stack" frame of the same text is the op's own line
+  const Frame* legacy = frame_of(mul);
+  EXPECT_EQ(legacy->line, 311);
+  EXPECT_FALSE(legacy->enclosing);
 }
 
 TEST(ChromeSmall, ProgressIsReported) {
