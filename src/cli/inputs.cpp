@@ -51,7 +51,8 @@ bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, T
 
 namespace {
 
-// The first bytes of a regular file ("" when it cannot be read).
+// The first bytes of a regular file, byte order mark and surrounding whitespace left out (""
+// when it cannot be read): what sniffing an input's kind looks at.
 std::string head_of(const std::string& path, size_t max) {
   std::string error;
   int fd = open_regular_file(path, error);
@@ -60,7 +61,8 @@ std::string head_of(const std::string& path, size_t max) {
   ssize_t n = ::read(fd, head.data(), max);
   ::close(fd);
   head.resize(n > 0 ? size_t(n) : 0);
-  return head;
+  std::string_view text = head;
+  return std::string(trim(text.substr(utf8_bom_size(text))));
 }
 
 }  // namespace
@@ -72,8 +74,7 @@ std::string command_for_input(const std::string& path) {
     std::string dump = (std::filesystem::path(path) / "dump.json").string();
     return std::filesystem::is_regular_file(dump, ec) ? command_for_input(dump) : std::string();
   }
-  std::string head = head_of(path, 4096);
-  std::string_view text = trim(std::string_view(head).substr(utf8_bom_size(head)));
+  const std::string text = head_of(path, 4096);
   bool python = path.ends_with(".py") || text.starts_with("#!/usr/bin/env python") || text.starts_with("import ") ||
                 text.starts_with("from ");
   if (python)
@@ -89,15 +90,8 @@ std::string command_for_input(const std::string& path) {
 }
 
 bool is_npu_doctor_report(const std::string& path) {
-  std::string error;
-  int fd = open_regular_file(path, error);
-  if (fd < 0) return false;
-  char head[512];   // the header comes first: render_json writes tool_header before anything else
-  ssize_t n = ::read(fd, head, sizeof head);
-  ::close(fd);
-  if (n <= 0) return false;
-  std::string_view text(head, size_t(n));
-  text = trim(text.substr(utf8_bom_size(text)));
+  // the header comes first: render_json writes tool_header before anything else
+  const std::string text = head_of(path, 512);
   return text.starts_with('{') && text.find("\"schema_version\"") != std::string_view::npos &&
          text.find("\"tool\"") != std::string_view::npos && text.find("\"npu-doctor\"") != std::string_view::npos;
 }

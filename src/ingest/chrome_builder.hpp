@@ -81,7 +81,7 @@ class ChromeBuilder {
 
   // kineto_events.cpp: Kineto / torch.profiler
   void add_kineto_inputs(Op& op);
-  uint32_t legacy_stack(std::string_view text);
+  uint32_t legacy_stack(std::string_view text, bool enclosing = false);
   uint32_t python_function_frame(std::string_view name);
 
   // trace_view_events.cpp: torch_npu trace_view.json

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <span>
 #include <string>
 
 #include "ingest/chrome_builder.hpp"
@@ -47,8 +46,10 @@ bool is_library_file(std::string_view f) {
 }  // namespace
 
 // Legacy Kineto "Call stack": "file(line): func;file(line): func", innermost first.
-uint32_t ChromeBuilder::legacy_stack(std::string_view text) {
-  StrId key = stack_keys_.intern(text);
+// `enclosing`: one python_function `<module>` frame (python_function_frame), made a frame of its
+// own, not frame()'s shared one: a "Call stack" naming the same file:line means that line.
+uint32_t ChromeBuilder::legacy_stack(std::string_view text, bool enclosing) {
+  StrId key = enclosing ? stack_keys_.intern("\x01enclosing:" + std::string(text)) : stack_keys_.intern(text);
   if (key < stack_of_key_.size() && stack_of_key_[key] != kNone) return stack_of_key_[key];
   std::vector<uint32_t> all, user;
   size_t pos = 0;
@@ -72,7 +73,8 @@ uint32_t ChromeBuilder::legacy_stack(std::string_view text) {
       if (cut_stacks_++ == 0) first_cut_stack_offset_ = event_offset_;
       break;
     }
-    uint32_t id = frame(file, line, func);
+    uint32_t id = enclosing ? t_.add_frame(file, line, func) : frame(file, line, func);
+    if (enclosing) t_.frames[id].enclosing = true;
     all.push_back(id);
     if (!is_library_file(file)) user.push_back(id);
   }
@@ -98,21 +100,7 @@ uint32_t ChromeBuilder::python_function_frame(std::string_view name) {
   if (open == name.npos) return kNone;
   std::string_view file = name.substr(0, open);
   if (is_library_file(file) && (package_of_path(file).first.empty() || is_torch_file(file))) return kNone;
-  if (name.substr(close + 3) != "<module>") return legacy_stack(name);
-  // A frame of its own, not frame()'s shared one: a "Call stack" naming the same file:line
-  // means that line itself, and must not become enclosing too.
-  std::string key_text = "\x01enclosing:" + std::string(name);
-  StrId key = stack_keys_.intern(key_text);
-  if (key < stack_of_key_.size() && stack_of_key_[key] != kNone) return stack_of_key_[key];
-  int32_t line = 0;
-  std::string_view num = name.substr(open + 1, close - open - 1);
-  std::from_chars(num.data(), num.data() + num.size(), line);
-  uint32_t f = t_.add_frame(file, line, name.substr(close + 3));
-  t_.frames[f].enclosing = true;
-  uint32_t stack = t_.add_stack(std::span<const uint32_t>(&f, 1));
-  if (key >= stack_of_key_.size()) stack_of_key_.resize(key + 1, kNone);
-  stack_of_key_[key] = stack;
-  return stack;
+  return legacy_stack(name, name.substr(close + 3) == "<module>");
 }
 
 void ChromeBuilder::add_kineto_inputs(Op& op) {
