@@ -4,10 +4,11 @@
 #   1. The release, tools/release.sh: the sdist and the manylinux_2_28 wheels for x86_64 and
 #      aarch64, cross-compiled with zig's clang and libc++ (cmake/zig-toolchain.cmake) into
 #      build/release/dist. The x86_64 wheel's CMake build folder is ./build, with the tests
-#      (NPUD_TESTS=ON; RelWithDebInfo's -O2 without -g), so the tests test the binary that ships;
+#      (NPUD_TESTS=ON; RelWithDebInfo's -O2 without -g), so the tests test the binary that ships
+#      (the GoogleTest units only with NPUD_CHECK=0: else they build and run once, in step 2);
 #      that wheel is installed into the venv build/test-venv (torch 2.13 CPU) like a user installs
-#      it (tests/e2e/test_wheel.py installs it into a fresh venv too). ctest then runs every
-#      GoogleTest unit and every Python e2e suite twice: torch1.* with Debian's torch 1.13 and
+#      it (tests/e2e/test_wheel.py installs it into a fresh venv too). ctest then runs
+#      (the GoogleTest units with NPUD_CHECK=0) every Python e2e suite twice: torch1.* with Debian's torch 1.13 and
 #      this build's binary, torch2.* with torch 2.13 and the npu-doctor the wheel installed;
 #      tests/e2e/test_release.py runs the aarch64 binary under qemu (Debian's qemu-user-static)
 #      on the shared fixtures and compares its findings with the x86_64 binary's. Extra
@@ -55,12 +56,15 @@ npud_venv "$VENV" "jsonschema>=4" ||
 npud_venv_requirements "$VENV" "$NPUD_ROOT/tests/corpus/library/requirements.txt" ||
   echo "npu-doctor test: WARNING: the library corpus requirements did not install: its test will skip" >&2
 phase_done "venv"
+# The GoogleTest units build and run once: in step 2's sanitizer build when it runs, else here.
+UNIT_IN_RELEASE=ON
+[ "${NPUD_CHECK:-1}" = 0 ] || UNIT_IN_RELEASE=OFF
 # The release (tools/release.sh): the sdist and the manylinux_2_28 wheels for x86_64 and aarch64,
 # cross-compiled with zig into build/release/dist. The x86_64 wheel is built in ./build with the
 # tests (one build: the tests test the binary that ships) and installed into the test venv.
 NPUD_RELEASE_DIR="$NPUD_ROOT/build/release" NPUD_DIST="$NPUD_ROOT/build/release/dist" NPUD_RELEASE_VENV="$VENV" \
   NPUD_RELEASE_UNITY="$(unity_for "$NPUD_ROOT/build")" NPUD_RELEASE_X86_64_BUILD="$NPUD_ROOT/build" \
-  NPUD_RELEASE_X86_64_ARGS="-C cmake.define.NPUD_TESTS=ON -C cmake.define.NPUD_TEST_VENV=$VENV" \
+  NPUD_RELEASE_X86_64_ARGS="-C cmake.define.NPUD_TESTS=ON -C cmake.define.NPUD_UNIT_TESTS=$UNIT_IN_RELEASE -C cmake.define.NPUD_TEST_VENV=$VENV" \
   "$NPUD_ROOT/tools/release.sh"
 phase_done "build (release: sdist, wheels)"
 (cd "$NPUD_ROOT/build" && ctest --output-on-failure -j"$JOBS" "$@")

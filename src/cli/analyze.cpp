@@ -192,13 +192,16 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   std::vector<const Rule*> rules;
   if (!rules_or_report(o, rules)) return kExitBadInput;
 
-  if (!output_writable_or_report(o.output)) return kExitBadInput;   // before a long read
+  // before a long read; neither output may replace the input
+  if (!output_writable_or_report(o.output, {path}) ||
+      !output_writable_or_report(o.write_baseline, {}, "--write-baseline"))
+    return kExitBadInput;
 
   Trace trace;
   ReadOptions ro;
   ro.allow_truncated = o.allow_truncated;
   ro.max_events = o.max_events;
-  if (!read_trace_or_report(path, ro, o.quiet, trace)) return kExitBadInput;
+  if (!read_trace_or_report(path, ro, o.quiet, trace, o.source_name)) return kExitBadInput;
   if (!o.source_name.empty()) trace.source = o.source_name;
   if (!o.quiet) print_warnings(trace);
   std::optional<TraceAnalysis> analysis;

@@ -312,9 +312,20 @@ int merge_command(const MergeOptions& o) {
       continue;
     }
     std::vector<std::string> files;
-    for (const auto& e : directory_entries(in, ec))
-      if (std::error_code entry_ec; e.is_regular_file(entry_ec) && is_rank_summary_file(e.path().string()))
-        files.push_back(e.path().string());
+    for (const auto& e : directory_entries(in, ec)) {
+      std::error_code entry_ec;
+      std::string path = e.path().string(), name = e.path().filename().string();
+      if (!e.is_regular_file(entry_ec) || !name.ends_with(".json")) continue;
+      if (is_rank_summary_file(path)) {
+        files.push_back(path);
+      } else if (name.starts_with("rank")) {   // named as a summary, yet none: that rank is lost
+        ++bad;
+        std::cerr << fmt::format("npu-doctor: error: {}: not a rank summary (no \"kind\": \"{}\" in its first "
+                                 "bytes); its rank is left out\n", terminal_safe(path), kRankSummaryKind);
+      } else {
+        std::cerr << fmt::format("npu-doctor: note: skipped {}: not a rank summary\n", terminal_safe(path));
+      }
+    }
     if (ec) {
       ++bad;
       std::cerr << fmt::format("npu-doctor: error: {}: cannot list it completely: {}\n", terminal_safe(in), ec.message());

@@ -67,6 +67,11 @@ std::string string_value(const std::string& file, const std::string& key, const 
 
 void add_path_ignore(Config& c, const std::string& file, const std::string& glob, const TomlValue& v) {
   if (glob.empty()) fail(file, v.pos, "per-file-ignores: an empty path pattern");
+  // Patterns match paths relative to this file's folder: one that starts at / or climbs out of
+  // it could never match, and silently silencing nothing hides the typo.
+  if (glob.front() == '/' || glob == ".." || glob.starts_with("../"))
+    fail(file, v.pos, fmt::format("per-file-ignores \"{}\": patterns are relative to the folder of {} and cannot "
+                                  "leave it", glob, file));
   c.per_file_ignores.rules.push_back({glob, rule_ids(file, "per-file-ignores \"" + glob + "\"", v, true)});
 }
 
@@ -75,7 +80,7 @@ void read_entry(Config& c, const std::string& file, const TomlEntry& e) {
   else if (e.key == "ignore") c.ignore = rule_ids(file, e.key, e.value);
   else if (e.key == "torch-npu") c.torch_npu = string_value(file, e.key, e.value);
   else if (e.key == "fail-on") {
-    c.fail_on = string_value(file, e.key, e.value);
+    c.fail_on = to_lower(string_value(file, e.key, e.value));   // any case, as rule ids
     if (c.fail_on != "info" && c.fail_on != "warning" && c.fail_on != "error" && c.fail_on != "never")
       fail(file, e.value.pos, "fail-on is one of info, warning, error, never");
   } else if (e.key == "per-file-ignores") {
@@ -90,11 +95,7 @@ void read_entry(Config& c, const std::string& file, const TomlEntry& e) {
 
 bool is_pyproject(const std::string& path) { return fs::path(path).filename() == "pyproject.toml"; }
 
-}  // namespace
-
-Config read_config_file(const std::string& path) {
-  std::string text, error;
-  if (!read_regular_file(path, kMaxConfigBytes, text, error)) throw TomlError(path + ": " + error);
+Config config_from_text(const std::string& path, const std::string& text) {
   const bool pyproject = is_pyproject(path);
   const std::string ours = pyproject ? "tool.npu-doctor" : "";
   const std::string pfi = pyproject ? "tool.npu-doctor.per-file-ignores" : "per-file-ignores";
@@ -121,6 +122,14 @@ Config read_config_file(const std::string& path) {
   return c;
 }
 
+}  // namespace
+
+Config read_config_file(const std::string& path) {
+  std::string text, error;
+  if (!read_regular_file(path, kMaxConfigBytes, text, error)) throw TomlError(path + ": " + error);
+  return config_from_text(path, text);
+}
+
 Config find_config(const std::string& start) {
   std::error_code ec;
   fs::path dir = fs::absolute(fs::path(start.empty() ? "." : start), ec).lexically_normal();
@@ -131,7 +140,16 @@ Config find_config(const std::string& start) {
     for (const char* name : {"npu-doctor.toml", "pyproject.toml"}) {
       fs::path candidate = dir / name;
       if (!fs::is_regular_file(candidate, ec)) continue;
-      Config c = read_config_file(candidate.string());
+      std::string text, error;
+      if (!read_regular_file(candidate.string(), kMaxConfigBytes, text, error)) {
+        // Another tool's (or user's) pyproject.toml we cannot read, or one too big, may hold no
+        // [tool.npu-doctor] at all: passed by with a note. Ours (npu-doctor.toml) must be read.
+        if (!is_pyproject(candidate.string())) throw TomlError(candidate.string() + ": " + error);
+        std::cerr << fmt::format("npu-doctor: note: skipped {} while looking for [tool.npu-doctor]: {}\n",
+                                 terminal_safe(candidate.string()), terminal_safe(error));
+        continue;
+      }
+      Config c = config_from_text(candidate.string(), text);
       if (!c.file.empty()) return c;
     }
     if (!dir.has_parent_path() || dir.parent_path() == dir) return {};

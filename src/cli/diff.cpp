@@ -93,7 +93,7 @@ bool diff_settings_or_report(const CLI::App& cmd, const DiffOptions& o, Analysis
 
 int diff_command(const CLI::App& cmd, const DiffOptions& o) {
   if (!torch_npu_version_or_report(o.torch_npu)) return kExitBadInput;
-  if (!output_writable_or_report(o.output)) return kExitBadInput;   // before two reads
+  if (!output_writable_or_report(o.output, {o.before, o.after})) return kExitBadInput;   // before two reads
   // Two JSON reports: their findings. A report beside a trace would fail as a trace with "no
   // traceEvents array": say what it is and what diff wants.
   const bool before_report = is_npu_doctor_report(o.before), after_report = is_npu_doctor_report(o.after);

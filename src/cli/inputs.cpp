@@ -33,17 +33,18 @@ void add_max_events_option(CLI::App& cmd, uint64_t& max_events) {
       ->capture_default_str();
 }
 
-bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, Trace& out) {
+bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, Trace& out, const std::string& shown) {
+  const std::string& name = shown.empty() ? path : shown;
   try {
-    Progress progress("reading " + path, !quiet);
+    Progress progress("reading " + name, !quiet);
     if (progress.enabled()) ro.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
     out = read_trace(path, ro);
     progress.finish();
     return true;
   } catch (const InputError& e) {
-    std::cerr << "npu-doctor: error: " << e.describe() << "\n";
+    std::cerr << "npu-doctor: error: " << InputError(name, e.offset(), e.what(), e.has_offset()).describe() << "\n";
   } catch (const std::exception& e) {
-    std::cerr << "npu-doctor: error: " << path << ": " << e.what() << "\n";
+    std::cerr << "npu-doctor: error: " << name << ": " << e.what() << "\n";
   }
   if (std::string hint = command_for_input(path); !hint.empty()) std::cerr << "npu-doctor: hint: " << hint << "\n";
   return false;

@@ -29,6 +29,7 @@
 #include "cli/cluster.hpp"
 #include "cli/commands.hpp"
 #include "cli/inputs.hpp"
+#include "cli/output.hpp"
 #include "cli/python_options.hpp"
 #include "numeric/dump.hpp"
 #include "util/atomic_file.hpp"
@@ -174,6 +175,7 @@ ChildResult run_child(const std::vector<std::string>& command, const std::vector
       auto eq = kv.find('=');
       setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
     }
+    close_guarded_fds();
     execvp(argv[0], argv.data());
     int err = errno;
     std::string msg = fmt::format("npu-doctor: error: cannot run {}: {}\n", command[0], std::strerror(err));
@@ -530,7 +532,9 @@ int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao) {
                              "directory is --capture-dir)\n", req.command_name);
     return kExitBadInput;
   }
-  // Everything that can be refused is refused before the program runs, not after it.
+  // Everything that can be refused is refused before the program runs, not after it. No output
+  // replaces a file the command line names (`-o train.py -- python train.py`).
+  for (const std::string& arg : req.program) protect_input(arg);
   if (!ao.output.empty()) {
     try {
       AtomicFile probe(ao.output);   // no side effect until commit()
@@ -547,11 +551,11 @@ int check_launch_outputs(const LaunchRequest& req, const AnalyzeOptions& ao) {
   // The baseline files too: a typo found after a long training run would waste it.
   try {
     if (!ao.baseline.empty()) Baseline::load(ao.baseline);
-    if (!ao.write_baseline.empty()) AtomicFile(ao.write_baseline).check_writable();
   } catch (const std::exception& e) {
     std::cerr << fmt::format("npu-doctor: error: {}\n", e.what());
     return kExitBadInput;
   }
+  if (!output_writable_or_report(ao.write_baseline, {}, "--write-baseline")) return kExitBadInput;
   return -1;
 }
 

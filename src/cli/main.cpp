@@ -11,6 +11,8 @@
 #include "cli/completion.hpp"
 #include "cli/help_format.hpp"
 #include "cli/launch.hpp"
+#include "cli/output.hpp"
+#include "cli/safe_stderr.hpp"
 #include "ingest/isal_loader.hpp"
 #include "util/text.hpp"
 
@@ -48,6 +50,8 @@ constexpr const char* kShortUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  npud::guard_standard_fds();
+  npud::make_stderr_terminal_safe();
   CLI::App app{
       "npu-doctor: finds what slows or breaks PyTorch programs on Ascend NPUs (torch_npu), "
       "in profiles you have and in programs you run."};
@@ -109,5 +113,7 @@ int main(int argc, char** argv) {
     app.exit(e);
     return npud::kExitBadInput;
   }
+  // What `rules`, `docs` and `completion` print goes unchecked until here.
+  if (!npud::stdout_written_or_report()) return npud::kExitBadInput;
   return exit_code;
 }

@@ -1,14 +1,19 @@
 #include "cli/output.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <iostream>
 
+#include "report/escape.hpp"
 #include "util/atomic_file.hpp"
 
 namespace npud {
@@ -63,15 +68,57 @@ CLI::Option* add_project_root_option(CLI::App& cmd, std::string& dir) {
       ->check(CLI::ExistingDirectory);
 }
 
-bool output_writable_or_report(const std::string& path) {
+bool output_writable_or_report(const std::string& path, const std::vector<std::string>& inputs,
+                               std::string_view option) {
+  for (const std::string& input : inputs) protect_input(input);
   if (path.empty()) return true;
+  if (path == "-" && option != "-o") {   // -o - is stdout; a baseline is a file to keep
+    std::cerr << "npu-doctor: error: " << option << ": names a file to keep; - (stdout) is not one\n";
+    return false;
+  }
   try {
     AtomicFile(path).check_writable();
     return true;
   } catch (const std::exception& e) {
-    std::cerr << "npu-doctor: error: -o: " << e.what() << "\n";
+    std::cerr << "npu-doctor: error: " << option << ": " << terminal_safe(e.what()) << "\n";
     return false;
   }
+}
+
+namespace {
+bool stdout_was_closed = false;
+bool closed_at_start[3] = {false, false, false};
+}
+
+void guard_standard_fds() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // open() takes the lowest free number: this one. A file npu-doctor opens later never
+    // becomes "stdout", so a report is never written into an input or a baseline.
+    int got = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (got != fd && got >= 0) ::close(got);
+    closed_at_start[fd] = true;
+    if (fd == STDOUT_FILENO) stdout_was_closed = true;
+  }
+}
+
+void close_guarded_fds() {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (closed_at_start[fd]) ::close(fd);
+}
+
+bool stdout_written_or_report() {
+  errno = 0;
+  bool failed = stdout_was_closed || std::cout.flush().fail();
+  failed = std::fflush(stdout) != 0 || std::ferror(stdout) || failed;
+  if (!failed) return true;
+  int err = errno;
+  std::cerr << "npu-doctor: error: cannot write the report to stdout: "
+            << (stdout_was_closed ? "stdout is closed" : err ? std::strerror(err) : "write failed") << "\n";
+  stdout_was_closed = false;   // said once
+  std::cout.clear();
+  std::clearerr(stdout);
+  return false;
 }
 
 bool emit_report(const std::string& path, bool want_color,
@@ -79,7 +126,7 @@ bool emit_report(const std::string& path, bool want_color,
   try {
     if (path.empty()) {
       render(std::cout, want_color && ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
-      std::cout.flush();
+      return stdout_written_or_report();
     } else {
       AtomicFile out(path);
       render(out.stream(), false);

@@ -36,9 +36,23 @@ CLI::Option* add_project_root_option(CLI::App& cmd, std::string& dir);
 bool emit_report(const std::string& path, bool want_color,
                  const std::function<void(std::ostream&, bool color)>& render, bool say_where = true);
 
+// At start-up: a standard descriptor (0-2) the caller closed gets /dev/null, so no file
+// npu-doctor opens takes its number; a closed stdout is remembered as one that cannot be written.
+void guard_standard_fds();
+// In `run`'s child before exec: closes those descriptors again, so the program starts with what
+// the caller gave it (async-signal-safe).
+void close_guarded_fds();
+
+// Flushes stdout and checks every write to it succeeded (not closed, no full disk). Returns
+// false after printing "npu-doctor: error: cannot write the report to stdout: ..." (exit 2).
+bool stdout_written_or_report();
+
 // Before the work that makes a report (a long read, a program run): checks that `path` ("" =
 // stdout: nothing to check) can be written, its directory included (AtomicFile::check_writable).
 // Returns false after printing "npu-doctor: error: -o: ..." on stderr.
-bool output_writable_or_report(const std::string& path);
+// `inputs` are this command's input files (protect_input): an output naming one of them is
+// refused, whatever the spelling. `option` names the output in the message.
+bool output_writable_or_report(const std::string& path, const std::vector<std::string>& inputs = {},
+                               std::string_view option = "-o");
 
 }  // namespace npud

@@ -4,10 +4,13 @@
 
 #include <cstdio>
 
+#include "report/escape.hpp"
+
 namespace npud {
 
 Progress::Progress(std::string label, bool wanted)
-    : label_(std::move(label)), enabled_(wanted && ::isatty(STDERR_FILENO)) {}
+    : label_(terminal_safe(label)),   // a file name: shown, never obeyed by the terminal
+      enabled_(wanted && ::isatty(STDERR_FILENO)) {}
 
 void Progress::update(uint64_t done, uint64_t total) {
   if (!enabled_) return;

@@ -307,7 +307,7 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
       }
       try {
         // AtomicFile keeps the file's mode and owner (symlinks and hard links were refused above).
-        AtomicFile out(r.path);
+        AtomicFile out(r.path, AtomicFile::Replace::input);
         out.stream() << bytes;
         out.commit();
       } catch (const std::exception& e) {
@@ -356,11 +356,20 @@ size_t apply_scan_baseline(std::vector<FileResult>& results, const ScanArgs& a) 
 }
 
 // `scan -`: the source from stdin, reported as "-" (at most what scan_source takes).
-bool read_stdin(std::string& text) {
-  std::ostringstream all;
-  all << std::cin.rdbuf();
-  text = all.str();
-  return !std::cin.bad();
+// All of stdin, stopping one byte past the scanner's source limit (a stream of /dev/zero is
+// refused in a moment, not held in memory). False with `error` set when it cannot be read.
+bool read_stdin(std::string& text, std::string& error) {
+  char buf[1 << 16];
+  while (true) {
+    ssize_t got = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return error = std::string("cannot read stdin: ") + std::strerror(errno), false;
+    if (got == 0) return true;
+    text.append(buf, size_t(got));
+    if (text.size() > kMaxSourceBytes)
+      return error = fmt::format("more than {} MiB on stdin: no Python source is that big", kMaxSourceBytes >> 20),
+             false;
+  }
 }
 
 int run_scan(const CLI::App& cmd, ScanArgs a) {
@@ -411,9 +420,9 @@ int run_scan(const CLI::App& cmd, ScanArgs a) {
   std::vector<std::string> notes, files;
   std::vector<FileResult> results;
   if (from_stdin) {
-    std::string text;
-    if (!read_stdin(text)) {
-      std::cerr << "npu-doctor: error: -: cannot read stdin\n";
+    std::string text, error;
+    if (!read_stdin(text, error)) {
+      std::cerr << "npu-doctor: error: -: " << error << "\n";
       return kExitBadInput;
     }
     SourceEncoding enc = decode_python_source(text);
@@ -429,6 +438,9 @@ int run_scan(const CLI::App& cmd, ScanArgs a) {
       return kExitBadInput;
     }
     for (const auto& n : notes) std::cerr << "npu-doctor: " << terminal_safe(n) << '\n';
+    if (!output_writable_or_report(a.output, files) ||
+        !output_writable_or_report(a.write_baseline, {}, "--write-baseline"))
+      return kExitBadInput;
     results = scan_files(files, opts);
   }
   for (const auto& r : results) left.suppressed += r.suppressed;
@@ -437,7 +449,8 @@ int run_scan(const CLI::App& cmd, ScanArgs a) {
   for (const auto& r : results) {
     if (r.status == FileStatus::Scanned) continue;
     std::cerr << fmt::format("npu-doctor: skipped {}: {}\n", terminal_safe(r.path), terminal_safe(r.note));
-    if (r.status == FileStatus::ReadError) io_error = true;
+    // A file that cannot be read, or stdin's one source when it was not scanned: nothing was.
+    if (r.status == FileStatus::ReadError || from_stdin) io_error = true;
   }
 
   size_t fixed = 0;

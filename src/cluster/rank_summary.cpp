@@ -22,7 +22,7 @@ namespace npud {
 
 namespace {
 
-constexpr std::string_view kKind = "npu-doctor-rank-summary";
+constexpr std::string_view kKind = kRankSummaryKind;
 constexpr size_t kWarningsKept = 5;
 
 }  // namespace

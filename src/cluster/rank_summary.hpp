@@ -73,6 +73,9 @@ std::vector<RankCommOp> rank_comm_ops(const Trace& trace, int64_t rank = -1);
 // Every rank's RankCommOps as one Trace of CommOps with their ranks, for COMM004 / COMM005.
 Trace comm_trace(const std::vector<RankSummary>& ranks);
 
+// The "kind" every rank summary names in its first bytes.
+inline constexpr std::string_view kRankSummaryKind = "npu-doctor-rank-summary";
+
 // Compact JSON, one rank (docs/cluster.md "Rank summary").
 void write_rank_summary(std::ostream& os, const RankSummary& s);
 // Reads what write_rank_summary wrote; throws InputError naming the file (and the byte

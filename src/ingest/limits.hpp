@@ -39,6 +39,7 @@ inline constexpr size_t kMaxCsvFields = 4096;                 // fields in one r
 // memory first is an error at the offset reached, not a crash.
 inline constexpr uint64_t kMaxEvents = uint64_t(1) << 25;
 
-// Python sources (scan): files over 256 MiB are skipped with a note (source/scanner.cpp).
+// Python sources (scan): files over 256 MiB are skipped with a note (source/scanner.cpp);
+// `scan -` stops reading stdin past it (exit 2). The limit is source/scanner.hpp's kMaxSourceBytes.
 
 }  // namespace npud::limits

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -117,6 +118,14 @@ std::string metrics_reason(const TensorMetrics& m, const Thresholds& th) {
                      m.norm_ratio, th.max_norm_ratio_err, m.cos, m.max_abs);
 }
 
+constexpr uint64_t kMaxReadPerInputByte = 64;
+constexpr uint64_t kReadAllowance = uint64_t(8) << 30;
+
+uint64_t saturating_mul(uint64_t a, uint64_t b) {
+  uint64_t out;
+  return __builtin_mul_overflow(a, b, &out) ? UINT64_MAX / 2 : out;
+}
+
 uint64_t file_bytes(const std::string& f) {
   std::error_code ec;
   auto n = std::filesystem::file_size(f, ec);
@@ -176,6 +185,18 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
   for (size_t i = 0; i < target_used.size(); ++i)
     if (!target_used[i]) res.only_target.push_back(i);
 
+  // Work bounded by the input: a pair of views compared before is not read again, and the
+  // bytes read past the cache stay within kMaxReadPerInputByte times the files' own bytes
+  // (plus kReadAllowance): N overlapping views of one storage cannot turn megabytes into days.
+  std::set<std::string> files;
+  for (auto [ri, ti] : pairs)
+    for (const DumpEntry* e : {&ref.entries[ri], &target.entries[ti]})
+      if (!e->file.empty()) files.insert(e->file);
+  uint64_t input_bytes = 0, read_bytes = 0;
+  for (const std::string& f : files) input_bytes += file_bytes(f);
+  const uint64_t max_read = saturating_mul(input_bytes, kMaxReadPerInputByte) + kReadAllowance;
+  std::unordered_map<std::string, TensorMetrics> compared;   // view_identity pair -> its metrics
+
   uint64_t done = 0;
   std::shared_ptr<MappedPt> last_ref_pt, last_target_pt;  // one parse per .pt file holding many tensors
   for (auto [ri, ti] : pairs) {
@@ -229,9 +250,22 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
       uint64_t n = a.count();
       if (opts.on_progress && n > 0)
         mo.on_progress = [&](uint64_t elems) { opts.on_progress(done + pair_bytes * std::min(elems, n) / n, total); };
-      p.metrics = compute_metrics(a.view(), b.view(), mo);
+      std::string identity = a.view_identity() + '\0' + b.view_identity();
+      if (auto seen = compared.find(identity); seen != compared.end()) {
+        p.metrics = seen->second;
+      } else {
+        read_bytes += pair_bytes;
+        if (read_bytes > max_read)
+          throw InputError(a.path(), 0,
+                           fmt::format("comparing would read more than {} GiB of tensor data from {} MiB of files "
+                                       "(entries that are overlapping views of one storage?): stopped at {}",
+                                       max_read >> 30, input_bytes >> 20, r.key),
+                           false);
+        p.metrics = compute_metrics(a.view(), b.view(), mo);
+        compared.emplace(std::move(identity), p.metrics);
+        res.tensor_bytes += pair_bytes;
+      }
       done += pair_bytes;
-      res.tensor_bytes += pair_bytes;
       p.status = PairResult::Status::Compared;
       p.diverges = diverges(p.metrics, opts.thresholds);
       if (p.diverges) p.reason = metrics_reason(p.metrics, opts.thresholds);

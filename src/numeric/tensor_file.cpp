@@ -1,5 +1,8 @@
 #include "numeric/tensor_file.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace npud {
 
 bool is_pt_path(std::string_view path) { return path.size() > 3 && path.substr(path.size() - 3) == ".pt"; }
@@ -16,6 +19,13 @@ TensorFile::TensorFile(const std::string& path, const std::string& member, std::
   } else {
     npy_ = std::make_unique<MappedNpy>(path);
   }
+}
+
+std::string TensorFile::view_identity() const {
+  if (npy_) return npy_->path();
+  const PtTensor& t = tensor();
+  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}", pt_->path(), t.storage_key, t.data_offset, fmt::join(t.shape, ","),
+                     fmt::join(t.stride, ","), dtype_name(t.dtype));
 }
 
 }  // namespace npud

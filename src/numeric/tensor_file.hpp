@@ -34,6 +34,10 @@ class TensorFile {
   std::string uncompared_dtype() const { return npy_ ? std::string() : tensor().uncompared_dtype; }
   uint64_t data_offset() const { return npy_ ? npy_->header().data_offset : tensor().data_offset; }
   TensorView view() { return npy_ ? npy_->view() : pt_->view(index_, copy_); }
+  // Equal for two TensorFiles whose elements are the same bytes read the same way: one .npy
+  // file, or one view (storage, offset, shape, strides, dtype) of one .pt file. torch.save writes
+  // N views of one tensor as N names of one storage: compare reads such a view once.
+  std::string view_identity() const;
 
  private:
   const PtTensor& tensor() const { return pt_->contents().tensors[index_]; }

@@ -11,6 +11,7 @@
 #include "rules/builtin_rules.hpp"
 #include "util/atomic_file.hpp"
 #include "util/regular_file.hpp"
+#include "util/text.hpp"
 
 namespace npud {
 namespace fs = std::filesystem;
@@ -123,6 +124,8 @@ Baseline Baseline::load(const std::string& path) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   int64_t version = 0;
+  // A BOM (an editor on Windows saved it) is no part of the JSON, as for the trace readers.
+  if (size_t bom = utf8_bom_size(text)) text.erase(0, bom);
   if (parser.parse(text).get(doc) != simdjson::SUCCESS || !doc.is_object() ||
       doc[kFormatKey].get_int64().get(version) != simdjson::SUCCESS)
     throw std::runtime_error(fmt::format("{}: not an npu-doctor baseline (write one with --write-baseline)", path));
@@ -154,6 +157,8 @@ bool Baseline::take(const BaselineEntry& e) {
 }
 
 void write_baseline(const std::string& path, std::string_view command, const std::vector<BaselineEntry>& entries) {
+  // "-" is stdout for every output of npu-doctor; a baseline is a file to keep.
+  if (path == "-") throw std::runtime_error("--write-baseline names a file to keep; - (stdout) is not one");
   AtomicFile out(path);
   JsonWriter w(out.stream(), 2);
   w.begin_object();

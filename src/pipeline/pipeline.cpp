@@ -6,6 +6,7 @@
 #include "pipeline/baseline.hpp"
 #include "report/escape.hpp"
 #include "source/source_snippet.hpp"
+#include "util/text.hpp"
 
 namespace npud {
 
@@ -46,6 +47,12 @@ const KnowledgeVersion& version_or_throw(const AnalysisSettings& s, const Trace&
   return *v;
 }
 
+// Every report's size follows what it shows, not the longest name of the input (bound_long_words).
+void bound_finding_texts(Finding& f) {
+  for (std::string* s : {&f.message, &f.fix, &f.location.op, &f.location.module}) *s = bound_long_words(*s);
+  for (std::string& note : f.notes) note = bound_long_words(note);
+}
+
 }  // namespace
 
 TraceAnalysis analyze_trace(const Trace& trace, const AnalysisSettings& s) {
@@ -59,6 +66,7 @@ TraceAnalysis analyze_trace(const Trace& trace, const AnalysisSettings& s) {
   report.summary.knowledge_note = fmt::format("{}; chosen: {}", version.source(), why);
   for (const Rule* r : s.rules) report.rules_run.emplace_back(r->id());
   report.findings = run_rules(a.context, s.rules);
+  for (Finding& f : report.findings) bound_finding_texts(f);
   report.config_file = s.config_file;
   // One suppression step for every command that reads a trace (source/suppressions.hpp), then
   // the baseline: source is read as for snippets (the same folders, the same limits).

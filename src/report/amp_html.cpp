@@ -38,7 +38,8 @@ void drift_chart(std::ostream& os, std::string_view id, const std::vector<DriftR
                       html_escape(label));
     os << fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}: {} ({} calls, "
                       "{} diverge)</title></rect>",
-                      kLabelW, y + 2, std::max(w, 0.5), kRowH - 5, bad ? "#c0504d" : "#4f9a5a", html_escape(r.name),
+                      kLabelW, y + 2, std::max(w, 0.5), kRowH - 5, bad ? "#c0504d" : "#4f9a5a",
+                      html_escape(shorten(r.name, kMaxTitleBytes)),
                       html_escape(text), r.calls, r.bad_local);
     os << fmt::format("<text x=\"{}\" y=\"{:.1f}\">{}</text>\n", kLabelW + kBarW + 6, y + 13, html_escape(text));
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -28,13 +29,6 @@ using std::string_view;
 string ms(int64_t ns) {
   double v = double(ns) / 1e6;
   return v >= 100 ? fmt::format("{:.0f} ms", v) : v >= 1 ? fmt::format("{:.2f} ms", v) : fmt::format("{:.1f} us", v * 1e3);
-}
-
-string shorten(string_view s, size_t max) {
-  if (s.size() <= max) return string(s);
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return string(s.substr(0, cut)) + "\xE2\x80\xA6";
 }
 
 void page_begin(std::ostream& os, string_view title, string_view subtitle) {
@@ -94,7 +88,8 @@ void bar_chart(std::ostream& os, string_view id, const std::vector<Bar>& bars) {
     os << fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", kLabelW - 6, y + 13,
                       html_escape(shorten(b.label, 44)));
     os << fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title></rect>",
-                      x, y + 2, std::max(w, 0.5), kRowH - 5, b.color, html_escape(b.label), html_escape(b.text));
+                      x, y + 2, std::max(w, 0.5), kRowH - 5, b.color, html_escape(shorten(b.label, kMaxTitleBytes)),
+                      html_escape(b.text));
     os << fmt::format("<text x=\"{}\" y=\"{:.1f}\">{}</text>\n", kLabelW + kBarW + 6, y + 13, html_escape(b.text));
   }
   if (max_neg > 0)
@@ -216,11 +211,17 @@ void findings_by_rule(std::ostream& os, const std::vector<Finding>& findings, co
        << " &mdash; " << html_escape(gist) << "</summary>\n";
     if (rule) os << "<div class=\"finding note\">" << html_escape(rule->summary()) << "</div>\n";
     // Findings by fix text, in order of each text's first (worst) finding.
+    // A map from text to group keeps this linear in the findings (100,000 distinct fixes).
     std::vector<std::pair<string_view, std::vector<const Finding*>>> groups;
+    std::unordered_map<string_view, size_t> group_of;
     for (const Finding* f : fs) {
-      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return !f->fix.empty() && g.first == f->fix; });
-      if (it == groups.end()) groups.push_back({f->fix, {f}});
-      else it->second.push_back(f);
+      auto [it, added] = group_of.try_emplace(f->fix, groups.size());
+      if (added || f->fix.empty()) {   // a finding without a fix stands alone
+        if (!added) it->second = groups.size();
+        groups.push_back({f->fix, {f}});
+      } else {
+        groups[it->second].second.push_back(f);
+      }
     }
     for (const auto& [fix, members] : groups) {
       if (members.size() == 1) {

@@ -14,15 +14,18 @@
 #include "report/html_report.hpp"
 #include "source/source_snippet.hpp"
 
+#include "util/text.hpp"   // shorten
+
 namespace npud {
+
+// A tooltip shows a name whole up to this: a page holding 1 MiB names stays the size of what it shows.
+inline constexpr size_t kMaxTitleBytes = 4096;
 
 class TraceIndex;
 
 namespace html {
 
 std::string ms(int64_t ns);
-// At most `max` bytes, never inside a UTF-8 character; an ellipsis marks the cut.
-std::string shorten(std::string_view s, size_t max);
 
 void page_begin(std::ostream& os, std::string_view title, std::string_view subtitle);
 void page_end(std::ostream& os);

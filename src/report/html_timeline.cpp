@@ -193,7 +193,8 @@ void timeline(std::ostream& os, const TraceIndex& index, const HtmlOptions& o) {
       const MarkStyle& st = style(l.marks[i]);
       os << fmt::format("<rect x=\"{:.1f}\" y=\"{:.0f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\" data-mark=\"{}\">"
                         "<title>{}</title></rect>\n",
-                        x0, y, std::max(x1 - x0, 0.8), kLaneH, st.color, st.key, html_escape(l.titles[i]));
+                        x0, y, std::max(x1 - x0, 0.8), kLaneH, st.color, st.key,
+                        html_escape(shorten(l.titles[i], kMaxTitleBytes)));
     }
   }
   double axis_y = double(lanes.size()) * (kLaneH + 4) + 14;

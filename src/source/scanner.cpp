@@ -301,7 +301,7 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
   r.path = std::move(path);
   r.bytes = text.size();
   r.lines = size_t(std::count(text.begin(), text.end(), '\n')) + (!text.empty() && text.back() != '\n');
-  if (text.size() > (size_t(1) << 28)) {
+  if (text.size() > kMaxSourceBytes) {
     r.status = FileStatus::TooLarge;
     r.note = "larger than 256 MiB";
     return r;

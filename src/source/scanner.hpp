@@ -46,6 +46,9 @@ struct FileResult {
 // `notes` receives one line per skipped virtualenv / package tree.
 std::vector<std::string> collect_python_files(const std::vector<std::string>& paths, std::vector<std::string>& notes);
 
+// Sources over this are skipped (FileStatus::TooLarge); `scan -` stops reading stdin past it.
+inline constexpr size_t kMaxSourceBytes = size_t(1) << 28;
+
 // Scan one file's UTF-8 text (checks NUL bytes and UTF-8 first; scan_files converts files
 // with another coding cookie). CR-only line ends are read as Python reads them.
 FileResult scan_source(std::string path, std::string text, const ScanOptions& opts);

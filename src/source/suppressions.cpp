@@ -24,6 +24,30 @@ std::vector<std::string> id_list(std::string_view s) {
   return out;
 }
 
+// A rule code as ruff reads one in `# noqa:`: letters, then digits ("E501", "SYNC001").
+bool is_code(std::string_view w) {
+  size_t letters = 0;
+  while (letters < w.size() && std::isalpha(static_cast<unsigned char>(w[letters]))) ++letters;
+  if (letters == 0 || letters == w.size()) return false;
+  return std::all_of(w.begin() + letters, w.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+// `# noqa: E501, SYNC001 -- why`: the codes up to the first word that is not one (ruff stops
+// there too), so an explanation naming a rule does not silence it.
+std::vector<std::string> leading_codes(std::string_view s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ',' || s[i] == ' ' || s[i] == '\t')) ++i;
+    size_t end = i;
+    while (end < s.size() && s[end] != ',' && s[end] != ' ' && s[end] != '\t') ++end;
+    if (end == i || !is_code(s.substr(i, end - i))) break;
+    out.push_back(to_upper(s.substr(i, end - i)));
+    i = end;
+  }
+  return out;
+}
+
 // One comment's text (after its '#'): a directive or nothing.
 bool parse_comment(std::string_view c, SuppressionComment& out) {
   c = trim(c);
@@ -32,6 +56,9 @@ bool parse_comment(std::string_view c, SuppressionComment& out) {
     out.file_level = rest.starts_with("ignore-file");
     if (!out.file_level && !rest.starts_with("ignore")) return false;
     rest.remove_prefix(out.file_level ? 11 : 6);
+    // `ignore [ID]` (blanks before the bracket) names ids as `ignore[ID]` does: never a blanket.
+    std::string_view bracket = trim(rest);
+    if (bracket.starts_with('[')) rest = bracket;
     if (rest.starts_with('[')) {
       size_t close = rest.find(']');
       if (close == std::string_view::npos) return false;
@@ -45,7 +72,7 @@ bool parse_comment(std::string_view c, SuppressionComment& out) {
     std::string_view rest = trim(c.substr(4));
     if (!rest.starts_with(':')) return false;
     out.file_level = false;
-    out.ids = id_list(rest.substr(1));
+    out.ids = leading_codes(rest.substr(1));
     return !out.ids.empty();
   }
   return false;
@@ -101,7 +128,7 @@ bool PathIgnores::ignores(std::string_view file, std::string_view rule) const {
   for (const PathIgnore& r : rules) {
     bool hit = r.glob.find('/') == std::string::npos
                    ? fnmatch(r.glob.c_str(), name.c_str(), 0) == 0 || fnmatch(r.glob.c_str(), rel.c_str(), 0) == 0
-                   : !rel.starts_with("..") && fnmatch(r.glob.c_str(), rel.c_str(), 0) == 0;
+                   : rel != ".." && !rel.starts_with("../") && fnmatch(r.glob.c_str(), rel.c_str(), 0) == 0;
     if (!hit) continue;
     for (const std::string& p : r.ids)
       if (id.starts_with(p)) return true;

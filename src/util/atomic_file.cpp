@@ -10,7 +10,9 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <set>
 #include <stdexcept>
+#include <utility>
 
 namespace npud {
 namespace {
@@ -103,6 +105,11 @@ bool write_all(int fd, const std::string& data) {
   return true;
 }
 
+std::set<std::pair<dev_t, ino_t>>& protected_inputs() {
+  static std::set<std::pair<dev_t, ino_t>> inputs;
+  return inputs;
+}
+
 mode_t current_umask() {
   mode_t m = ::umask(0);
   ::umask(m);
@@ -111,8 +118,16 @@ mode_t current_umask() {
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_) {
+void protect_input(const std::string& path) {
   struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) protected_inputs().emplace(st.st_dev, st.st_ino);
+}
+
+AtomicFile::AtomicFile(std::string path, Replace may) : path_(std::move(path)), target_(path_) {
+  struct stat st;
+  if (may == Replace::output_only && ::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      protected_inputs().contains({st.st_dev, st.st_ino}))
+    throw std::runtime_error("will not write " + path_ + ": it is an input of this command (name another file)");
   if (::lstat(path_.c_str(), &st) != 0) {
     if (errno != ENOENT) throw failure("cannot write", path_, errno);
     // A new file: its folder must exist now, not only at commit().

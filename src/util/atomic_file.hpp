@@ -8,7 +8,11 @@
 //  - a character device, FIFO or socket (/dev/null, /dev/stdout, a named pipe) is written to
 //    directly, never replaced; so is /proc/self/fd/N (what /dev/stdout leads to) when it is a
 //    pipe or socket, which has no path to follow;
-//  - a directory, or a link that leads nowhere, is refused.
+//  - a directory, or a link that leads nowhere, is refused;
+//  - a file this command reads as an input (protect_input: a trace, a capture, a scanned
+//    source) is refused as a report or baseline, by identity (device and inode: another
+//    spelling, a link or a hard link to it is the same file); only `scan --fix`, whose job is
+//    to rewrite its inputs, opts in (Replace::input).
 // A run interrupted before commit() leaves no trace.
 #pragma once
 
@@ -17,10 +21,16 @@
 
 namespace npud {
 
+// Marks `path` (when it is a regular file) as an input of this command, which no AtomicFile
+// replaces unless it says it may.
+void protect_input(const std::string& path);
+
 class AtomicFile {
  public:
-  // Throws std::runtime_error when path cannot be an output (a directory, a dangling link).
-  explicit AtomicFile(std::string path);
+  enum class Replace { output_only, input };
+  // Throws std::runtime_error when path cannot be an output (a directory, a dangling link, an
+  // input of this command).
+  explicit AtomicFile(std::string path, Replace may = Replace::output_only);
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 

@@ -29,7 +29,12 @@ class TomlReader {
         end_of_line();
         reading = wanted(name);
         if (reading && array) fail(at, fmt::format("[[{}]] (an array of tables) is not read here; write [{}]", name, name));
-        if (reading) out.push_back(TomlTable{name, at, {}});
+        if (reading) {
+          // TOML forbids a table defined twice; reading both would hide which one counts.
+          for (const TomlTable& t : out)
+            if (t.name == name) fail(at, fmt::format("[{}] is defined twice (first at line {})", name, t.pos.line));
+          out.push_back(TomlTable{name, at, {}});
+        }
         continue;
       }
       if (!reading) {
@@ -45,6 +50,8 @@ class TomlReader {
       skip_blank();
       e.value = value(true);
       end_of_line();
+      for (const TomlEntry& before : out.back().entries)   // TOML forbids it; "the last wins" would be a guess
+        if (before.key == e.key) fail(e.pos, fmt::format("'{}' is given twice (first at line {})", e.key, before.pos.line));
       out.back().entries.push_back(std::move(e));
     }
     return out;

@@ -17,6 +17,38 @@ namespace npud {
 // write one; JSON readers skip it and add this to the byte offsets they report.
 inline size_t utf8_bom_size(std::string_view s) { return s.starts_with("\xEF\xBB\xBF") ? 3 : 0; }
 
+// At most `max` bytes (plus the ellipsis that marks a cut), never inside a UTF-8 character.
+inline std::string shorten(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(s.substr(0, cut)) + "\xE2\x80\xA6";
+}
+
+// `s` with every run of non-blank bytes longer than `max` shortened, its length said: a 1 MiB
+// op name in a finding's message, fix and notes would make every report format (and the page)
+// as big as the names times the findings. Real kernel names (templated C++) reach a few hundred
+// bytes; past 4 KiB nobody reads one.
+inline std::string bound_long_words(std::string_view s, size_t max = 4096) {
+  auto blank = [](char c) { return c == ' ' || c == '\n' || c == '\t'; };
+  std::string out;
+  size_t from = 0;
+  for (size_t i = 0; i < s.size();) {
+    if (blank(s[i])) { ++i; continue; }
+    size_t end = i;
+    while (end < s.size() && !blank(s[end])) ++end;
+    if (end - i > max) {
+      out.append(s.substr(from, i - from));
+      out += shorten(s.substr(i, end - i), max) + "(" + std::to_string(end - i) + " bytes)";
+      from = end;
+    }
+    i = end;
+  }
+  if (from == 0) return std::string(s);
+  out.append(s.substr(from));
+  return out;
+}
+
 // `s` without leading and trailing blanks (space, tab, CR, LF, VT, FF).
 inline std::string_view trim(std::string_view s) {
   auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; };

@@ -76,6 +76,36 @@ TEST(MiniToml, RefusesOtherValuesWithFileLineColumn) {
   EXPECT_NE(error("a = [\"x\" \"y\"]\n").find("expected ','"), std::string::npos);
 }
 
+// Issue 42: what TOML forbids is refused, never "the last one wins" or "both are read".
+TEST(MiniToml, RefusesAKeyOrTableGivenTwice) {
+  auto error = [](const std::string& text) {
+    try {
+      read_toml_tables(text, "c.toml", [](std::string_view) { return true; });
+    } catch (const TomlError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error("select = [\"A\"]\nselect = [\"B\"]\n").find("c.toml:2:1: 'select' is given twice (first at line 1)"),
+            std::string::npos);
+  EXPECT_NE(error("[t]\na = \"1\"\n[u]\n[t]\nb = \"2\"\n").find("c.toml:4:1: [t] is defined twice (first at line 1)"),
+            std::string::npos);
+  EXPECT_EQ(error("[t]\na = \"1\"\n[u]\na = \"2\"\n"), "");   // the same key in two tables is fine
+}
+
+TEST(Config, PerFileIgnoresThatCanNeverMatchAreRefused) {
+  TempDir d;
+  for (const char* glob : {"/*", "../x/*.py", ".."}) {
+    d.write("npu-doctor.toml", fmt::format("[per-file-ignores]\n\"{}\" = [\"SYNC001\"]\n", glob));
+    EXPECT_THROW(read_config_file((d.path / "npu-doctor.toml").string()), TomlError) << glob;
+  }
+  // A folder whose name starts with two dots is inside, and matches.
+  d.write("npu-doctor.toml", "fail-on = \"ERROR\"\n[per-file-ignores]\n\"..data/*.py\" = [\"SYNC001\"]\n");
+  Config c = read_config_file((d.path / "npu-doctor.toml").string());
+  EXPECT_EQ(c.fail_on, "error");   // any case, as rule ids
+  EXPECT_TRUE(c.per_file_ignores.ignores((d.path / "..data/a.py").string(), "SYNC001"));
+}
+
 TEST(Config, PyprojectTableAndErrors) {
   TempDir d;
   auto p = d.write("pyproject.toml", "[tool.npu-doctor]\nignore = \"sync001\"\ntorch-npu = \"2.1.0\"\n"
@@ -131,6 +161,17 @@ TEST(Suppressions, Syntax) {
   EXPECT_TRUE(parse_suppressions("x  # noqa").empty());          // a bare noqa is flake8's, not ours
   EXPECT_TRUE(parse_suppressions("x  # npu-doctor: ignore[]").empty());
   EXPECT_TRUE(parse_suppressions("x  # npu-doctor: ignored").empty());
+  // Issue 42 F-4: blanks before the bracket name ids, never every rule (line or file).
+  for (std::string_view blank : {" ", "\t", "  \t "}) {
+    EXPECT_EQ(one("x  # npu-doctor: ignore" + std::string(blank) + "[SYNC101]").ids, std::vector<std::string>{"SYNC101"});
+    auto file = one("# npu-doctor: ignore-file" + std::string(blank) + "[SYNC101]");
+    EXPECT_TRUE(file.file_level);
+    EXPECT_EQ(file.ids, std::vector<std::string>{"SYNC101"});
+  }
+  // ruff's noqa stops at the first word that is no code: an explanation naming a rule is prose.
+  EXPECT_EQ(one("x  # noqa: E501 -- keeps CUDA002 style").ids, std::vector<std::string>{"E501"});
+  EXPECT_EQ(one("x  # noqa: E501,SYNC001 CUDA002 why").ids, (std::vector<std::string>{"E501", "SYNC001", "CUDA002"}));
+  EXPECT_TRUE(parse_suppressions("x  # noqa: see CUDA002").empty());
 
   FileSuppressions f = file_suppressions({"import torch", "# npu-doctor: ignore-file[CUDA002]", "y.item()  # noqa: SYNC001"});
   EXPECT_TRUE(f.suppressed("CUDA002", 1));

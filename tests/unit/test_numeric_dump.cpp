@@ -412,6 +412,27 @@ TEST(NumericDump, MappingFileRenamesCellsAndEntries) {
   EXPECT_TRUE(plain.by_order);
 }
 
+// Issue 42 F-13: cell paths are looked up by hash over the key's whole dot-separated parts;
+// the line first in the file wins, as a scan of the lines in order would choose.
+TEST(NumericDump, MappingLooksUpWholePartsFirstLineWinning) {
+  TempDir dir;
+  write(dir.path / "m.yaml", "blocks.1.Dense: layer.1.Linear\nbackbone.blocks.1: encoder.layer.1\n"
+                             "Dense: Linear\nFunctional.x.0.forward: Functional.y.0.forward\nlocks: nope\n");
+  KeyMapping m = read_key_mapping((dir.path / "m.yaml").string());
+  EXPECT_EQ(map_key(m, "Cell.backbone.blocks.1.Dense.forward.0", true), "Module.backbone.layer.1.Linear.forward.0");
+  EXPECT_EQ(map_key(m, "Module.head.Dense.forward.0", false), "Module.head.Linear.forward.0");
+  EXPECT_EQ(map_key(m, "Functional.x.0.forward", false), "Functional.y.0.forward");   // a whole key
+  EXPECT_EQ(map_key(m, "Module.blocksX.forward.0", false), "Module.blocksX.forward.0");   // parts, not bytes
+  EXPECT_EQ(map_key(m, "Torch.blocks.1.Dense", false), "Torch.blocks.1.Dense");        // modules only
+}
+
+TEST(NumericDump, MappingFromASpecialFileOrInFlowStyleIsRefused) {
+  EXPECT_THROW(read_key_mapping("/dev/zero"), InputError);
+  TempDir dir;
+  write(dir.path / "flow.yaml", "{a.b: c.d, e.f: g.h}\n");
+  EXPECT_THROW(read_key_mapping((dir.path / "flow.yaml").string()), InputError);
+}
+
 TEST(NumericDump, MappingFileErrorsNameTheLine) {
   TempDir dir;
   write(dir.path / "m.yaml", "# ok\na.b: c.d\nnot a mapping line\n");
