@@ -9,8 +9,10 @@ the Python that runs its programs, so in-process imports see the same torch."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 PYTHON = os.environ.get("NPUD_TEST_PYTHON") or sys.executable
 # The project's checkout (examples/, tools/).
@@ -18,6 +20,23 @@ SOURCE_DIR = os.environ.get("NPUD_SOURCE_DIR") or os.path.dirname(os.path.dirnam
 # ../shared (the fixtures and the SARIF schema), beside the source tree unless ctest names it.
 SHARED = os.environ.get("NPUD_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                                             "shared")
+
+
+class Folder:
+    """A temporary folder that tests write files into (parents made as needed)."""
+
+    def __init__(self, prefix="npud-test-"):
+        self.path = tempfile.mkdtemp(prefix=prefix)
+
+    def write(self, name, text):
+        path = os.path.join(self.path, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def close(self):
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 def python_has(module):

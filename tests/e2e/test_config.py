@@ -8,11 +8,10 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import unittest
 
 import e2e_support
-from e2e_support import PYTHON, python_has
+from e2e_support import PYTHON, Folder, python_has
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "programs")
@@ -32,23 +31,6 @@ y = torch.zeros(2, device="cuda:0")
 def npud(args, cwd, stdin=None):
     r = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=600, cwd=cwd, input=stdin)
     return r.returncode, r.stdout, r.stderr
-
-
-class Folder:
-    """A temporary project folder."""
-
-    def __init__(self):
-        self.path = tempfile.mkdtemp(prefix="npud-config-")
-
-    def write(self, name, text):
-        path = os.path.join(self.path, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
-
-    def close(self):
-        shutil.rmtree(self.path, ignore_errors=True)
 
 
 def scan_json(folder, *args, paths=("src",), stdin=None):

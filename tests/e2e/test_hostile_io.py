@@ -7,12 +7,10 @@ device as a mapping; ...), so a fix of one spelling only would fail here."""
 
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import unittest
 
-from e2e_support import PYTHON, python_has
+from e2e_support import PYTHON, Folder, python_has
 
 BINARY = os.environ.get("NPUD_BINARY", "")
 TRACE = ('{"traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},'
@@ -29,17 +27,12 @@ def npud(args, cwd, stdin=None, stdout=subprocess.PIPE, input_bytes=None):
 @unittest.skipUnless(BINARY, "needs NPUD_BINARY")
 class HostileInputsAndOutputs(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="npud-hostile-")
+        self.folder = Folder("npud-hostile-")
+        self.dir = self.folder.path
+        self.write = self.folder.write
 
     def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def write(self, name, text):
-        path = os.path.join(self.dir, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
+        self.folder.close()
 
     def test_a_report_that_cannot_reach_stdout_is_an_error(self):
         # F-5: closed stdout and a full disk, for a report and for what `rules` prints.

@@ -43,6 +43,16 @@ std::string error_of(const std::string& path) {
   return "";
 }
 
+// The error reading `text` as c.toml with every table wanted ("" when none).
+std::string toml_error(const std::string& text) {
+  try {
+    read_toml_tables(text, "c.toml", [](std::string_view) { return true; });
+  } catch (const TomlError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(MiniToml, ReadsWantedTablesAndSkipsOthers) {
   const std::string text =
       "[project]\nname = \"x\"\nclassifiers = [\n  \"a]\", # ]\n]\n"
@@ -61,36 +71,20 @@ TEST(MiniToml, ReadsWantedTablesAndSkipsOthers) {
 }
 
 TEST(MiniToml, RefusesOtherValuesWithFileLineColumn) {
-  auto error = [](const std::string& text) {
-    try {
-      read_toml_tables(text, "c.toml", [](std::string_view) { return true; });
-    } catch (const TomlError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  EXPECT_EQ(error("a = \"x\"\nb = 3\n").substr(0, 11), "c.toml:2:5:");
-  EXPECT_NE(error("a.b = \"x\"\n").find("c.toml:1:2: dotted keys"), std::string::npos);
-  EXPECT_NE(error("a = \"\"\"x\"\"\"\n").find("multi-line"), std::string::npos);
-  EXPECT_NE(error("a = \"x\n").find("does not end"), std::string::npos);
-  EXPECT_NE(error("a = [\"x\" \"y\"]\n").find("expected ','"), std::string::npos);
+  EXPECT_EQ(toml_error("a = \"x\"\nb = 3\n").substr(0, 11), "c.toml:2:5:");
+  EXPECT_NE(toml_error("a.b = \"x\"\n").find("c.toml:1:2: dotted keys"), std::string::npos);
+  EXPECT_NE(toml_error("a = \"\"\"x\"\"\"\n").find("multi-line"), std::string::npos);
+  EXPECT_NE(toml_error("a = \"x\n").find("does not end"), std::string::npos);
+  EXPECT_NE(toml_error("a = [\"x\" \"y\"]\n").find("expected ','"), std::string::npos);
 }
 
 // Issue 42: what TOML forbids is refused, never "the last one wins" or "both are read".
 TEST(MiniToml, RefusesAKeyOrTableGivenTwice) {
-  auto error = [](const std::string& text) {
-    try {
-      read_toml_tables(text, "c.toml", [](std::string_view) { return true; });
-    } catch (const TomlError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  EXPECT_NE(error("select = [\"A\"]\nselect = [\"B\"]\n").find("c.toml:2:1: 'select' is given twice (first at line 1)"),
+  EXPECT_NE(toml_error("select = [\"A\"]\nselect = [\"B\"]\n").find("c.toml:2:1: 'select' is given twice (first at line 1)"),
             std::string::npos);
-  EXPECT_NE(error("[t]\na = \"1\"\n[u]\n[t]\nb = \"2\"\n").find("c.toml:4:1: [t] is defined twice (first at line 1)"),
+  EXPECT_NE(toml_error("[t]\na = \"1\"\n[u]\n[t]\nb = \"2\"\n").find("c.toml:4:1: [t] is defined twice (first at line 1)"),
             std::string::npos);
-  EXPECT_EQ(error("[t]\na = \"1\"\n[u]\na = \"2\"\n"), "");   // the same key in two tables is fine
+  EXPECT_EQ(toml_error("[t]\na = \"1\"\n[u]\na = \"2\"\n"), "");   // the same key in two tables is fine
 }
 
 TEST(Config, PerFileIgnoresThatCanNeverMatchAreRefused) {
