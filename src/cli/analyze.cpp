@@ -201,7 +201,16 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   ReadOptions ro;
   ro.allow_truncated = o.allow_truncated;
   ro.max_events = o.max_events;
-  if (!read_trace_or_report(path, ro, o.quiet, trace, o.source_name)) return kExitBadInput;
+  if (std::string error; !read_trace_or_report(path, ro, o.quiet, trace, o.source_name, &error)) {
+    // A map step's output for merge: a record that this rank failed, not a silent gap.
+    if (o.format == "summary" && !o.output.empty()) {
+      int64_t rank = rank_in_file_name(o.output);
+      emit_report(o.output, false, [&](std::ostream& os, bool) {
+        write_failed_rank_summary(os, rank >= 0 ? rank : rank_in_file_name(path), path, error);
+      }, false);
+    }
+    return kExitBadInput;
+  }
   if (!o.source_name.empty()) trace.source = o.source_name;
   if (!o.quiet) print_warnings(trace);
   std::optional<TraceAnalysis> analysis;

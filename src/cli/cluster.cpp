@@ -8,9 +8,11 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/inputs.hpp"
@@ -25,6 +27,7 @@
 #include "report/html_report.hpp"
 #include "util/input_error.hpp"
 #include "util/directory.hpp"
+#include "util/regular_file.hpp"
 #include "util/text.hpp"
 
 namespace npud {
@@ -270,6 +273,8 @@ namespace {
 
 struct MergeOptions {
   std::vector<std::string> inputs;
+  std::string from;            // --from LIST: more inputs, one per line ("-": stdin)
+  int64_t expect_ranks = 0;    // --expect-ranks N: ranks 0..N-1 must each have a summary
   std::string format = "text";
   std::string output;
   std::string project_root;   // --project-root (sarif, github)
@@ -277,8 +282,64 @@ struct MergeOptions {
   bool verbose = false;
 };
 
+constexpr uint64_t kMaxInputListBytes = uint64_t(256) << 20;
+
+// --from LIST: the paths in LIST, one per line (blank lines skipped), "-" reading stdin: a
+// launcher's 20,000 summary paths never meet the command line's length limit.
+bool read_input_list(const std::string& list, std::vector<std::string>& out) {
+  std::string text, error;
+  bool ok = list == "-" ? read_fd_bounded(STDIN_FILENO, kMaxInputListBytes, text, error)
+                        : read_regular_file(list, kMaxInputListBytes, text, error);
+  if (!ok) {
+    std::cerr << fmt::format("npu-doctor: error: --from {}: {}\n", terminal_safe(list), error);
+    return false;
+  }
+  for (size_t at = 0; at < text.size();) {
+    size_t end = std::min(text.find('\n', at), text.size());
+    std::string_view line = trim(std::string_view(text).substr(at, end - at));
+    if (!line.empty()) out.emplace_back(line);
+    at = end + 1;
+  }
+  return true;
+}
+
+// Ranks whose summary run failed (a failure record) are errors that name them, never ranks
+// "without a profile"; --expect-ranks names each expected rank no summary came for.
+size_t report_failed_and_missing(std::vector<RankSummary>& summaries, int64_t expect_ranks,
+                                 std::vector<std::string>& notes) {
+  size_t bad = 0;
+  std::set<int64_t> seen;
+  std::erase_if(summaries, [&](const RankSummary& s) {
+    seen.insert(s.rank);
+    if (s.failed.empty()) return false;
+    ++bad;
+    std::cerr << fmt::format("npu-doctor: error: rank {} ({}): its summary run failed: {}\n", s.rank,
+                             terminal_safe(s.source), terminal_safe(s.failed));
+    notes.push_back(fmt::format("rank {}: its summary run failed ({})", s.rank, s.failed));
+    return true;
+  });
+  std::vector<int64_t> missing;
+  for (int64_t r = 0; r < expect_ranks; ++r)
+    if (!seen.contains(r)) missing.push_back(r);
+  if (!missing.empty()) {
+    ++bad;
+    notes.push_back(fmt::format("{} of the {} expected ranks have no summary", missing.size(), expect_ranks));
+    std::cerr << fmt::format("npu-doctor: error: --expect-ranks {}: no summary for {} rank{} ({}{})\n", expect_ranks,
+                             missing.size(), missing.size() == 1 ? "" : "s",
+                             fmt::join(missing.begin(), missing.begin() + std::ptrdiff_t(std::min<size_t>(missing.size(), 32)), ", "),
+                             missing.size() > 32 ? ", ..." : "");
+  }
+  return bad;
+}
+
 int merge_command(const MergeOptions& o) {
   if (!output_writable_or_report(o.output)) return kExitBadInput;   // before reading the summaries
+  std::vector<std::string> inputs = o.inputs;
+  if (!o.from.empty() && !read_input_list(o.from, inputs)) return kExitBadInput;
+  if (inputs.empty()) {
+    std::cerr << "npu-doctor: error: merge: no input (name summaries, folders of them, or --from LIST)\n";
+    return kExitBadInput;
+  }
   std::vector<RankSummary> summaries;
   size_t bad = 0;
   auto read_one = [&](const std::string& path) {
@@ -290,14 +351,14 @@ int merge_command(const MergeOptions& o) {
     }
   };
   std::string source;
-  for (const auto& in : o.inputs) {
+  for (const auto& in : inputs) {
     std::error_code ec;
     if (!fs::exists(in, ec)) {
       ++bad;
       std::cerr << fmt::format("npu-doctor: error: {}: no such file or directory\n", terminal_safe(in));
       continue;
     }
-    source = source.empty() ? in : fmt::format("{} inputs", o.inputs.size());
+    source = source.empty() ? in : fmt::format("{} inputs", inputs.size());
     if (!fs::is_directory(in, ec)) {
       read_one(in);
       continue;
@@ -315,7 +376,7 @@ int merge_command(const MergeOptions& o) {
     for (const auto& e : directory_entries(in, ec)) {
       std::error_code entry_ec;
       std::string path = e.path().string(), name = e.path().filename().string();
-      if (!e.is_regular_file(entry_ec) || !name.ends_with(".json")) continue;
+      if (!e.is_regular_file(entry_ec) || !(name.ends_with(".json") || name.ends_with(".json.gz"))) continue;
       if (is_rank_summary_file(path)) {
         files.push_back(path);
       } else if (name.starts_with("rank")) {   // named as a summary, yet none: that rank is lost
@@ -338,7 +399,9 @@ int merge_command(const MergeOptions& o) {
     }
     for (const auto& f : files) read_one(f);
   }
-  return report_cluster(summaries, source, {}, bad, "input", o, nullptr);   // summaries: their ranks chose
+  std::vector<std::string> notes;
+  bad += report_failed_and_missing(summaries, o.expect_ranks, notes);
+  return report_cluster(summaries, source, std::move(notes), bad, "input", o, nullptr);   // summaries: their ranks chose
 }
 
 }  // namespace
@@ -348,9 +411,13 @@ void add_merge_command(CLI::App& app, int& exit_code) {
       "merge", "Combine per-rank summaries (`analyze RANK --format summary`) into the cluster view: step breakdown per "
                "rank, slow ranks, communication wait, findings only some ranks have");
   auto o = std::make_shared<MergeOptions>();
-  cmd->add_option("INPUT", o->inputs, "rank summary files, directories of them, or an msprof-analyze "
-                                      "cluster_analysis_output directory")
-      ->required();
+  cmd->add_option("INPUT", o->inputs, "rank summary files (.json or .json.gz), directories of them, or an "
+                                      "msprof-analyze cluster_analysis_output directory");
+  cmd->add_option("--from", o->from, "more inputs, one path per line, from this file (- reads stdin): for "
+                                     "more summaries than a command line holds");
+  cmd->add_option("--expect-ranks", o->expect_ranks, "ranks 0..N-1 are expected: each one without a summary is an "
+                                                     "error (exit 2), as is a rank whose summary run failed")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
   cmd->add_option("--format", o->format, "report format (sarif: the ranks' findings, for GitHub code scanning; github: "
                   "the same as GitHub Actions annotations)")
       ->check(CLI::IsMember({"text", "json", "html", "sarif", "github"}))
@@ -361,7 +428,8 @@ void add_merge_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"info", "warning", "error", "never"}))
       ->capture_default_str();
   cmd->add_flag("-v,--verbose", o->verbose, "every rank and every finding");
-  cmd->footer("Exit codes: 0 nothing at or above --fail-on, 1 something is, 2 an input could not be read.");
+  cmd->footer("Exit codes: 0 nothing at or above --fail-on, 1 something is, 2 an input could not be read, a "
+              "rank's summary run failed, or an expected rank has no summary.");
   cmd->callback([o, &exit_code] { exit_code = merge_command(*o); });
 }
 

@@ -33,8 +33,10 @@ void add_max_events_option(CLI::App& cmd, uint64_t& max_events) {
       ->capture_default_str();
 }
 
-bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, Trace& out, const std::string& shown) {
+bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, Trace& out, const std::string& shown,
+                          std::string* error) {
   const std::string& name = shown.empty() ? path : shown;
+  std::string said;
   try {
     Progress progress("reading " + name, !quiet);
     if (progress.enabled()) ro.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
@@ -42,10 +44,12 @@ bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, T
     progress.finish();
     return true;
   } catch (const InputError& e) {
-    std::cerr << "npu-doctor: error: " << InputError(name, e.offset(), e.what(), e.has_offset()).describe() << "\n";
+    said = InputError(name, e.offset(), e.what(), e.has_offset()).describe();
   } catch (const std::exception& e) {
-    std::cerr << "npu-doctor: error: " << name << ": " << e.what() << "\n";
+    said = name + ": " + e.what();
   }
+  std::cerr << "npu-doctor: error: " << said << "\n";
+  if (error) *error = said;
   if (std::string hint = command_for_input(path); !hint.empty()) std::cerr << "npu-doctor: hint: " << hint << "\n";
   return false;
 }

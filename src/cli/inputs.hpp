@@ -22,10 +22,11 @@ const KnowledgeVersion* torch_npu_version_or_report(std::string_view requested);
 void add_max_events_option(CLI::App& cmd, uint64_t& max_events);
 
 // Reads `path` into `out` with progress on stderr (TTY, not quiet; sets ro.progress); on bad
-// input prints "npu-doctor: error: ..." and returns false. `shown`: the name messages give the
-// input when `path` is not the user's ("-" for stdin's /proc/self/fd/N).
+// input prints "npu-doctor: error: ..." (also into *error when given) and returns false.
+// `shown`: the name messages give the input when `path` is not the user's ("-" for stdin's
+// /proc/self/fd/N).
 bool read_trace_or_report(const std::string& path, ReadOptions ro, bool quiet, Trace& out,
-                          const std::string& shown = {});
+                          const std::string& shown = {}, std::string* error = nullptr);
 
 // For an input the profile readers refused: the command that reads it, as "npu-doctor: hint: ..."
 // text ("" when none does). Python source goes to scan or run, an msprobe dump (dump.json) to

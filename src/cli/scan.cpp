@@ -34,6 +34,7 @@
 #include "source/fixes.hpp"
 #include "source/scanner.hpp"
 #include "util/atomic_file.hpp"
+#include "util/regular_file.hpp"
 
 namespace npud {
 namespace {
@@ -356,20 +357,13 @@ size_t apply_scan_baseline(std::vector<FileResult>& results, const ScanArgs& a) 
 }
 
 // `scan -`: the source from stdin, reported as "-" (at most what scan_source takes).
-// All of stdin, stopping one byte past the scanner's source limit (a stream of /dev/zero is
+// All of stdin, stopping one read past the scanner's source limit (a stream of /dev/zero is
 // refused in a moment, not held in memory). False with `error` set when it cannot be read.
 bool read_stdin(std::string& text, std::string& error) {
-  char buf[1 << 16];
-  while (true) {
-    ssize_t got = ::read(STDIN_FILENO, buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return error = std::string("cannot read stdin: ") + std::strerror(errno), false;
-    if (got == 0) return true;
-    text.append(buf, size_t(got));
-    if (text.size() > kMaxSourceBytes)
-      return error = fmt::format("more than {} MiB on stdin: no Python source is that big", kMaxSourceBytes >> 20),
-             false;
-  }
+  if (read_fd_bounded(STDIN_FILENO, kMaxSourceBytes, text, error)) return true;
+  if (error.starts_with("too large"))
+    error = fmt::format("more than {} MiB on stdin: no Python source is that big", kMaxSourceBytes >> 20);
+  return false;
 }
 
 int run_scan(const CLI::App& cmd, ScanArgs a) {

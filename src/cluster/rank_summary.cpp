@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 #include <fmt/format.h>
 #include <simdjson.h>
 
 #include "analysis/trace_index.hpp"
+#include "ingest/byte_source.hpp"
 #include "util/input_error.hpp"
 #include "ingest/json_error_at.hpp"
 #include "report/finding_json.hpp"
@@ -252,6 +253,11 @@ RankSummary read_rank_summary(const std::string& path) {
   if (f.text(o, "kind") != kKind) f.fail(fmt::format("not a rank summary (no \"kind\": \"{}\"; write one with `npu-doctor analyze TRACE --format summary`)", kKind));
   RankSummary s;
   s.rank = f.integer(o, "rank", -1);
+  if (std::string failed = f.text(o, "failed"); !failed.empty()) {   // the rank's summary run failed
+    s.failed = failed;
+    s.source = f.text(o, "source");
+    return s;
+  }
   s.world_size = f.integer(o, "world_size", 0);
   s.source = f.text(o, "source");
   s.format = f.text(o, "format");
@@ -339,11 +345,35 @@ RankSummary read_rank_summary(const std::string& path) {
   return s;
 }
 
+void write_failed_rank_summary(std::ostream& os, int64_t rank, const std::string& source, const std::string& error) {
+  JsonWriter w(os, 0);
+  w.begin_object();
+  w.field("kind", kKind).field("rank", rank).field("source", source).field("failed", error);
+  w.end_object();
+  os << "\n";
+}
+
+int64_t rank_in_file_name(std::string_view path) {
+  std::string name = to_lower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
+  size_t at = name.find("rank");
+  if (at == std::string::npos) return -1;
+  at += 4;
+  while (at < name.size() && (name[at] == '-' || name[at] == '_' || name[at] == '.')) ++at;
+  size_t end = at;
+  while (end < name.size() && end - at < 9 && name[end] >= '0' && name[end] <= '9') ++end;
+  return end == at ? -1 : std::stoll(name.substr(at, end - at));
+}
+
 bool is_rank_summary_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[512] = {};
-  in.read(head, sizeof head);
-  return std::string_view(head, size_t(in.gcount())).find(kKind) != std::string_view::npos;
+  char head[512];
+  size_t got = 0;
+  try {
+    std::unique_ptr<ByteSource> in = open_byte_source(path);   // a .json.gz summary too
+    for (size_t n; got < sizeof head && (n = in->read(head + got, sizeof head - got)) > 0;) got += n;
+  } catch (const InputError&) {
+    return false;   // unreadable or corrupt: read_rank_summary says why, if it is ever named
+  }
+  return std::string_view(head, got).find(kKind) != std::string_view::npos;
 }
 
 }  // namespace npud

@@ -55,6 +55,9 @@ struct RankSummary {
   std::vector<Finding> findings;        // rule, severity, message, location, cost (no fix text)
   std::vector<std::string> warnings;    // the reader's warnings (first few)
   size_t warning_count = 0;
+  // Set when this rank's summary run failed (write_failed_rank_summary): its error; the rank
+  // holds nothing else, and merge reports it as failed, not as a rank without a profile.
+  std::string failed;
 };
 
 inline constexpr size_t kMaxCollectives = 1'000'000;
@@ -81,7 +84,14 @@ void write_rank_summary(std::ostream& os, const RankSummary& s);
 // Reads what write_rank_summary wrote; throws InputError naming the file (and the byte
 // offset where the JSON itself is bad).
 RankSummary read_rank_summary(const std::string& path);
-// True when the file's first bytes name it a rank summary.
+// True when the file's first bytes name it a rank summary (plain or gzipped).
 bool is_rank_summary_file(const std::string& path);
+
+// What `analyze RANK --format summary -o FILE` writes when RANK cannot be read: a summary that
+// says so, so merge names the failed rank instead of counting it missing (docs/cluster.md).
+void write_failed_rank_summary(std::ostream& os, int64_t rank, const std::string& source, const std::string& error);
+
+// The rank a file name states ("rank-3.json", "rank_12.trace.json.gz", "RANK7"), or -1.
+int64_t rank_in_file_name(std::string_view path);
 
 }  // namespace npud

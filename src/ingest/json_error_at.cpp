@@ -1,10 +1,13 @@
 #include "ingest/json_error_at.hpp"
 
+#include <memory>
+
 #include <string>
 #include <string_view>
 
 #include <fmt/format.h>
 
+#include "ingest/byte_source.hpp"
 #include "util/input_error.hpp"
 
 namespace npud {
@@ -101,8 +104,14 @@ uint64_t json_error_offset(const simdjson::padded_string& json) {
 
 simdjson::dom::element load_json_or_throw(simdjson::dom::parser& parser, const std::string& path,
                                           simdjson::padded_string& text) {
-  if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS)
-    throw InputError(path, 0, "cannot read the file", false);
+  // Through a ByteSource: a FIFO or device is refused, never waited on, and a .gz is inflated
+  // (a gzipped rank summary, communication.json or report reads as the plain file does).
+  std::unique_ptr<ByteSource> in = open_byte_source(path);
+  std::string bytes;
+  if (in->size_hint) bytes.reserve(size_t(in->size_hint));
+  char chunk[1 << 16];
+  for (size_t got; (got = in->read(chunk, sizeof chunk)) > 0;) bytes.append(chunk, got);
+  text = simdjson::padded_string(bytes);
   simdjson::dom::element root;
   if (auto err = parser.parse(text).get(root))
     throw InputError(path, json_error_offset(text), fmt::format("invalid JSON ({})", simdjson::error_message(err)));

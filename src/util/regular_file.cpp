@@ -44,37 +44,31 @@ int open_regular_file(const std::string& path, std::string& error) {
   return fd;
 }
 
+bool read_fd_bounded(int fd, uint64_t max_bytes, std::string& out, std::string& error) {
+  out.clear();
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return error = std::string("read error: ") + std::strerror(errno), false;
+    if (n == 0) return true;
+    if (out.size() + size_t(n) > max_bytes)   // a file that grew while read, or an endless stream
+      return error = "too large: over " + std::to_string(max_bytes) + " bytes", false;
+    out.append(buf, size_t(n));
+  }
+}
+
 bool read_regular_file(const std::string& path, uint64_t max_bytes, std::string& out, std::string& error) {
   int fd = open_regular_file(path, error);
   if (fd < 0) return false;
   struct stat st {};
   ::fstat(fd, &st);
-  if (uint64_t(st.st_size) > max_bytes) {
-    error = "too large: " + std::to_string(st.st_size) + " bytes (the limit is " + std::to_string(max_bytes) + ")";
-    ::close(fd);
-    return false;
-  }
-  out.clear();
-  out.reserve(size_t(st.st_size));
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      error = std::string("read error: ") + std::strerror(errno);
-      ::close(fd);
-      return false;
-    }
-    if (n == 0) break;
-    if (out.size() + size_t(n) > max_bytes) {   // the file grew while being read
-      error = "too large: over " + std::to_string(max_bytes) + " bytes";
-      ::close(fd);
-      return false;
-    }
-    out.append(buf, size_t(n));
-  }
+  bool ok = uint64_t(st.st_size) <= max_bytes;
+  if (!ok) error = "too large: " + std::to_string(st.st_size) + " bytes (the limit is " + std::to_string(max_bytes) + ")";
+  else out.reserve(size_t(st.st_size));
+  ok = ok && read_fd_bounded(fd, max_bytes, out, error);
   ::close(fd);
-  return true;
+  return ok;
 }
 
 }  // namespace npud

@@ -17,4 +17,8 @@ int open_regular_file(const std::string& path, std::string& error);
 // `error` set otherwise.
 bool read_regular_file(const std::string& path, uint64_t max_bytes, std::string& out, std::string& error);
 
+// Reads fd (a pipe, stdin) to its end into out, stopping with `error` set ("too large: ...")
+// one read past max_bytes: an endless stream is refused, never held in memory.
+bool read_fd_bounded(int fd, uint64_t max_bytes, std::string& out, std::string& error);
+
 }  // namespace npud

@@ -297,6 +297,50 @@ class OddRanks(unittest.TestCase):
 
 
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")
+class MapAndReduce(unittest.TestCase):
+    """Issue 46: the per-rank map (`analyze RANK --format summary`) and the reduce (`merge`) as a
+    launcher runs them: gzipped summaries, paths from a list file or stdin, a rank whose map step
+    failed, and ranks that never wrote a summary."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="npud_map_reduce_")
+        for r in range(4):
+            trace = os.path.join(self.dir, "t%d.json" % r)
+            kineto_rank(trace, r, 5)
+            if r == 2:   # this rank's profile was cut short: its map step fails
+                with open(trace, "r+") as f:
+                    f.truncate(300)
+            code = subprocess.run([BINARY, "analyze", "-q", trace, "--format", "summary", "-o",
+                                   os.path.join(self.dir, "rank-%d.json" % r)], capture_output=True, timeout=120)
+            self.assertEqual(code.returncode, 2 if r == 2 else 0)
+        subprocess.run(["gzip", os.path.join(self.dir, "rank-1.json")], check=True)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_a_failed_map_step_and_a_missing_rank_are_named_and_fail_the_merge(self):
+        with open(os.path.join(self.dir, "rank-2.json")) as f:
+            record = json.load(f)
+        self.assertEqual((record["rank"], record["kind"]), (2, "npu-doctor-rank-summary"))
+        self.assertIn("t2.json: byte", record["failed"])
+        paths = "\n".join(os.path.join(self.dir, "rank-%s" % n) for n in ("0.json", "1.json.gz", "2.json", "3.json"))
+        with open(os.path.join(self.dir, "list.txt"), "w") as f:
+            f.write(paths + "\n\n")
+        for args, stdin in ((["--from", os.path.join(self.dir, "list.txt")], None), (["--from", "-"], paths),
+                            ([self.dir], None)):
+            with self.subTest(args=args):
+                r = subprocess.run([BINARY, "merge", *args, "--expect-ranks", "5", "--format", "json"], input=stdin,
+                                   capture_output=True, text=True, timeout=120)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("rank 2 (", r.stderr)
+                self.assertIn("its summary run failed", r.stderr)
+                self.assertIn("--expect-ranks 5: no summary for 1 rank (4)", r.stderr)   # 2 failed: said above
+                report = json.loads(r.stdout)
+                self.assertEqual(sorted(row["rank"] for row in report["ranks"]), [0, 1, 3])   # rank 1 read gzipped
+                self.assertTrue(any("rank 2: its summary run failed" in n for n in report["notes"]), report["notes"])
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")
 @unittest.skipUnless(HAVE_FIXTURES, "../shared/fixtures not found beside the checkout: real-trace tests skipped")
 class RealClusters(unittest.TestCase):
     def test_two_kineto_ranks_of_a_128_rank_job(self):
