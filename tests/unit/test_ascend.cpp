@@ -19,6 +19,7 @@
 #include "ingest/csv.hpp"
 #include "util/input_error.hpp"
 #include "scratch_path.hpp"
+#include "require_fixture.hpp"
 
 namespace npud {
 namespace {
@@ -28,8 +29,6 @@ namespace fs = std::filesystem;
 const fs::path kFixtures = fs::path(NPUD_SHARED_DIR) / "fixtures" / "ascend";
 const fs::path kData = fs::path(NPUD_TEST_DATA) / "ascend";
 
-#define REQUIRE_FIXTURE(p) \
-  if (!fs::exists(p)) GTEST_SKIP() << "fixture not found: " << (p)
 
 size_t count_kind(const Trace& t, TaskKind k) {
   return size_t(std::count_if(t.kernels.begin(), t.kernels.end(), [&](const Kernel& x) { return x.kind == k; }));

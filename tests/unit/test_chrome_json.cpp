@@ -16,6 +16,7 @@
 #include "ingest/reader.hpp"
 #include "analysis/trace_index.hpp"
 #include "model/trace.hpp"
+#include "require_fixture.hpp"
 
 namespace fs = std::filesystem;
 using namespace npud;
@@ -28,8 +29,6 @@ std::string trace_view() {
 }
 std::string data(const std::string& rel) { return std::string(NPUD_TEST_DATA) + "/chrome/" + rel; }
 
-#define SKIP_IF_MISSING(path) \
-  if (!fs::exists(path)) GTEST_SKIP() << "fixture not available: " << (path)
 
 size_t count_ops(const Trace& t, std::string_view name) {
   return size_t(std::count_if(t.ops.begin(), t.ops.end(), [&](const Op& o) { return t.str(o.name) == name; }));
@@ -104,7 +103,7 @@ class KinetoFixture : public ::testing::TestWithParam<FixtureCounts> {};
 TEST_P(KinetoFixture, ReadsWithExpectedCounts) {
   const auto& c = GetParam();
   std::string path = kineto(c.path);
-  SKIP_IF_MISSING(path);
+  REQUIRE_FIXTURE(path);
   Trace t = read_trace(path);
   EXPECT_EQ(t.format, InputFormat::KinetoJson);
   EXPECT_EQ(t.ops.size(), c.ops);
@@ -180,7 +179,7 @@ TEST(RuntimeNames, VendorPrefixDroppedRuntimeKept) {
 
 TEST(KinetoFacts, AlexnetSyncs) {
   std::string path = kineto("alexnet-sync/benchmark_result_2869224_1695835535_trace.json.gz");
-  SKIP_IF_MISSING(path);
+  REQUIRE_FIXTURE(path);
   Trace t = read_trace(path);
   EXPECT_EQ(count_runtime(t, "cudaStreamSynchronize"), 16u);
   EXPECT_EQ(count_runtime(t, "cudaDeviceSynchronize"), 5u);
@@ -215,7 +214,7 @@ TEST(KinetoFacts, AlexnetSyncs) {
 
 TEST(KinetoFacts, EventSyncItemChain) {
   std::string path = kineto("event-sync/event_sync_trace.json.gz");
-  SKIP_IF_MISSING(path);
+  REQUIRE_FIXTURE(path);
   Trace t = read_trace(path);
   const Op* item = find_op(t, "aten::item");
   const Op* dense = find_op(t, "aten::_local_scalar_dense");
@@ -239,7 +238,7 @@ TEST(KinetoFacts, EventSyncItemChain) {
 
 TEST(KinetoFacts, AmdShapesAndStrides) {
   std::string path = kineto("amd-shapes-strides/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
-  SKIP_IF_MISSING(path);
+  REQUIRE_FIXTURE(path);
   Trace t = read_trace(path);
   EXPECT_EQ(t.env_value("display_time_unit"), "ms");
   EXPECT_EQ(t.env_value("base_time_ns"), "1735632360000000000");
@@ -279,7 +278,7 @@ TEST(KinetoFacts, AmdShapesAndStrides) {
 
 TEST(KinetoFacts, NanosecondTimestampsAreExact) {
   std::string path = kineto("ns-resolution/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
-  SKIP_IF_MISSING(path);
+  REQUIRE_FIXTURE(path);
   Trace t = read_trace(path);
   EXPECT_EQ(t.env_value("display_time_unit"), "ns");
   EXPECT_EQ(t.time_origin_ns, 1712195495502094565);
@@ -301,7 +300,7 @@ TEST(KinetoFacts, NanosecondTimestampsAreExact) {
 
 TEST(KinetoFacts, MemoryEvents) {
   std::string path = kineto("large-memory-events/df_index_resolver.json.gz");
-  SKIP_IF_MISSING(path);
+  REQUIRE_FIXTURE(path);
   Trace t = read_trace(path);
   ASSERT_EQ(t.memory.size(), 28010u);
   bool saw = false;
@@ -318,7 +317,7 @@ TEST(KinetoFacts, MemoryEvents) {
 
 TEST(KinetoFacts, NcclKernelsAreCommunication) {
   std::string path = kineto("nccl-comm/nccl_data.json.gz");
-  SKIP_IF_MISSING(path);
+  REQUIRE_FIXTURE(path);
   Trace t = read_trace(path);
   size_t comm = 0;
   for (const Kernel& k : t.kernels) {
@@ -332,7 +331,7 @@ TEST(KinetoFacts, NcclKernelsAreCommunication) {
 
 TEST(KinetoFacts, StepsFromProfilerStep) {
   std::string path = kineto("large-16rank-rank0/rank0.json.gz");
-  SKIP_IF_MISSING(path);
+  REQUIRE_FIXTURE(path);
   Trace t = read_trace(path);
   EXPECT_EQ(count_ops(t, "aten::item"), 945u);
   EXPECT_EQ(count_runtime(t, "cudaStreamSynchronize"), 75u);
@@ -348,7 +347,7 @@ TEST(KinetoFacts, StepsFromProfilerStep) {
 
 TEST(TraceView, AscendProcessesAreMapped) {
   std::string path = trace_view();
-  SKIP_IF_MISSING(path);
+  REQUIRE_FIXTURE(path);
   Trace t = read_trace(path);
   EXPECT_EQ(t.format, InputFormat::KinetoJson);
   EXPECT_EQ(t.env_value("device"), "npu");
@@ -569,7 +568,7 @@ TEST(ChromeSmall, PythonFunctionFramesAndTheEnclosingModuleLine) {
 
 TEST(ChromeSmall, ProgressIsReported) {
   std::string path = kineto("multirank-sampled/sampled_rank-0.json.gz");
-  SKIP_IF_MISSING(path);
+  REQUIRE_FIXTURE(path);
   ReadOptions opts;
   uint64_t last = 0, total = 0, calls = 0;
   opts.progress = [&](uint64_t done, uint64_t all) {

@@ -16,6 +16,7 @@
 #include "ingest/reader.hpp"
 #include "trace_builder.hpp"
 #include "scratch_path.hpp"
+#include "require_fixture.hpp"
 
 namespace npud::test {
 namespace {
@@ -24,8 +25,6 @@ namespace fs = std::filesystem;
 
 const std::string kShared = NPUD_SHARED_DIR;
 
-#define REQUIRE_FIXTURE(p) \
-  if (!fs::exists(p)) GTEST_SKIP() << "fixture not found (needs ../shared beside the project): " << (p)
 
 constexpr const char* kAllReduce = "ncclKernel_AllReduce_RING_LL_Sum_float";
 

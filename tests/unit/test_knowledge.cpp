@@ -8,6 +8,7 @@
 
 #include "knowledge/knowledge.hpp"
 #include "knowledge/npu_coverage.hpp"
+#include "require_fixture.hpp"
 
 namespace npud {
 namespace {
@@ -270,7 +271,7 @@ TEST(Knowledge, MalformedTextGivesClearError) {
 TEST(Knowledge, GeneratedFilesUpToDate) {
   namespace fs = std::filesystem;
   fs::path input = fs::path(NPUD_SHARED_DIR) / "data" / "npu-ops";
-  if (!fs::exists(input)) GTEST_SKIP() << "no " << input << ": cannot check data/knowledge";
+  REQUIRE_FIXTURE(input);
   if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
   fs::path src = NPUD_SOURCE_DIR;
   std::string cmd = "/usr/bin/python3 '" + (src / "tools" / "gen_knowledge.py").string() + "' '" + input.string() +

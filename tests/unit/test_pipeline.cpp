@@ -9,6 +9,7 @@
 
 #include "ingest/reader.hpp"
 #include "pipeline/pipeline.hpp"
+#include "require_fixture.hpp"
 
 namespace npud::test {
 namespace {
@@ -17,8 +18,6 @@ namespace fs = std::filesystem;
 
 const std::string kCapture = std::string(NPUD_SHARED_DIR) + "/fixtures/gpu-h200/nanogpt-run.npud.json.gz";
 
-#define REQUIRE_FIXTURE(p) \
-  if (!fs::exists(p)) GTEST_SKIP() << "fixture not found (needs ../shared beside the project): " << (p)
 
 size_t count_in(const Report& r, std::string_view rule, std::string_view file_name) {
   size_t n = 0;

@@ -9,6 +9,7 @@
 #include "rules/builtin_rules.hpp"
 #include "rules/kernel_shapes.hpp"
 #include "trace_builder.hpp"
+#include "require_fixture.hpp"
 
 namespace npud {
 namespace {
@@ -18,8 +19,6 @@ using test::TraceBuilder;
 
 const fs::path kPmu = fs::path(NPUD_SHARED_DIR) / "fixtures" / "ascend" / "pt-kernel-details-pmu-bf16" / "kernel_details.csv";
 
-#define REQUIRE_FIXTURE(p) \
-  if (!fs::exists(p)) GTEST_SKIP() << "fixture not found (needs ../shared beside the project): " << (p)
 
 // One device task per entry, back to back, each with its kernel_details row.
 struct Task {

@@ -18,6 +18,7 @@
 #include "rules/builtin_rules.hpp"
 #include "trace_builder.hpp"
 #include "scratch_path.hpp"
+#include "require_fixture.hpp"
 
 namespace npud {
 namespace {
@@ -27,8 +28,6 @@ using test::run_rule;
 
 const std::string kShared = NPUD_SHARED_DIR;
 
-#define REQUIRE_FIXTURE(p) \
-  if (!fs::exists(p)) GTEST_SKIP() << "fixture not found: " << (p)
 
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());

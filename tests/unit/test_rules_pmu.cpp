@@ -9,6 +9,7 @@
 #include "ingest/reader.hpp"
 #include "rules/builtin_rules.hpp"
 #include "trace_builder.hpp"
+#include "require_fixture.hpp"
 
 namespace npud {
 namespace {
@@ -20,8 +21,6 @@ const fs::path kAscend = fs::path(NPUD_SHARED_DIR) / "fixtures" / "ascend";
 const fs::path kPmu = kAscend / "pt-kernel-details-pmu-bf16" / "kernel_details.csv";
 const fs::path kLegacy = kAscend / "pt-kernel-details-fp16-legacy-pmu" / "kernel_details.csv";
 
-#define REQUIRE_FIXTURE(p) \
-  if (!fs::exists(p)) GTEST_SKIP() << "fixture not found (needs ../shared beside the project): " << (p)
 
 // One task of `dur_us` with the given unit ratios (NaN: column absent).
 Trace task_with(std::string_view name, double dur_us, KernelDetail d) {

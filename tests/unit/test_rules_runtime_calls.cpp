@@ -12,6 +12,7 @@
 #include "ingest/reader.hpp"
 #include "rules/builtin_rules.hpp"
 #include "trace_builder.hpp"
+#include "require_fixture.hpp"
 
 namespace npud {
 namespace {
@@ -33,7 +34,7 @@ Trace step_with(std::string_view name, int calls, double dur_us) {
 // The fixture: 11 aclopCompileAndExecute calls take 6.6 ms of a 14.1 ms step. Ascend's advisor
 // needs 20 calls and says nothing; the share of the step is what matters.
 TEST(Compile001, CompileTimeOfTheFixtureStepIsAWarning) {
-  if (!fs::exists(kTraceView)) GTEST_SKIP() << "fixture not found: " << kTraceView;
+  REQUIRE_FIXTURE(kTraceView);
   auto f = test::run_rule(compile001_rule(), read_trace(kTraceView.string()));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::Warning);
@@ -52,7 +53,7 @@ TEST(Compile001, ManyShortCompilesAreInfoFewShortOnesNothing) {
 
 // The fixture's one aclMallocMemInner (73 us of 14 ms) is the allocator warming up: quiet.
 TEST(Mem001, TheFixturesSingleAllocationIsQuiet) {
-  if (!fs::exists(kTraceView)) GTEST_SKIP() << "fixture not found: " << kTraceView;
+  REQUIRE_FIXTURE(kTraceView);
   EXPECT_TRUE(test::run_rule(mem001_rule(), read_trace(kTraceView.string())).empty());
 }
 
@@ -75,7 +76,7 @@ TEST(Mem001, AllocationsTakingTheStepAreAWarning) {
 // The Kineto fixture's loader waits 0.1 ms per step of 82-166 ms: quiet.
 TEST(Data001, TheFixturesFastLoaderIsQuiet) {
   fs::path p = fs::path(NPUD_SHARED_DIR) / "fixtures" / "kineto" / "diff-pair" / "test" / "test.json.gz";
-  if (!fs::exists(p)) GTEST_SKIP() << "fixture not found: " << p;
+  REQUIRE_FIXTURE(p);
   Trace t = read_trace(p.string());
   ASSERT_GT(std::count_if(t.ops.begin(), t.ops.end(),
                           [&](const Op& op) { return t.str(op.name).find("DataLoader") != std::string_view::npos; }),
@@ -85,7 +86,7 @@ TEST(Data001, TheFixturesFastLoaderIsQuiet) {
 
 // The torch_npu fixture's step waits 1.3 ms of 14 ms for a num_workers=0 loader.
 TEST(Data001, TheAscendFixturesSingleProcessLoaderIsAWarning) {
-  if (!fs::exists(kTraceView)) GTEST_SKIP() << "fixture not found: " << kTraceView;
+  REQUIRE_FIXTURE(kTraceView);
   auto f = test::run_rule(data001_rule(), read_trace(kTraceView.string()));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].metric("count"), 2);
