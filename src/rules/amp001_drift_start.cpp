@@ -27,10 +27,11 @@ std::string describe(const TensorMetrics& m) {
 
 class DriftStartRule final : public Rule {
  public:
-  std::string_view id() const override { return "AMP001"; }
-  std::string_view name() const override { return "amp-drift-start"; }
-  std::string_view summary() const override {
-    return "the first op whose low-precision result drifts from its fp32 shadow (amp-check captures)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"AMP001", "amp-drift-start",
+        "the first op whose low-precision result drifts from its fp32 shadow (amp-check captures)",
+        Severity::Error};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -32,10 +32,11 @@ std::string policy_note(const KeepFp32& k, const AmpHeader& h, std::string_view 
 
 class KeepFp32Rule final : public Rule {
  public:
-  std::string_view id() const override { return "AMP002"; }
-  std::string_view name() const override { return "amp-keep-fp32"; }
-  std::string_view summary() const override {
-    return "ops that overflow, underflow or lose accuracy in low precision: keep them in fp32 (amp-check captures)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"AMP002", "amp-keep-fp32",
+        "ops that overflow, underflow or lose accuracy in low precision: keep them in fp32 (amp-check captures)",
+        Severity::Error};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -16,10 +16,11 @@ namespace {
 
 class LossScaleRule final : public Rule {
  public:
-  std::string_view id() const override { return "AMP003"; }
-  std::string_view name() const override { return "amp-loss-scale"; }
-  std::string_view summary() const override {
-    return "fp16 gradient underflow/overflow and the initial loss scale to use (amp-check captures)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"AMP003", "amp-loss-scale",
+        "fp16 gradient underflow/overflow and the initial loss scale to use (amp-check captures)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -13,10 +13,11 @@ namespace {
 
 class GradScalerMissingRule final : public Rule {
  public:
-  std::string_view id() const override { return "AMP004"; }
-  std::string_view name() const override { return "amp-gradscaler-missing"; }
-  std::string_view summary() const override {
-    return "fp16 training without a GradScaler (amp-check captures; bf16 needs none)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"AMP004", "amp-gradscaler-missing",
+        "fp16 training without a GradScaler (amp-check captures; bf16 needs none)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

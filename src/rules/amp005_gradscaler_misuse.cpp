@@ -23,10 +23,11 @@ struct Misuse {
 
 class GradScalerMisuseRule final : public Rule {
  public:
-  std::string_view id() const override { return "AMP005"; }
-  std::string_view name() const override { return "amp-gradscaler-misuse"; }
-  std::string_view summary() const override {
-    return "GradScaler used out of order: step without scale, unscale_ after step, update missing (amp-check captures)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"AMP005", "amp-gradscaler-misuse",
+        "GradScaler used out of order: step without scale, unscale_ after step, update missing (amp-check captures)",
+        Severity::Error};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -18,10 +18,11 @@ namespace {
 
 class BannedOpRule final : public Rule {
  public:
-  std::string_view id() const override { return "AMP006"; }
-  std::string_view name() const override { return "amp-banned-op"; }
-  std::string_view summary() const override {
-    return "an op torch_npu's autocast bans (nn.BCELoss) called under autocast: it raises on the NPU (amp-check captures)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"AMP006", "amp-banned-op",
+        "an op torch_npu's autocast bans (nn.BCELoss) called under autocast: it raises on the NPU (amp-check captures)",
+        Severity::Error};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -81,10 +81,11 @@ std::string ratios_text(const Units& u) {
 
 class PmuBottleneck final : public Rule {
  public:
-  std::string_view id() const override { return "BOUND001"; }
-  std::string_view name() const override { return "pmu-bottleneck"; }
-  std::string_view summary() const override {
-    return "device ops held back by one AI Core unit: cube waiting on data, scalar-bound, no unit busy (NPU PMU ratios)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"BOUND001", "pmu-bottleneck",
+        "device ops held back by one AI Core unit: cube waiting on data, scalar-bound, no unit busy (NPU PMU ratios)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

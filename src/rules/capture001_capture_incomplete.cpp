@@ -60,10 +60,11 @@ bool amp_without_low_precision(const Trace& t) {
 
 class CaptureIncomplete final : public Rule {
  public:
-  std::string_view id() const override { return "CAPTURE001"; }
-  std::string_view name() const override { return "capture-incomplete"; }
-  std::string_view summary() const override {
-    return "the capture stopped early: the shim's internal error, the program's exception or a kill (captures)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"CAPTURE001", "capture-incomplete",
+        "the capture stopped early: the shim's internal error, the program's exception or a kill (captures)",
+        Severity::Error};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

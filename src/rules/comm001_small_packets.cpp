@@ -28,10 +28,11 @@ struct KindTally {
 
 class SmallPackets final : public Rule {
  public:
-  std::string_view id() const override { return "COMM001"; }
-  std::string_view name() const override { return "small-packets"; }
-  std::string_view summary() const override {
-    return "collectives moving small SDMA (< 16 MB) / RDMA (< 1 MB) transfers (communication.json)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"COMM001", "small-packets",
+        "collectives moving small SDMA (< 16 MB) / RDMA (< 1 MB) transfers (communication.json)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

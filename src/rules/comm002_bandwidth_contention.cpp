@@ -24,10 +24,11 @@ struct SdmaOp {
 
 class BandwidthContention final : public Rule {
  public:
-  std::string_view id() const override { return "COMM002"; }
-  std::string_view name() const override { return "bandwidth-contention"; }
-  std::string_view summary() const override {
-    return "SDMA collectives overlapping matmuls below 80% of the 18 GB/s SDMA bandwidth";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"COMM002", "bandwidth-contention",
+        "SDMA collectives overlapping matmuls below 80% of the 18 GB/s SDMA bandwidth",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -22,10 +22,11 @@ struct OpTally {
 
 class ByteAlignment final : public Rule {
  public:
-  std::string_view id() const override { return "COMM003"; }
-  std::string_view name() const override { return "byte-alignment"; }
-  std::string_view summary() const override {
-    return "HCCL SDMA tasks between chips whose size is not a multiple of 512 bytes (trace_view HCCL tasks)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"COMM003", "byte-alignment",
+        "HCCL SDMA tasks between chips whose size is not a multiple of 512 bytes (trace_view HCCL tasks)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -23,10 +23,11 @@ struct RankLink {
 
 class SlowLink final : public Rule {
  public:
-  std::string_view id() const override { return "COMM004"; }
-  std::string_view name() const override { return "slow-link"; }
-  std::string_view summary() const override {
-    return "a rank whose SDMA/RDMA bandwidth is far below the other ranks' (cluster_communication.json)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"COMM004", "slow-link",
+        "a rank whose SDMA/RDMA bandwidth is far below the other ranks' (cluster_communication.json)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -20,10 +20,11 @@ namespace {
 
 class RdmaRetransmission final : public Rule {
  public:
-  std::string_view id() const override { return "COMM005"; }
-  std::string_view name() const override { return "rdma-retransmission"; }
-  std::string_view summary() const override {
-    return "collectives whose RDMA transfer took over 4 s while every rank took over 4 s (retransmission)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"COMM005", "rdma-retransmission",
+        "collectives whose RDMA transfer took over 4 s while every rank took over 4 s (retransmission)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -64,10 +64,11 @@ std::vector<Exposed> step_comm_ops(const Trace& t, int64_t step_number) {
 
 class ExposedCommunication final : public Rule {
  public:
-  std::string_view id() const override { return "COMM006"; }
-  std::string_view name() const override { return "exposed-communication"; }
-  std::string_view summary() const override {
-    return "communication not overlapped with computation, per step, with the collectives exposed";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"COMM006", "exposed-communication",
+        "communication not overlapped with computation, per step, with the collectives exposed",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

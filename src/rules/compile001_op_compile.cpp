@@ -19,10 +19,11 @@ constexpr double kMinCompileShare = 0.05;
 
 class OpCompileOnDispatch final : public Rule {
  public:
-  std::string_view id() const override { return "COMPILE001"; }
-  std::string_view name() const override { return "op-compile-on-dispatch"; }
-  std::string_view summary() const override {
-    return "host time in aclopCompileAndExecute (ops compiled at dispatch: jit_compile, dynamic shapes; NPU profiles)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"COMPILE001", "op-compile-on-dispatch",
+        "host time in aclopCompileAndExecute (ops compiled at dispatch: jit_compile, dynamic shapes; NPU profiles)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -87,10 +87,11 @@ void add_sdpa_output_copies(const Trace& t, const TraceIndex& index, GroupMap& g
 
 class ContiguityCopy final : public Rule {
  public:
-  std::string_view id() const override { return "CONTIG001"; }
-  std::string_view name() const override { return "contiguity-copy"; }
-  std::string_view summary() const override {
-    return "copies that only change memory layout: .contiguous() after permute/transpose, TransData/ViewCopy tasks";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"CONTIG001", "contiguity-copy",
+        "copies that only change memory layout: .contiguous() after permute/transpose, TransData/ViewCopy tasks",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -136,10 +136,11 @@ struct InputSite {
 
 class NonContiguousInput final : public Rule {
  public:
-  std::string_view id() const override { return "CONTIG002"; }
-  std::string_view name() const override { return "noncontiguous-input"; }
-  std::string_view summary() const override {
-    return "compute ops (matmul, conv, norms, softmax, large elementwise) fed non-contiguous tensors (captures)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"CONTIG002", "noncontiguous-input",
+        "compute ops (matmul, conv, norms, softmax, large elementwise) fed non-contiguous tensors (captures)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -26,10 +26,11 @@ bool is_dataloader_wait(std::string_view name) {
 
 class SlowDataLoader final : public Rule {
  public:
-  std::string_view id() const override { return "DATA001"; }
-  std::string_view name() const override { return "slow-dataloader"; }
-  std::string_view summary() const override {
-    return "time the step waits for the DataLoader's next batch (profiles with record_function ranges)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"DATA001", "slow-dataloader",
+        "time the step waits for the DataLoader's next batch (profiles with record_function ranges)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

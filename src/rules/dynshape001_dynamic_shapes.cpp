@@ -70,10 +70,11 @@ struct ShapeSite {
 
 class DynamicShapes final : public Rule {
  public:
-  std::string_view id() const override { return "DYNSHAPE001"; }
-  std::string_view name() const override { return "dynamic-shapes"; }
-  std::string_view summary() const override {
-    return "call sites whose input shapes change across steps (each new shape recompiles on NPU; captures)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"DYNSHAPE001", "dynamic-shapes",
+        "call sites whose input shapes change across steps (each new shape recompiles on NPU; captures)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -14,10 +14,11 @@ namespace {
 
 class AllOpsDynamic final : public Rule {
  public:
-  std::string_view id() const override { return "DYNSHAPE002"; }
-  std::string_view name() const override { return "all-ops-dynamic"; }
-  std::string_view summary() const override {
-    return "every device op ran as a dynamic-shape op (kernel_details OP State; only when the column exists)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"DYNSHAPE002", "all-ops-dynamic",
+        "every device op ran as a dynamic-shape op (kernel_details OP State; only when the column exists)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

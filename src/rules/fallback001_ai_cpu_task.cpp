@@ -17,9 +17,12 @@ namespace {
 
 class AiCpuTask final : public Rule {
  public:
-  std::string_view id() const override { return "FALLBACK001"; }
-  std::string_view name() const override { return "ai-cpu-task"; }
-  std::string_view summary() const override { return "device tasks that ran on the NPU's AI-CPU instead of the AI cores"; }
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"FALLBACK001", "ai-cpu-task",
+        "device tasks that ran on the NPU's AI-CPU instead of the AI cores",
+        Severity::Warning};
+    return kInfo;
+  }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;

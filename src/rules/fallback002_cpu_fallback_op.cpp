@@ -158,10 +158,11 @@ int64_t estimated_cost(const Trace& t, const EventGroup& g) {
 
 class CpuFallbackOp final : public Rule {
  public:
-  std::string_view id() const override { return "FALLBACK002"; }
-  std::string_view name() const override { return "cpu-fallback-op"; }
-  std::string_view summary() const override {
-    return "aten ops without an NPU kernel in the chosen torch_npu op list (would run on the CPU)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"FALLBACK002", "cpu-fallback-op",
+        "aten ops without an NPU kernel in the chosen torch_npu op list (would run on the CPU)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -27,10 +27,11 @@ struct FreqGroup {
 
 class AiCoreFreqDrop final : public Rule {
  public:
-  std::string_view id() const override { return "FREQ001"; }
-  std::string_view name() const override { return "ai-core-freq-drop"; }
-  std::string_view summary() const override {
-    return "AI Core ops that ran below the cores' top frequency (trace_view AI Core Freq counters)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"FREQ001", "ai-core-freq-drop",
+        "AI Core ops that ran below the cores' top frequency (trace_view AI Core Freq counters)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

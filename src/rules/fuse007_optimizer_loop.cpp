@@ -109,10 +109,11 @@ namespace {
 
 class OptimizerLoop final : public Rule {
  public:
-  std::string_view id() const override { return "FUSE007"; }
-  std::string_view name() const override { return "optimizer-loop"; }
-  std::string_view summary() const override {
-    return "per-parameter optimizer loops (captures): use foreach/fused optimizers";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"FUSE007", "optimizer-loop",
+        "per-parameter optimizer loops (captures): use foreach/fused optimizers",
+        Severity::Info};
+    return kInfo;
   }
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     graph::report_optimizer_loops(ctx, out);

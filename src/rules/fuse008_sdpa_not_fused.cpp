@@ -28,11 +28,12 @@ std::string shape_text(const Trace& t, const TensorMeta& m) {
 
 class SdpaNotFused final : public Rule {
  public:
-  std::string_view id() const override { return "FUSE008"; }
-  std::string_view name() const override { return "sdpa-not-fused"; }
-  std::string_view summary() const override {
-    return "F.scaled_dot_product_attention calls that miss NPU flash attention (captures): 4-D BNSD inputs, "
-           "bool or no mask";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"FUSE008", "sdpa-not-fused",
+        "F.scaled_dot_product_attention calls that miss NPU flash attention (captures): 4-D BNSD inputs, "
+        "bool or no mask",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -36,10 +36,11 @@ struct StepGroup {
 
 class FusedOptimizer final : public Rule {
  public:
-  std::string_view id() const override { return "FUSE009"; }
-  std::string_view name() const override { return "fused-optimizer"; }
-  std::string_view summary() const override {
-    return "optimizer steps of a class torch_npu fuses (torch_npu.optim.NpuFusedAdamW...): profiles";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"FUSE009", "fused-optimizer",
+        "optimizer steps of a class torch_npu fuses (torch_npu.optim.NpuFusedAdamW...): profiles",
+        Severity::Info};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -58,10 +58,11 @@ struct Sequence {
 
 class FusibleSequence final : public Rule {
  public:
-  std::string_view id() const override { return "FUSE010"; }
-  std::string_view name() const override { return "fusible-sequence"; }
-  std::string_view summary() const override {
-    return "repeated device op sequences bound by data movement or host dispatch: fusion candidates (NPU PMU times)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"FUSE010", "fusible-sequence",
+        "repeated device op sequences bound by data movement or host dispatch: fusion candidates (NPU PMU times)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

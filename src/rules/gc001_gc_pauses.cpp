@@ -72,11 +72,12 @@ bool is_gc_event(const Trace& t, const Op& op) {
 
 class GcPauses final : public Rule {
  public:
-  std::string_view id() const override { return "GC001"; }
-  std::string_view name() const override { return "gc-pauses"; }
-  std::string_view summary() const override {
-    return "Python garbage collections of 1 ms or more in the steps (torch_npu gc events), or device idle windows of "
-           "200 ms or more with a silent host (conjectured)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"GC001", "gc-pauses",
+        "Python garbage collections of 1 ms or more in the steps (torch_npu gc events), or device idle windows of "
+        "200 ms or more with a silent host (conjectured)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

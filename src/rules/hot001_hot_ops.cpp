@@ -22,9 +22,12 @@ bool is_ascend_task(const Trace& t, const Kernel& k) {
 
 class HotOps final : public Rule {
  public:
-  std::string_view id() const override { return "HOT001"; }
-  std::string_view name() const override { return "hot-ops"; }
-  std::string_view summary() const override { return "top ops by host self time and top device tasks by device time"; }
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"HOT001", "hot-ops",
+        "top ops by host self time and top device tasks by device time",
+        Severity::Info};
+    return kInfo;
+  }
   bool ranks_timings() const override { return true; }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

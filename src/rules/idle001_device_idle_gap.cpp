@@ -65,9 +65,12 @@ HostActivity host_activity(const TraceIndex& index, const Interval& gap) {
 
 class DeviceIdleGap final : public Rule {
  public:
-  std::string_view id() const override { return "IDLE001"; }
-  std::string_view name() const override { return "device-idle-gap"; }
-  std::string_view summary() const override { return "device idle gaps between tasks and what the host did meanwhile"; }
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"IDLE001", "device-idle-gap",
+        "device idle gaps between tasks and what the host did meanwhile",
+        Severity::Warning};
+    return kInfo;
+  }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     const Trace& t = ctx.trace;

@@ -29,10 +29,11 @@ bool is_stream_sync(std::string_view n) { return n.starts_with("aclrtSynchronize
 
 class LaunchBlocking final : public Rule {
  public:
-  std::string_view id() const override { return "LAUNCH001"; }
-  std::string_view name() const override { return "launch-blocking"; }
-  std::string_view summary() const override {
-    return "a stream synchronize right after most op launches (ASCEND_LAUNCH_BLOCKING=1; NPU profiles)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"LAUNCH001", "launch-blocking",
+        "a stream synchronize right after most op launches (ASCEND_LAUNCH_BLOCKING=1; NPU profiles)",
+        Severity::Error};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -24,10 +24,11 @@ bool is_memory_op(std::string_view n) {
 
 class MemoryOpTime final : public Rule {
  public:
-  std::string_view id() const override { return "MEM001"; }
-  std::string_view name() const override { return "memory-op-time"; }
-  std::string_view summary() const override {
-    return "host time allocating and freeing device memory in the steps (aclrtMalloc/aclrtFree; NPU profiles)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"MEM001", "memory-op-time",
+        "host time allocating and freeing device memory in the steps (aclrtMalloc/aclrtFree; NPU profiles)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

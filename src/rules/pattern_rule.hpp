@@ -11,17 +11,17 @@ void report_pattern(const AnalysisContext& ctx, const PatternSpec& spec, std::ve
 
 class PatternRule final : public Rule {
  public:
-  PatternRule(const PatternSpec& spec, std::string_view summary) : spec_(spec), summary_(summary) {}
-  std::string_view id() const override { return spec_.rule; }
-  std::string_view name() const override { return spec_.name; }
-  std::string_view summary() const override { return summary_; }
+  // Its findings are info: a fused op is a speed-up to take, not a fault.
+  PatternRule(const PatternSpec& spec, std::string_view summary)
+      : spec_(spec), info_{spec.rule, spec.name, summary, Severity::Info} {}
+  const RuleInfo& info() const override { return info_; }
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
     report_pattern(ctx, spec_, out);
   }
 
  private:
   const PatternSpec& spec_;
-  std::string_view summary_;
+  RuleInfo info_;
 };
 
 }  // namespace npud::graph

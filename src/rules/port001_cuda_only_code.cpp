@@ -36,10 +36,11 @@ fs::path program_file(const Trace& t) {
 
 class CudaOnlyCode final : public Rule {
  public:
-  std::string_view id() const override { return "PORT001"; }
-  std::string_view name() const override { return "cuda-only-code"; }
-  std::string_view summary() const override {
-    return "the captured program's own file has CUDA-only code (device choice, cuda strings): scan --fix moves it";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"PORT001", "cuda-only-code",
+        "the captured program's own file has CUDA-only code (device choice, cuda strings): scan --fix moves it",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -11,6 +11,7 @@
 
 #include "model/finding.hpp"
 #include "model/rule_filter.hpp"
+#include "model/rule_info.hpp"
 
 namespace npud {
 
@@ -49,9 +50,11 @@ struct AnalysisContext {
 class Rule {
  public:
   virtual ~Rule() = default;
-  virtual std::string_view id() const = 0;         // "SYNC001"
-  virtual std::string_view name() const = 0;       // "host-device-sync"
-  virtual std::string_view summary() const = 0;    // one line for --list-rules
+  // Its row: id, name, summary, default severity (model/rule_info.hpp).
+  virtual const RuleInfo& info() const = 0;
+  std::string_view id() const { return info().id; }            // "SYNC001"
+  std::string_view name() const { return info().name; }        // "host-device-sync"
+  std::string_view summary() const { return info().summary; }  // one line for `npu-doctor rules`
   virtual void check(const AnalysisContext& ctx, std::vector<Finding>& out) const = 0;
   // Its findings rank measured times (HOT001's top ops): which ones make the list changes from
   // run to run of an unchanged program, so a baseline holds how many, not which

@@ -40,10 +40,11 @@ double call_mib(const std::vector<KernelShape>& in, const std::vector<KernelShap
 
 class MatmulAlignment final : public Rule {
  public:
-  std::string_view id() const override { return "SHAPE001"; }
-  std::string_view name() const override { return "matmul-alignment"; }
-  std::string_view summary() const override {
-    return "large matmuls whose inner axis is not a multiple of 256 elements (NPU profiles with shapes)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"SHAPE001", "matmul-alignment",
+        "large matmuls whose inner axis is not a multiple of 256 elements (NPU profiles with shapes)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -46,10 +46,11 @@ AttentionDims dims_of(std::string_view kernel_name, const std::vector<KernelShap
 
 class AttentionAlignment final : public Rule {
  public:
-  std::string_view id() const override { return "SHAPE002"; }
-  std::string_view name() const override { return "attention-alignment"; }
-  std::string_view summary() const override {
-    return "FlashAttention calls whose head dim or sequence length is not a multiple of 128 (NPU profiles with shapes)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"SHAPE002", "attention-alignment",
+        "FlashAttention calls whose head dim or sequence length is not a multiple of 128 (NPU profiles with shapes)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -110,10 +110,11 @@ bool is_blocking_runtime(const Trace& t, const RuntimeCall& r, int* category) {
 
 class HostDeviceSync final : public Rule {
  public:
-  std::string_view id() const override { return "SYNC001"; }
-  std::string_view name() const override { return "host-device-sync"; }
-  std::string_view summary() const override {
-    return "host waits for the device: item(), data-dependent shapes, DtoH copies, synchronize calls";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"SYNC001", "host-device-sync",
+        "host waits for the device: item(), data-dependent shapes, DtoH copies, synchronize calls",
+        Severity::Error};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

@@ -24,10 +24,11 @@ bool is_syncbn_forward(std::string_view name) {
 
 class SyncBatchNorm final : public Rule {
  public:
-  std::string_view id() const override { return "SYNCBN001"; }
-  std::string_view name() const override { return "sync-batchnorm"; }
-  std::string_view summary() const override {
-    return "many SyncBatchNorm layers per step: two blocking collectives each (cluster training profiles)";
+  const RuleInfo& info() const override {
+    static constexpr RuleInfo kInfo{"SYNCBN001", "sync-batchnorm",
+        "many SyncBatchNorm layers per step: two blocking collectives each (cluster training profiles)",
+        Severity::Warning};
+    return kInfo;
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {

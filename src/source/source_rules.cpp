@@ -6,32 +6,33 @@
 namespace npud {
 namespace {
 
-constexpr SourceRuleInfo kRules[] = {
-    {"PARSE001", Severity::Error, false, "Syntax error: the file does not parse; fixes are not applied to it"},
-    {"CUDA001", Severity::Error, true, "CUDA device string; use 'npu'"},
-    {"CUDA002", Severity::Error, true, ".cuda() moves to a CUDA device; use .npu()"},
-    {"CUDA003", Severity::Error, true, "torch.cuda API; use its torch.npu equivalent"},
-    {"CUDA004", Severity::Error, true, "NCCL process-group backend; use 'hccl'"},
-    {"CUDA005", Severity::Info, true, "torch.backends.cudnn/cuda setting has no effect on the NPU (TF32 -> HF32)"},
-    {"CUDA006", Severity::Error, true, "NPU APIs used without `import torch_npu`"},
-    {"CUDA007", Severity::Warning, true, "`.is_cuda` gate is False on the NPU; use .is_npu"},
-    {"SYNC101", Severity::Warning, false, "Host-device sync inside a loop"},
-    {"CONTIG101", Severity::Warning, false, "Transposed/permuted view fed to matmul/linear/conv"},
-    {"FUSE101", Severity::Info, false, "Hand-written RMSNorm; torch_npu.npu_rms_norm fuses it"},
-    {"FUSE102", Severity::Info, false, "Hand-written rotary embedding; torch_npu.npu_rotary_mul fuses it"},
-    {"FUSE103", Severity::Info, false, "Hand-written attention; use F.scaled_dot_product_attention or torch_npu.npu_fusion_attention"},
-    {"FUSE104", Severity::Info, false, "Hand-written SwiGLU; torch_npu.npu_swiglu fuses it"},
-    {"FUSE105", Severity::Info, false, "Hand-written GELU; use torch_npu.npu_gelu / npu_fast_gelu or F.gelu"},
-    {"AMP101", Severity::Warning, false, "fp16 autocast in a training file without GradScaler"},
-    {"API101", Severity::Warning, false, "torch API whose aten op has no NPU kernel in the chosen torch_npu"},
-    {"API102", Severity::Info, false, "torch API that runs on AI CPU / host on the NPU for some inputs"},
+// id, name (none: scan rules go by id), summary, default severity, fixable.
+constexpr RuleInfo kRules[] = {
+    {"PARSE001", "", "Syntax error: the file does not parse; fixes are not applied to it", Severity::Error, false},
+    {"CUDA001", "", "CUDA device string; use 'npu'", Severity::Error, true},
+    {"CUDA002", "", ".cuda() moves to a CUDA device; use .npu()", Severity::Error, true},
+    {"CUDA003", "", "torch.cuda API; use its torch.npu equivalent", Severity::Error, true},
+    {"CUDA004", "", "NCCL process-group backend; use 'hccl'", Severity::Error, true},
+    {"CUDA005", "", "torch.backends.cudnn/cuda setting has no effect on the NPU (TF32 -> HF32)", Severity::Info, true},
+    {"CUDA006", "", "NPU APIs used without `import torch_npu`", Severity::Error, true},
+    {"CUDA007", "", "`.is_cuda` gate is False on the NPU; use .is_npu", Severity::Warning, true},
+    {"SYNC101", "", "Host-device sync inside a loop", Severity::Warning, false},
+    {"CONTIG101", "", "Transposed/permuted view fed to matmul/linear/conv", Severity::Warning, false},
+    {"FUSE101", "", "Hand-written RMSNorm; torch_npu.npu_rms_norm fuses it", Severity::Info, false},
+    {"FUSE102", "", "Hand-written rotary embedding; torch_npu.npu_rotary_mul fuses it", Severity::Info, false},
+    {"FUSE103", "", "Hand-written attention; use F.scaled_dot_product_attention or torch_npu.npu_fusion_attention", Severity::Info, false},
+    {"FUSE104", "", "Hand-written SwiGLU; torch_npu.npu_swiglu fuses it", Severity::Info, false},
+    {"FUSE105", "", "Hand-written GELU; use torch_npu.npu_gelu / npu_fast_gelu or F.gelu", Severity::Info, false},
+    {"AMP101", "", "fp16 autocast in a training file without GradScaler", Severity::Warning, false},
+    {"API101", "", "torch API whose aten op has no NPU kernel in the chosen torch_npu", Severity::Warning, false},
+    {"API102", "", "torch API that runs on AI CPU / host on the NPU for some inputs", Severity::Info, false},
 };
 
 }  // namespace
 
-std::span<const SourceRuleInfo> source_rules() { return kRules; }
+std::span<const RuleInfo> source_rules() { return kRules; }
 
-const SourceRuleInfo* find_source_rule(std::string_view id) {
+const RuleInfo* find_source_rule(std::string_view id) {
   for (const auto& r : kRules)
     if (r.id == id) return &r;
   return nullptr;

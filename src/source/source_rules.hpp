@@ -10,18 +10,13 @@
 
 #include "model/finding.hpp"
 #include "model/rule_filter.hpp"
+#include "model/rule_info.hpp"
 
 namespace npud {
 
-struct SourceRuleInfo {
-  std::string_view id;
-  Severity severity;       // default severity (a rule may lower it per finding)
-  bool fixable;            // has an exact fix for at least some findings
-  std::string_view summary;
-};
-
-std::span<const SourceRuleInfo> source_rules();
-const SourceRuleInfo* find_source_rule(std::string_view id);
+// Each scan rule's row (model/rule_info.hpp); a rule may lower the severity per finding.
+std::span<const RuleInfo> source_rules();
+const RuleInfo* find_source_rule(std::string_view id);
 // The rules as --select/--ignore know them (no names: scan's rules go by id).
 std::vector<RuleRef> source_rule_refs();
 
