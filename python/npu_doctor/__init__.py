@@ -38,7 +38,8 @@ class capture:
             from ._recorder import Recorder
             rec = Recorder(self.path, self.steps)
             rec.start()
-        except Exception as e:  # never raise into the program
+        except Exception as e:  # never raise into the program (its own exceptions excepted)
+            _pass_on(e)
             sys.stderr.write("npu-doctor: capture not started: %s: %s\n" % (type(e).__name__, e))
             return self
         self._recorder = rec
@@ -57,14 +58,15 @@ class capture:
         try:
             rec.finish("stopped")
         except Exception as e:
+            _pass_on(e)
             sys.stderr.write("npu-doctor: capture not closed cleanly: %s\n" % e)
         if _current[0] is rec:
             _current[0] = None
         if self._dumper is not None:
             try:
                 self._dumper.close()
-            except Exception:
-                pass
+            except Exception as e:
+                _pass_on(e)
             self._dumper = None
 
     def __enter__(self):
@@ -84,6 +86,12 @@ def step():
     rec = _current[0]
     if rec is not None:
         rec.on_step_end("explicit")
+
+
+def _pass_on(exc):
+    """_errors.pass_on, imported when needed: importing this package stays light."""
+    from ._errors import pass_on
+    pass_on(exc)
 
 
 def _normalize_steps(steps):

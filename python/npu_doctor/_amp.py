@@ -32,6 +32,7 @@ from ._amp_metrics import differs, identity_metrics, metric_dtype, metrics, metr
 from ._amp_policy import FP32, LOWER, OpInfo, OpLists
 from ._amp_shadow import ShadowMap
 from ._dispatch import call_op, plain_tensor
+from ._errors import pass_on, pass_on_async
 
 DTYPES = {"fp16": torch.float16, "float16": torch.float16, "half": torch.float16,
           "bf16": torch.bfloat16, "bfloat16": torch.bfloat16}
@@ -130,8 +131,8 @@ class AmpSession:
         if ac is not None:
             try:
                 ac.__exit__(None, None, None)
-            except Exception:
-                pass
+            except Exception as e:
+                pass_on(e)
 
     def on_step_end(self):
         self.shadows.clear()
@@ -213,8 +214,8 @@ class AmpSession:
                 device = "npu"
             elif torch.cuda.is_available():
                 device = "cuda"
-        except Exception:
-            pass
+        except Exception as e:
+            pass_on_async(e)
         self._device = device
         self._mdtype = metric_dtype(device)
         if self.config.emulate is None:
@@ -363,6 +364,7 @@ class AmpSession:
                 em.rng_restore(p.rng_pre)
             shadow_out = call_op(p.func, p.facts, p.shadow_args, p.shadow_kwargs)
         except Exception as e:
+            pass_on_async(e)
             # A kernel with no fp32 path (a device-only fused kernel): its shadow restarts from
             # the real values; nothing is measured for it.
             self.rec.note_once("amp-shadow:" + info.name, advice("amp-check", "no_fp32_path", op=info.name,
@@ -555,6 +557,7 @@ def amp_check(model, inputs, dtype="fp16", level="O1", path=None, lists=None, lo
         try:
             rec.finish("stopped")
         except Exception as e:
+            pass_on(e)
             sys.stderr.write("npu-doctor: amp_check not closed cleanly: %s\n" % e)
     return AmpResult(session.records, output, shadow_output, loss, shadow_loss, path, session.header_args())
 
@@ -567,7 +570,8 @@ def _shadow_of(session, out):
     try:
         with session.rec.shim_ops():
             return em.map_outputs(out, one)
-    except Exception:
+    except Exception as e:
+        pass_on_async(e)
         return None
 
 

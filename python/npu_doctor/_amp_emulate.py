@@ -9,6 +9,8 @@ exactly the overflow a real fp16 run would have.
 
 import torch
 
+from ._errors import pass_on_async
+
 F32 = torch.float32
 LOWP_DTYPES = (torch.float16, torch.bfloat16)
 
@@ -123,15 +125,15 @@ def rng_save(generators):
     try:
         if torch_mod.cuda.is_initialized():
             states.append(("cuda", torch_mod.cuda.get_rng_state_all()))
-    except Exception:
-        pass
+    except Exception as e:
+        pass_on_async(e)
     npu = getattr(torch_mod, "npu", None)
     if npu is not None:
         try:
             if npu.is_initialized():
                 states.append(("npu", npu.get_rng_state()))
-        except Exception:
-            pass
+        except Exception as e:
+            pass_on_async(e)
     for g in generators:
         states.append((g, g.get_state()))
     return states

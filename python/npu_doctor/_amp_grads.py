@@ -9,6 +9,7 @@ import sys
 import torch
 
 from ._dispatch import plain_tensor
+from ._errors import pass_on, pass_on_async
 from ._transparent import call_from
 from . import _frames
 from ._amp_metrics import _cpu, metric_dtype
@@ -68,7 +69,8 @@ def _chunk_counts(grads, loss_scale, buckets):
         head = torch.stack([a.sum(), torch.eq(a, 0, out=buf).sum(), torch.lt(a, FP16_TINY, out=buf).sum(),
                             torch.gt(a, FP16_MAX, out=buf).sum()])
         total, zero, below_tiny, over = _tolist(_cpu(head))
-    except RuntimeError:   # a device without frexp or bincount kernels
+    except RuntimeError as e:   # a device without frexp or bincount kernels
+        pass_on_async(e)
         return _exact_counts(grads, loss_scale, buckets)
     if not math.isfinite(total):
         return _exact_counts(grads, loss_scale, buckets)
@@ -186,8 +188,8 @@ class AmpApiPatches:
         for cls, name, orig in reversed(self._saved):
             try:
                 setattr(cls, name, orig)
-            except Exception:
-                pass
+            except Exception as e:
+                pass_on(e)
         self._saved = []
 
     def _wrap_scaler(self, orig, event_name, method):
@@ -273,8 +275,8 @@ def _wrap_autocast_init(orig):
         call_from(sys._getframe(1), orig, ctx, *args, **kwargs)
         try:
             ctx._npud_asked = bool(kwargs["enabled"] if "enabled" in kwargs else args[2] if len(args) > 2 else True)
-        except Exception:
-            pass
+        except Exception as e:
+            pass_on(e)
 
     __init__._npud_wrapped = True
     return __init__

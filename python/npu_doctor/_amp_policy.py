@@ -11,6 +11,7 @@ carries a policy down to those names when the list has none of its own for them.
 import torch
 
 from . import _amp_attention
+from ._errors import pass_on_async
 
 LOWER, FP32, PROMOTE = "lower", "fp32", "promote"
 
@@ -130,7 +131,8 @@ class OpInfo:
         self.is_view = (not self.mutated and any(r.alias_info is not None for r in schema.returns))
         try:
             self.rng = torch.Tag.nondeterministic_seeded in func.tags
-        except Exception:
+        except Exception as e:
+            pass_on_async(e)
             self.rng = base in _RNG_FALLBACK
         self.moves_data = self.is_view or base in _COPIES
         # Its output is memory nobody wrote yet (dropout's mask buffer before bernoulli_ fills

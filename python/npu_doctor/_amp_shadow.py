@@ -1,7 +1,8 @@
 """Real tensor -> fp32 shadow tensor.
 
-Keyed by id() of the real tensor with a weakref callback that drops the entry (a tensor's
-`==` is elementwise, so it cannot key a WeakKeyDictionary). Each entry also points at a
+Keyed by id() of the real tensor; its entry goes once the tensor dies (a tensor's `==` is
+elementwise, so it cannot key a WeakKeyDictionary), noted without a callback of the shim's
+(_errors.Deaths) and handled at the next lookup. Each entry also points at a
 *store*: what the shadow run knows about the real tensor's storage. A store starts as an
 alias (the shadow of every tensor on that storage is the real tensor itself: parameters,
 inputs, anything computed exactly in fp32 from aliases) and becomes separate when the
@@ -15,9 +16,9 @@ under a new TensorImpl) gets the same view of that shadow storage.
 low-precision dtype (autocast would have made this storage fp16/bf16).
 """
 
-import weakref
-
 import torch
+
+from ._errors import Deaths, pass_on_async
 
 LOWP_DTYPES = (torch.float16, torch.bfloat16)
 
@@ -46,7 +47,8 @@ def storage_ptr(t):
         if t.numel() == 0 and t.storage_offset() == 0:
             return 0
         return t.data_ptr() - t.storage_offset() * t.element_size()
-    except Exception:
+    except Exception as e:
+        pass_on_async(e)
         return 0
 
 
@@ -63,16 +65,19 @@ class ShadowMap:
     def __init__(self):
         self._entries = {}   # id(real) -> Entry
         self._stores = {}    # storage base address -> Store
+        self._deaths = Deaths()
 
     def clear(self):
         self._entries = {}
         self._stores = {}
+        self._deaths.clear()
 
     def __len__(self):
         return len(self._entries)
 
     # --- lookups -----------------------------------------------------------------------
     def entry(self, real):
+        self._forget_dead()
         e = self._entries.get(id(real))
         if e is None or e.ref() is not real:
             e = self._first_seen(real)
@@ -113,6 +118,7 @@ class ShadowMap:
         """Registers the shadow of an op's output. `fresh`: the op allocated `real`'s
         storage (not a view, not in-place), so any store at that address is stale.
         `shadow` None: the shadow is the real tensor (exact fp32 result of aliases)."""
+        self._forget_dead()
         ptr = storage_ptr(real)
         if fresh or ptr not in self._stores:
             if ptr == 0:
@@ -152,12 +158,24 @@ class ShadowMap:
 
     def _add(self, real, shadow, st):
         key = id(real)
-        entries = self._entries
-        stores = self._stores
+        old = self._entries.get(key)
+        if old is not None and old.ref() is real:
+            if old.store is not None:
+                old.store.refs -= 1
+        e = Entry(self._deaths.watch(real, key), shadow, st)
+        if st is not None:
+            st.refs += 1
+        self._entries[key] = e
+        return e
 
-        def gone(_ref, key=key):
+    def _forget_dead(self):
+        """Drops the entries of the tensors that died since, and their stores' last references."""
+        if not self._deaths.dead:
+            return
+        entries, stores = self._entries, self._stores
+        for ref, key in self._deaths.take():
             e = entries.get(key)
-            if e is not None and e.ref is _ref:
+            if e is not None and e.ref is ref:
                 del entries[key]
                 s = e.store
                 if s is not None:
@@ -165,19 +183,10 @@ class ShadowMap:
                     if s.refs <= 0 and stores.get(s.ptr) is s:
                         del stores[s.ptr]
 
-        old = entries.get(key)
-        if old is not None and old.ref() is real:
-            if old.store is not None:
-                old.store.refs -= 1
-        e = Entry(weakref.ref(real, gone), shadow, st)
-        if st is not None:
-            st.refs += 1
-        entries[key] = e
-        return e
-
 
 def _same_memory(a, b):
     try:
         return a.data_ptr() == b.data_ptr()
-    except Exception:
+    except Exception as e:
+        pass_on_async(e)
         return False

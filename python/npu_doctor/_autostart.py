@@ -15,12 +15,24 @@ early: the recorder starts right after the program's own `import torch` finished
                           <capture dir>/dump/ (docs/formats/dump.md)
     NPUD_AMP=fp16|bf16    amp-check mode (with NPUD_AMP_LEVEL, NPUD_AMP_EMULATE,
                           NPUD_AMP_LISTS: docs/formats/amp.md)
+
+The process that captures removes these variables from its environment once read: its
+children neither capture nor see them (issue 42).
+
+The bootstrap loads this package under a private name (_npu_doctor_shim), so that a
+program's own module named npu_doctor stays the program's; `import npu_doctor` gives the
+running shim only to a program that has none (_PublicName).
 """
 
+import importlib.util
 import os
 import sys
 
 DEFAULT_STEPS = "1:3"
+PUBLIC_NAME = "npu_doctor"
+# What `run` and `amp-check` set for the process that captures, besides NPUD_CAPTURE.
+_SETTINGS = ("NPUD_STEPS", "NPUD_STATUS", "NPUD_DUMP", "NPUD_TEST_FAULT", "NPUD_AMP", "NPUD_AMP_LEVEL",
+             "NPUD_AMP_EMULATE", "NPUD_AMP_LISTS", "NPUD_AMP_LISTS_NAME")
 
 
 # The programs that start a distributed job's workers: they import torch but run no step, and
@@ -95,33 +107,49 @@ def _start_capture():
     path = os.environ.pop("NPUD_CAPTURE", None)
     if not path:
         return
+    settings = {name: os.environ.pop(name) for name in _SETTINGS if name in os.environ}
     try:
         rank = _rank()
         path, exclusive = _claim_capture_path(path) if rank is None else _rank_capture_path(path, rank)
-        import npu_doctor
+        from . import _current
         from ._recorder import Recorder
         from ._steps import parse_steps
         try:
-            steps = parse_steps(os.environ.get("NPUD_STEPS", DEFAULT_STEPS))
+            steps = parse_steps(settings.get("NPUD_STEPS", DEFAULT_STEPS))
         except ValueError as e:
             sys.stderr.write("npu-doctor: %s; recording steps %s\n" % (e, DEFAULT_STEPS))
             steps = parse_steps(DEFAULT_STEPS)
-        fault = int(os.environ.get("NPUD_TEST_FAULT", "0") or 0)
+        fault = int(settings.get("NPUD_TEST_FAULT", "0") or 0)
         amp = None
-        if os.environ.get("NPUD_AMP"):
+        if settings.get("NPUD_AMP"):
             from ._amp import session_from_env
-            amp = session_from_env()
+            amp = session_from_env(settings)
         rec = Recorder(path, steps, exclusive=exclusive, fault_at=fault, amp=amp)
         # `run` at a terminal: one line when recording starts and one when it is done (rank 0 only)
-        rec.status = bool(os.environ.pop("NPUD_STATUS", "")) and rank in (None, 0)
+        rec.status = bool(settings.get("NPUD_STATUS", "")) and rank in (None, 0)
         rec.start()
-        npu_doctor._current[0] = rec
-        dump = os.environ.pop("NPUD_DUMP", None)
+        _current[0] = rec
+        dump = settings.get("NPUD_DUMP")
         if dump:
             from ._dump import start_dump
             start_dump(rec, dump, os.path.join(os.path.dirname(os.path.abspath(path)), "dump"))
-    except Exception as e:   # never raise into the program
+    except Exception as e:   # never raise into the program (its own exceptions excepted)
+        from ._errors import pass_on
+        pass_on(e)
         sys.stderr.write("npu-doctor: capture not started: %s: %s\n" % (type(e).__name__, e))
+
+
+def _spec_elsewhere(me, fullname, path, target):
+    """The spec the meta-path finders other than `me` give for `fullname` (what the import
+    would find without `me`), or None."""
+    for finder in list(sys.meta_path):
+        find = getattr(finder, "find_spec", None)
+        if finder is me or find is None:
+            continue
+        spec = find(fullname, path, target)
+        if spec is not None:
+            return spec
+    return None
 
 
 class _TorchImportWatcher:
@@ -133,14 +161,7 @@ class _TorchImportWatcher:
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "torch":
             return None
-        spec = None
-        for finder in list(sys.meta_path):
-            find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None:
-                break
+        spec = _spec_elsewhere(self, fullname, path, target)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         real_exec = spec.loader.exec_module
@@ -152,8 +173,9 @@ class _TorchImportWatcher:
 
         try:
             spec.loader.exec_module = exec_module
-        except Exception:
-            pass
+        except Exception as e:
+            from ._errors import pass_on
+            pass_on(e)
         return spec
 
 
@@ -167,7 +189,58 @@ def _remove_watcher():
         pass
 
 
+class _PublicName:
+    """A meta-path finder for `npu_doctor` and its submodules (issue 42 F-15). What the program
+    would import without the shim stays what it imports: its own npu_doctor.py beside it, any
+    module of that name on its path. Only a program that has none, or finds another copy of
+    this package there (a pip install), gets the running shim, so that its
+    `npu_doctor.step()` calls mark the capture's steps."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        shim = sys.modules[__package__]
+        if fullname == PUBLIC_NAME:
+            theirs = _spec_elsewhere(self, fullname, path, target)
+            if theirs is not None and not _stands_for_the_shim(theirs):
+                return theirs
+            return importlib.util.spec_from_loader(fullname, _Alias(shim), is_package=True)
+        if fullname.startswith(PUBLIC_NAME + ".") and sys.modules.get(PUBLIC_NAME) is shim:
+            module = importlib.import_module(__package__ + fullname[len(PUBLIC_NAME):])
+            return importlib.util.spec_from_loader(fullname, _Alias(module), is_package=hasattr(module, "__path__"))
+        return None
+
+
+def _stands_for_the_shim(spec):
+    """A copy of this package (its bootstrap beside it), or a bare folder named npu_doctor (a
+    namespace package, no module of the program's): `import npu_doctor` gets the shim."""
+    if spec.origin is None or spec.loader is None:
+        return True
+    return any(os.path.isfile(os.path.join(folder, "_bootstrap", "sitecustomize.py"))
+               for folder in spec.submodule_search_locations or ())
+
+
+class _Alias:
+    """The loader of a module that already runs under another name: the import gives that
+    module, whose own __spec__ (its real name, which its relative imports use) stays."""
+
+    def __init__(self, module):
+        self._module = module
+        self._spec = module.__spec__
+
+    def create_module(self, spec):
+        return self._module
+
+    def exec_module(self, module):
+        module.__spec__ = self._spec   # the import system set the alias's
+
+
+def _expose_public_name():
+    if __package__ != PUBLIC_NAME and not any(isinstance(f, _PublicName) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PublicName())
+
+
 def install():
+    """Called by the bootstrap at start-up."""
+    _expose_public_name()
     if not os.environ.get("NPUD_CAPTURE"):
         return
     if "torch" in sys.modules:

@@ -24,6 +24,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._advice import advice
+from ._errors import HEADROOM, pass_on
 from ._frames import dispatch_caller
 from ._transparent import no_torch_function
 
@@ -101,7 +102,8 @@ def _dispatch_facts(name):
         if _has_kernel(name, "CompositeExplicitAutogradNonFunctional"):
             return "N", cpu
         return "B", cpu
-    except Exception:
+    except Exception as e:
+        pass_on(e)
         return "", False
 
 
@@ -121,8 +123,8 @@ def _expand_key(func, name, dispatch, cpu_kernel):
         for k in _EXPLICIT_KEYS:
             if _has_kernel(name, k):
                 return k
-    except Exception:
-        pass
+    except Exception as e:
+        pass_on(e)
     return None
 
 
@@ -182,8 +184,8 @@ def _find_scalar_sibling(func, numbers):
                     break
             if fits:
                 return op
-    except Exception:
-        pass
+    except Exception as e:
+        pass_on(e)
     return None
 
 
@@ -244,6 +246,15 @@ class DispatchCore(TorchDispatchMode):
         self._expanding = []   # ops whose composite kernel runs now (an op that calls itself runs plainly)
         self.depth = _Depth()  # nesting of __torch_dispatch__ calls on this thread
 
+    @classmethod
+    def ignore_compile_internals(cls):
+        """torch.compile'd code keeps running compiled while the capture records (torch asks each
+        mode from 2.9 on): a mode that says False makes it fall back to eager ops, whose last
+        bits differ from the compiled kernels' (issue 42 F-3).
+        The compiled code's ops that go through the dispatcher (extern kernels: mm, addmm,
+        convolution) are recorded; what its generated kernels fuse is not."""
+        return True
+
     def facts(self, func):
         f = self._facts.get(func)
         if f is None:
@@ -254,8 +265,9 @@ class DispatchCore(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         # a program's __torch_function__ subclass sees neither the capture's metadata reads nor
-        # the op's own call (a plain run calls no __torch_function__ below the Python key)
-        with no_torch_function():
+        # the op's own call (a plain run calls no __torch_function__ below the Python key);
+        # the shim's frames get room above the program's recursion limit (issue 42 F-7)
+        with no_torch_function(), HEADROOM:
             return self._dispatch(func, args, kwargs, sys._getframe(1))
 
     def _dispatch(self, func, args, kwargs, outer):
@@ -343,6 +355,7 @@ class DispatchCore(TorchDispatchMode):
             with self:   # the kernel's own aten calls come back here, nested in this op
                 return func._op_dk(facts.expand_key, *args, **kwargs)
         except Exception as e:
+            pass_on(e)   # the program's (its signal handler's): not a reason to run the op again
             if _writes_arguments(func):
                 raise
             error = e
@@ -364,7 +377,8 @@ def _has_bool(args):
 def _writes_arguments(func):
     try:
         return any(a.alias_info is not None and a.alias_info.is_write for a in func._schema.arguments)
-    except Exception:
+    except Exception as e:
+        pass_on(e)
         return True
 
 

@@ -20,7 +20,9 @@ import sys
 import threading
 
 from . import _frames
+from ._errors import pass_on
 from ._modules import ModuleTracker
+from ._writer import OwnedFile
 
 FORMAT_VERSION = 1
 MAX_DEPTH = 4   # nesting of tuples/lists/dicts searched for output tensors
@@ -56,7 +58,7 @@ class _DumpTracker(ModuleTracker):
         super().__init__(dumper.fail)
         self._dumper = dumper
 
-    def _post(self, module, inputs, output):
+    def _leave(self, module, output):
         try:
             for i in range(len(self._stack) - 1, -1, -1):
                 if self._stack[i][0] is module:
@@ -64,7 +66,7 @@ class _DumpTracker(ModuleTracker):
                     break
         except Exception as e:
             self._dumper.fail(e)
-        return super()._post(module, inputs, output)
+        super()._leave(module, output)
 
 
 class Dumper:
@@ -82,8 +84,7 @@ class Dumper:
         self._busy = False
         self.failed = False
         os.makedirs(os.path.join(self.dir, "tensors"), exist_ok=True)
-        self._fd = os.open(os.path.join(self.dir, "index.jsonl"),
-                           os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+        self._index = OwnedFile(os.path.join(self.dir, "index.jsonl"), os.O_CREAT | os.O_TRUNC | os.O_APPEND)
         header = {"format": "npu-doctor-dump", "version": FORMAT_VERSION,
                   "torch": getattr(torch, "__version__", ""), "device": "", "argv": list(sys.argv),
                   "select": self.selection.text}
@@ -102,31 +103,28 @@ class Dumper:
             self._tracker = None
         if self._rec is not None and self._rec.dumper is self:
             self._rec.use_dumper(None)
-        if self._fd >= 0:
-            try:
-                os.close(self._fd)
-            except OSError:
-                pass
-            self._fd = -1
+        self._index.close()
 
     def fail(self, exc):
+        """The dump broke: say so once and stop dumping. The program's exceptions (_errors) go on to it."""
+        pass_on(exc)
         if self.failed:
             return
         self.failed = True
         reason = "%s: %s" % (type(exc).__name__, exc)
         try:
             sys.stderr.write("npu-doctor: tensor dump stopped after an internal error: %s\n" % reason)
-        except Exception:
-            pass
+        except Exception as e:
+            pass_on(e)
         try:   # `npu-doctor compare` and run's report say that the dump is incomplete, and why
-            if self._fd >= 0:
+            if not self._index.closed:
                 self._write_line(json.dumps({"stopped": reason}, separators=(",", ":")))
-        except Exception:
-            pass
+        except Exception as e:
+            pass_on(e)
 
     # --- when to dump ------------------------------------------------------------------
     def active(self):
-        if self.failed or self._busy or os.getpid() != self._pid or self._fd < 0:
+        if self.failed or self._busy or os.getpid() != self._pid or self._index.closed:
             return False
         rec = self._rec
         return rec is None or (rec.recording and not rec.finished)
@@ -184,11 +182,7 @@ class Dumper:
         self._write_line(line)
 
     def _write_line(self, text):
-        data = (text + "\n").encode("utf-8", "backslashreplace")
-        view = memoryview(data)
-        while view:
-            n = os.write(self._fd, view)
-            view = view[n:]
+        self._index.write((text + "\n").encode("utf-8", "backslashreplace"))
 
 
 def _collect(value, tensor_type, out, depth):
@@ -213,8 +207,8 @@ def _write_not_started(directory, select, reason):
                   "select": Selection(select).text, "not_started": reason}
         with open(os.path.join(directory, "index.jsonl"), "w") as f:
             f.write(json.dumps(header, separators=(",", ":")) + "\n")
-    except Exception:
-        pass
+    except Exception as e:
+        pass_on(e)
 
 
 def start_dump(recorder, select, directory):
@@ -224,7 +218,8 @@ def start_dump(recorder, select, directory):
         d = Dumper(directory, select, recorder)
         d.start()
         return d
-    except Exception as e:   # never raise into the program
+    except Exception as e:   # never raise into the program (its own exceptions excepted)
+        pass_on(e)
         reason = "%s: %s" % (type(e).__name__, e)
         sys.stderr.write("npu-doctor: tensor dump not started: %s\n" % reason)
         _write_not_started(directory, select, reason)

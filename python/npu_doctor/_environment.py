@@ -5,11 +5,14 @@ installed packages it imported and their versions, the accelerator it can use.
 import os
 import sys
 
+from ._errors import pass_on
+
 
 def cwd():
     try:
         return os.getcwd()
-    except OSError:
+    except OSError as e:
+        pass_on(e)
         return ""
 
 
@@ -35,7 +38,8 @@ def installed_version(dist):
     try:
         from importlib import metadata
         return metadata.version(dist)
-    except Exception:
+    except Exception as e:
+        pass_on(e)
         return ""
 
 
@@ -48,6 +52,6 @@ def guess_device(torch, npu):
             return "npu"
         if torch is not None and torch.cuda.is_available():
             return "cuda"
-    except Exception:
-        pass
+    except Exception as e:
+        pass_on(e)
     return "cpu"

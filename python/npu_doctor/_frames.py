@@ -6,9 +6,11 @@ because the stack is walked for every recorded op.
 
 import inspect
 import json
+import opcode
 import os
 import sys
 import sysconfig
+import weakref
 
 MAX_FRAMES = 8
 MAX_WALK = 256
@@ -41,6 +43,7 @@ def add_library_dir(path):
         if d not in _library_dirs:
             _library_dirs.append(d)
             _user_code.clear()
+            _user_code.update((code, 0) for code in _never_users)
 
 
 PACKAGE, PROGRAM = 1, 2   # frame kinds (0: not the user's)
@@ -208,22 +211,29 @@ def _user_parts(frame, stop):
     return parts, False
 
 
+_never_users = weakref.WeakSet()   # never_the_users' code objects: they outlive a new library dir
+
+
 def never_the_users(code):
     """A code object the shim made that carries a program's file name (_transparent's
     trampolines): classified as the shim's."""
+    _never_users.add(code)
     _user_code[code] = 0
+
+
+def code_kind(code):
+    """The frame kind of a code object (_is_user_file: 0, PACKAGE or PROGRAM), cached."""
+    kind = _user_code.get(code)
+    if kind is None:
+        kind = _user_code[code] = _is_user_file(code.co_filename)
+    return kind
 
 
 def first_user_frame(frame):
     """The innermost user frame object, or None."""
     walked = 0
     while frame is not None and walked < MAX_WALK:
-        code = frame.f_code
-        is_user = _user_code.get(code)
-        if is_user is None:
-            is_user = _is_user_file(code.co_filename)
-            _user_code[code] = is_user
-        if is_user:
+        if code_kind(frame.f_code):
             return frame
         frame = frame.f_back
         walked += 1
@@ -231,14 +241,7 @@ def first_user_frame(frame):
 
 
 def is_user_frame(frame):
-    if frame is None:
-        return False
-    code = frame.f_code
-    is_user = _user_code.get(code)
-    if is_user is None:
-        is_user = _is_user_file(code.co_filename)
-        _user_code[code] = is_user
-    return is_user
+    return frame is not None and code_kind(frame.f_code)
 
 
 _optimizer_code = {}   # code object -> bool
@@ -265,6 +268,17 @@ def exception_site(exc):
             site = "%s:%d" % (os.path.basename(code.co_filename), tb.tb_lineno)
         tb = tb.tb_next
     return site
+
+
+# The instructions a frame that ran to its end stopped at (3.11: RETURN_VALUE; 3.12 adds
+# RETURN_CONST, and their instrumented forms under sys.monitoring).
+_RETURNS = frozenset(("RETURN_VALUE", "RETURN_CONST", "INSTRUMENTED_RETURN_VALUE", "INSTRUMENTED_RETURN_CONST"))
+
+
+def returned(frame):
+    """Whether a finished frame ended at a return, not by an exception passing through it."""
+    code, at = frame.f_code.co_code, frame.f_lasti
+    return 0 <= at < len(code) and opcode.opname[code[at]] in _RETURNS
 
 
 def caller(depth):

@@ -9,6 +9,8 @@ import sys
 import weakref
 
 from . import _frames
+from ._errors import HEADROOM, pass_on
+from ._transparent import compiling
 
 
 class ModuleTracker:
@@ -32,8 +34,8 @@ class ModuleTracker:
         for h in self._handles:
             try:
                 h.remove()
-            except Exception:
-                pass
+            except Exception as e:
+                pass_on(e)
         self._handles = []
         self.reset()
 
@@ -43,24 +45,40 @@ class ModuleTracker:
         self.current_json = '""'
         self.boundary = None
 
-    # Hooks return None: they never change the module's inputs or outputs.
+    # Hooks return None: they never change the module's inputs or outputs. `_on_error` passes
+    # the program's exceptions on (_errors). Traced by torch.compile, they are nothing
+    # (_transparent.compiling): the compiled graph is the program's own.
     def _pre(self, module, inputs):
+        if compiling():
+            return None
+        caller = sys._getframe(1)   # Module._call_impl, which calls forward next
+        with HEADROOM:
+            self._enter(module, caller)
+        return None
+
+    def _post(self, module, inputs, output):
+        if compiling():
+            return None
+        with HEADROOM:
+            self._leave(module, output)
+        return None
+
+    def _enter(self, module, caller):
         try:
             parent = self._stack[-1] if self._stack else None
             if parent is None:
-                path = self._root_name(module)
+                path = self._root_name(module, caller)
             else:
                 path = parent[1] + "." + self._child_name(parent[0], module)
             text = json.dumps(path)
-            boundary = _frames.new_boundary(sys._getframe(1))   # Module._call_impl, which calls forward next
+            boundary = _frames.new_boundary(caller)
             self._stack.append((module, path, text, boundary))
             self.current_json = text
             self.boundary = boundary
         except Exception as e:  # never raise into the program
             self._on_error(e)
-        return None
 
-    def _post(self, module, inputs, output):
+    def _leave(self, module, output):
         try:
             stack = self._stack
             for i in range(len(stack) - 1, -1, -1):
@@ -73,7 +91,6 @@ class ModuleTracker:
                 self.current_json, self.boundary = '""', None
         except Exception as e:
             self._on_error(e)
-        return None
 
     def _child_name(self, parent, child):
         key = (id(parent), id(child))
@@ -95,40 +112,50 @@ class ModuleTracker:
         self._child_names[key] = (weakref.ref(child), name)
         return name
 
-    def _root_name(self, module):
+    def _root_name(self, module, caller):
         hit = self._root_names.get(id(module))
         if hit is not None and hit[0]() is module:
             return hit[1]
-        name = _name_in_caller(module) or type(module).__name__
+        name = _name_in_caller(module, caller) or type(module).__name__
         self._root_names[id(module)] = (weakref.ref(module), name)
         return name
 
 
-def _name_in_caller(module):
-    """The user's name for `module`: a local variable, `self.<attr>`, or a path below one."""
-    frame = _frames.first_user_frame(sys._getframe(3))
+def _name_in_caller(module, caller):
+    """The user's name for `module`: a local variable, `self.<attr>`, or a path below one,
+    in the innermost user frame from `caller` out. Only types and instance dictionaries are
+    read: no code of the program's objects runs (a proxy's __class__, a __getattr__)."""
+    frame = _frames.first_user_frame(caller)
     if frame is None:
         return None
-    try:
-        import torch
-        local_vars = dict(frame.f_locals)
-    except Exception:
-        return None
+    import torch
+    Module = torch.nn.Module
+    local_vars = dict(frame.f_locals)
     for n, v in local_vars.items():
         if v is module:
             return n
     holders = []
     for n, v in local_vars.items():
-        if isinstance(v, torch.nn.Module):
+        if issubclass(type(v), Module):
             holders.append((n, v))
-        elif n == "self" and hasattr(v, "__dict__"):
-            for an, av in vars(v).items():
+        elif n == "self":
+            for an, av in _instance_dict(v).items():
                 if av is module:
                     return an
-                if isinstance(av, torch.nn.Module):
+                if issubclass(type(av), Module):
                     holders.append((an, av))
     for n, holder in holders:
         for sub, m in holder.named_modules():
             if m is module and sub:
                 return n + "." + sub
     return None
+
+
+def _instance_dict(obj):
+    """obj's own attribute dictionary, read past any __getattr__/__getattribute__ of its class."""
+    try:
+        attrs = object.__getattribute__(obj, "__dict__")
+    except AttributeError as e:   # __slots__
+        pass_on(e)
+        return {}
+    return attrs if isinstance(attrs, dict) else {}

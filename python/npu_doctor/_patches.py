@@ -2,7 +2,8 @@
 torch API calls torch_npu implements its own way (F.scaled_dot_product_attention).
 
 Every wrapper calls the original with the same arguments and returns its result (or lets
-its exception through) unchanged; recording happens around it and never raises.
+its exception through) unchanged; recording happens around it and never raises (but passes
+the program's own exceptions on, _errors.py).
 """
 
 import functools
@@ -12,7 +13,8 @@ import re
 import sys
 import warnings
 
-from ._transparent import call_from, no_torch_function
+from ._errors import pass_on, pass_on_async
+from ._transparent import call_from, compiling, no_torch_function
 from . import _frames
 
 # The recorder that hooks report to, or None. Set by _recorder.
@@ -74,7 +76,8 @@ def _amp_closure(optimizer, closure, args, kwargs):
         finally:
             try:
                 amp.closure_returned(optimizer, inside, calls[0] == 1)
-            except Exception as e:   # never raise into the program
+            except Exception as e:   # never raise into the program (its own exceptions excepted)
+                pass_on(e)
                 if active is not None:
                     active.fail(e)
 
@@ -150,6 +153,7 @@ def patch_optimizers():
         try:
             _wrap_optimizer_class(type(self))
         except Exception as e:
+            pass_on(e)
             rec = active
             if rec is not None:
                 rec.fail(e)
@@ -175,8 +179,8 @@ def keep_builtin(wrapper, orig):
         if name:
             _register_builtin(wrapper, name)
             _builtin_wrappers.append(wrapper)
-    except Exception:
-        pass
+    except Exception as e:
+        pass_on(e)
     return wrapper
 
 
@@ -202,6 +206,8 @@ def patch_api_functions():
 
     @functools.wraps(orig)
     def scaled_dot_product_attention(*args, **kwargs):
+        if compiling():   # traced by torch.compile: the program's call, as plainly (_transparent)
+            return orig(*args, **kwargs)
         rec = active
         if rec is None or not rec.recording:
             return call_from(sys._getframe(1), orig, *args, **kwargs)
@@ -242,7 +248,8 @@ def patch_autograd():
             if links.in_backward == 0 and rec.recording:
                 try:
                     links.backward_stack = _frames.user_stack_json(sys._getframe(1))
-                except Exception:
+                except Exception as e:
+                    pass_on(e)
                     links.backward_stack = None
             links.in_backward += 1
             try:
@@ -280,7 +287,8 @@ def _optimizer_step_counter(tensor, caller):
         with no_torch_function():
             return tensor.device.type == "cpu" and tensor.dim() == 0 and \
                 _frames.is_torch_optimizer_code(caller.f_code)
-    except Exception:
+    except Exception as e:
+        pass_on_async(e)
         return False
 
 
@@ -342,7 +350,8 @@ class TensorPatches:
         self._patch_mode_sensitive(torch)
         try:
             import torch.cuda as tc
-        except Exception:
+        except Exception as e:
+            pass_on(e)
             return
         for name, obj in list(vars(tc).items()):
             if name.startswith("_") or not inspect.isfunction(obj):
@@ -365,6 +374,8 @@ class TensorPatches:
             event_name = "torch.%s(device=)" % name
 
             def factory(*args, _orig=orig, _event=event_name, **kwargs):
+                if compiling():
+                    return _orig(*args, **kwargs)
                 if kwargs.get("device") is None or not rec.recording or rec.in_sync or _step_depth[0]:
                     return call_from(sys._getframe(1), _orig, *args, **kwargs)
                 t0 = rec.now()
@@ -378,8 +389,8 @@ class TensorPatches:
                             _places_on_device((), kwargs, caller)
                     if placed:
                         rec.record_python_event("placement", _event, "", None, t0, t1, caller, result)
-                except Exception:
-                    pass
+                except Exception as e:   # the result's device or size unreadable: not a placement then
+                    pass_on_async(e)
                 return result
 
             functools.update_wrapper(factory, orig)
@@ -409,6 +420,8 @@ class TensorPatches:
                 continue
 
             def call(*args, _orig=orig, **kwargs):
+                if compiling():
+                    return _orig(*args, **kwargs)
                 mode = rec.dispatch_core
                 if not rec.recording or mode is None or kwargs.get("out") is not None \
                         or _get_current_dispatch_mode() is not mode:
@@ -420,8 +433,8 @@ class TensorPatches:
                         warnings.simplefilter("ignore")
                         recorded = _orig(*args, **kwargs)
                     rec.result_stands_for(result, recorded)
-                except Exception:
-                    pass
+                except Exception as e:   # the recorded second call's failure is the capture's, not the program's
+                    pass_on_async(e)
                 return result
 
             functools.update_wrapper(call, orig)
@@ -531,8 +544,8 @@ class TensorPatches:
                     setattr(owner, name, orig)
                 else:
                     delattr(owner, name)
-            except Exception:
-                pass
+            except Exception as e:
+                pass_on(e)
         self._saved = []
 
     def _wrap_tensor_method(self, orig, name, reason):
@@ -544,6 +557,8 @@ class TensorPatches:
 
         @functools.wraps(orig)
         def wrapper(self, *args, **kwargs):
+            if compiling():
+                return orig(self, *args, **kwargs)
             if not rec.recording or rec.in_sync:
                 return call_from(sys._getframe(1), orig, self, *args, **kwargs)
             if is_item and _optimizer_step_counter(self, sys._getframe(1)):
@@ -570,8 +585,8 @@ class TensorPatches:
                         # (an optimizer moving its state to its parameters' device: no data upload)
                         rec.record_python_event("placement", "Tensor.to(device)", _non_blocking(args, kwargs),
                                                 self, t0, t1, caller, result)
-                except Exception:
-                    pass
+                except Exception as e:   # the devices unreadable: nothing recorded
+                    pass_on_async(e)
                 return result
             rec.record_python_event("python_sync", event_name, reason, self, t0, t1, caller)
             return result
@@ -587,6 +602,8 @@ class TensorPatches:
 
         @functools.wraps(orig)
         def wrapper(*args, **kwargs):
+            if compiling():
+                return orig(*args, **kwargs)
             if not rec.recording:
                 return call_from(sys._getframe(1), orig, *args, **kwargs)
             caller = sys._getframe(1)

@@ -1,13 +1,15 @@
 """The capture's events for Python-level calls of the program (docs/formats/capture.md):
 F.scaled_dot_product_attention (`python_api`), optimizer settings (`optimizer_config`),
 placements and syncs (`record_python_event`). A mixin of the Recorder: they write through its
-event writer, clock and module tracker.
+event writer, clock and module tracker. Errors go to Recorder.fail, which passes the
+program's own exceptions on (_errors.py).
 """
 
 import threading
 import weakref
 
 from . import _events, _frames
+from ._errors import HEADROOM
 from ._transparent import no_torch_function
 
 
@@ -17,7 +19,7 @@ class PythonCallEvents:
         the mask when one is passed (docs/formats/capture.md), output, the other arguments as
         text, and `caller=library` when torch itself made the call (nn.MultiheadAttention).
         The ops it ran are recorded as usual and nest inside it by time."""
-        with no_torch_function():
+        with no_torch_function(), HEADROOM:
             try:
                 if not self.recording:
                     return
@@ -74,7 +76,7 @@ class PythonCallEvents:
     def record_optimizer(self, optimizer, frame):
         """A zero-length `optimizer_config` event at the start of each recorded optimizer.step():
         the class and its foreach/fused/differentiable settings (None = torch's default)."""
-        with no_torch_function():
+        with no_torch_function(), HEADROOM:
             try:
                 defaults = getattr(optimizer, "defaults", {}) or {}
                 attrs = " ".join("%s=%s" % (k, defaults[k]) for k in ("foreach", "fused", "differentiable")
@@ -88,7 +90,7 @@ class PythonCallEvents:
     def record_python_event(self, cat, name, reason, tensor, t0, t1, frame, result=None):
         """`tensor`: the call's input; `result`: its output when it made one (a placement's moved
         tensor)."""
-        with no_torch_function():
+        with no_torch_function(), HEADROOM:
             try:
                 if not self.recording:
                     return

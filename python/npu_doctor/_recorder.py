@@ -2,7 +2,8 @@
 
 States: started (counting steps, nothing recorded) -> recording (steps A..B) -> finished.
 Any exception inside the shim moves it to finished through fail(): one npu_doctor_error
-event, one line on stderr, and the program goes on untouched.
+event, one line on stderr, and the program goes on untouched. The program's own exceptions
+that pass through the shim's frames (a signal handler's, _errors.py) go on to the program.
 
 What ends a step, first match wins for the whole run: npu_doctor.step() (the program marks
 steps itself), optimizer.step() (torch.optim), else each outermost backward() of a program
@@ -28,12 +29,13 @@ from . import _events, _frames, _patches
 from ._advice import advice
 from ._autograd import AutogradLinks
 from ._environment import cwd, guess_device, installed_packages, installed_version
+from ._errors import HEADROOM, pass_on
 from ._features import Features
 from ._modules import ModuleTracker
 from ._python_calls import PythonCallEvents
 from ._steps import reads_parameter, steps_text
 from ._tensors import TensorEncoder
-from ._writer import EventWriter
+from ._writer import EventWriter, FileLost
 
 FORMAT_VERSION = 1
 
@@ -81,6 +83,10 @@ class Recorder(PythonCallEvents):
         self.links = None      # _autograd.AutogradLinks, from start()
         self._op_facts_written = set()
         self._exception = ""   # the program's uncaught exception while recording ("Type: message")
+        # How the program ends (_ended_by): sys.last_value before the capture, and the main
+        # thread's outermost frame, held from the first recorded step to the end.
+        self._last_value = getattr(sys, "last_value", None)
+        self._outermost = None
         self._mask_kinds = {}   # (id, version) of an SDPA mask -> (weakref, kind): _mask_kind
         if amp is not None:
             amp.attach(self)
@@ -122,7 +128,8 @@ class Recorder(PythonCallEvents):
         try:   # a storage's Python object lives as long as the storage (torch 2.x), so a weakref says when it dies
             probe = torch.empty(1)
             watch_storages = probe.untyped_storage() is probe.untyped_storage()
-        except Exception:
+        except Exception as e:
+            pass_on(e)
             watch_storages = False
         self._tensors.start(torch, watch_storages)
         self._writer = EventWriter(self.path, exclusive=self._exclusive)
@@ -132,7 +139,6 @@ class Recorder(PythonCallEvents):
         _patches.patch_autograd()
         _patches.active = self
         atexit.register(self._at_exit)
-        self._chain_excepthook()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._after_fork_in_child)
         if self.steps is None or self.steps[0] == 0:
@@ -144,6 +150,10 @@ class Recorder(PythonCallEvents):
     def on_step_end(self, source):
         """A step ended: source "explicit" (npu_doctor.step()), "optimizer" (optimizer.step())
         or "backward" (the outermost backward() returned)."""
+        with HEADROOM:
+            self._on_step_end(source)
+
+    def _on_step_end(self, source):
         try:
             if source == "explicit":
                 self._step_source = "explicit"
@@ -232,7 +242,12 @@ class Recorder(PythonCallEvents):
     def finish(self, reason):
         if self.finished:
             return
+        with HEADROOM:   # closing runs deep (the installed packages' versions)
+            self._finish(reason)
+
+    def _finish(self, reason):
         self.finished = True
+        self._outermost = None
         if self.recording and self.cut_at_forward:   # the last backward-ended step is complete
             self._write(self._step_event(self.step, self._step_start, self.now()))
             self.step += 1
@@ -252,25 +267,34 @@ class Recorder(PythonCallEvents):
 
     def fail(self, exc, op=""):
         """The shim broke: record it (with the op being recorded, if any, and the thread), say
-        it once, stop capturing, let the program go on. Every report says so first."""
+        it once, stop capturing, let the program go on. Every report says so first. An
+        exception of the program's (_errors.programs: its signal handler's Timeout, raised
+        inside the shim) is not the shim's: it goes on to the program, and recording goes on."""
+        pass_on(exc)
         if self.finished or self._error_reported:
             return
         self._error_reported = True
         self.recording = False
-        try:
-            message = "%s: %s" % (type(exc).__name__, exc)
-            where = (" at %s" % op) if op else ""
-            thread = threading.current_thread()
-            sys.stderr.write("npu-doctor: capture stopped after an internal error%s: %s\n" % (where, message))
-            self._write_header()
-            self._write_raw(_events.error_event(self._pid, threading.get_native_id(), self.ts(self.now()), message,
-                                                op, thread.name, _frames.exception_site(exc)))
-        except Exception:
-            pass
-        try:
-            self.finish("error")
-        except Exception:
-            pass
+        with HEADROOM:
+            try:
+                self._say_failure(exc, op)
+            except Exception as e:
+                pass_on(e)
+            try:
+                self.finish("error")
+            except Exception as e:
+                pass_on(e)
+
+    def _say_failure(self, exc, op):
+        message = "%s: %s" % (type(exc).__name__, exc)
+        if isinstance(exc, FileLost):   # the program's doing, not an internal error; nothing more can be written
+            sys.stderr.write("npu-doctor: capture stopped: %s\n" % exc)
+            return
+        where = (" at %s" % op) if op else ""
+        sys.stderr.write("npu-doctor: capture stopped after an internal error%s: %s\n" % (where, message))
+        self._write_header()
+        self._write_raw(_events.error_event(self._pid, threading.get_native_id(), self.ts(self.now()), message,
+                                            op, threading.current_thread().name, _frames.exception_site(exc)))
 
     def _steps_text(self):
         first, last = self.steps if self.steps is not None else (0, None)
@@ -283,11 +307,13 @@ class Recorder(PythonCallEvents):
             try:
                 sys.stderr.write("npu-doctor: %s\n" % line)
                 sys.stderr.flush()
-            except Exception:
-                pass
+            except Exception as e:
+                pass_on(e)
 
     def _begin_recording(self):
         self._say("recording %s" % self._steps_text())
+        if self._outermost is None:
+            self._outermost = _outermost_frame()
         self._write_header()
         self._tensor_patches.install()
         self._modules.install()
@@ -331,8 +357,8 @@ class Recorder(PythonCallEvents):
             from torch.overrides import _get_current_function_mode
             if _get_current_function_mode() is self._bypass:
                 self._bypass.__exit__(None, None, None)
-        except Exception:
-            pass
+        except Exception as e:
+            pass_on(e)
         self._bypass = None
 
     def _note_other_threads(self):
@@ -370,8 +396,8 @@ class Recorder(PythonCallEvents):
         self._notes.add(key)
         try:
             sys.stderr.write(line + "\n")
-        except Exception:
-            pass
+        except Exception as e:
+            pass_on(e)
 
     def _remove_mode(self):
         """Pops our dispatch mode when it is on top; inside a dispatch call (or under
@@ -387,31 +413,35 @@ class Recorder(PythonCallEvents):
                 self._mode_pop_pending = False
             else:
                 self._mode_pop_pending = True
-        except Exception:
+        except Exception as e:
             self._mode_pop_pending = False
+            pass_on(e)
 
     def _at_exit(self):
         try:
             if self._mode_pop_pending:
                 self._remove_mode()
+            if self.recording and not self.finished:
+                self._exception = self._ended_by()
             self.finish("exception" if self._exception else "exit")
-        except Exception:
-            pass
+        except Exception as e:
+            pass_on(e)
 
-    def _chain_excepthook(self):
-        """Notes an uncaught exception that ends the program while steps are recorded (the
-        report says so first), then hands it to the hook that was there."""
-        previous = sys.excepthook
-
-        def excepthook(kind, value, tb):
-            try:
-                if self.recording and not self.finished:
-                    self._exception = "%s: %s" % (getattr(kind, "__name__", kind), value)
-            except Exception:
-                pass
-            previous(kind, value, tb)
-
-        sys.excepthook = excepthook
+    def _ended_by(self):
+        """What ended the program while steps were still being recorded, as "Type: message",
+        or "" for its normal end. Nothing of the program's is replaced to know it (not
+        sys.excepthook): Python sets sys.last_value to an uncaught exception before printing
+        it; a SystemExit (sys.exit(n) in a recorded step, issue 42 F-18) leaves no trace but
+        the main thread's outermost frame, which stopped short of its return. A SystemExit
+        counts only when a last step was asked for (not --steps all, A:): otherwise every end
+        comes after the steps asked for."""
+        value = getattr(sys, "last_value", None)
+        if value is not None and value is not self._last_value:
+            return "%s: %s" % (type(value).__name__, value)
+        if self.steps is not None and self.steps[1] is not None and self._outermost is not None \
+                and not _frames.returned(self._outermost):
+            return "SystemExit"   # its code is gone with it; `run` passes the exit status on
+        return ""
 
     def _after_fork_in_child(self):
         # A forked child (DataLoader worker) must not write into the parent's file.
@@ -567,6 +597,15 @@ class Recorder(PythonCallEvents):
             self.links.note_forward(name, module, stack)
         self._write(_events.op_event(name, self._pid, threading.get_native_id(), self.ts(t0), (t1 - t0) / 1000.0,
                                      self._seq, self.step, module, stack, parts, outs, extra))
+
+
+def _outermost_frame():
+    """The main thread's outermost frame: the program's __main__ code (runpy's under -m)."""
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    while frame is not None and frame.f_back is not None:
+        frame = frame.f_back
+    return frame
+
 
 def _plumbing(thread):
     """A thread of the standard library's process plumbing (multiprocessing's queue feeders

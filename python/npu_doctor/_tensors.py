@@ -3,8 +3,9 @@ identities (aliasing, views), and the JSON text of each (dtype, shape, strides, 
 made once (docs/formats/capture.md "Events").
 """
 
-import functools
 import weakref
+
+from ._errors import Deaths, pass_on_async
 
 
 class TensorEncoder:
@@ -14,7 +15,7 @@ class TensorEncoder:
         # buffer, are not the old ones: tensor_json).
         self._ids = {}         # TensorImpl address -> (tensor id, weakref to the tensor)
         self._storages = {}    # storage base address -> storage id
-        self._storage_refs = {}  # (storage id, base) -> weakref to its storage, dropping the entry when it dies
+        self._freed = Deaths()   # storages watched: their (base, id) entry goes when they are freed
         self.watch_storages = False   # torch keeps one Python object per storage (2.x): start()
         self._next_id = 1
         self._next_storage = 1
@@ -31,6 +32,8 @@ class TensorEncoder:
         of the op's inputs (in-place, out=); their storage is an input's (a view) or new.
         Runs for every tensor of every recorded op: each attribute is read once, and the
         text of a (dtype, shape, strides, device) layout is made once."""
+        if self._freed.dead:
+            self._forget_freed()
         cdata = t._cdata
         rg = ""
         if is_output:
@@ -53,14 +56,16 @@ class TensorEncoder:
                 rg = ',"rg":1'   # a parameter, or computed from one: device data once the program moves
         try:
             key = (t.dtype, t.shape, t.stride(), t.device)
-        except Exception:   # no strides (sparse on torch 2)
+        except Exception as e:   # no strides (sparse on torch 2)
+            pass_on_async(e)
             key = (t.dtype, t.shape, None, t.device)
         layout = self._layouts.get(key)
         try:
             offset = t.storage_offset()
             # layout[2]: the element size, known with the layout
             base = t.data_ptr() - offset * (layout[2] if layout is not None else t.element_size())
-        except Exception:
+        except Exception as e:
+            pass_on_async(e)
             offset, base = 0, 0
         if base == 0:   # no storage (empty, meta, sparse): an identity of its own
             sid = self._next_storage
@@ -95,6 +100,7 @@ class TensorEncoder:
         the ops that read it then read that op's output, so what the program computes from it
         keeps where it came from (analysis/placement.hpp; `float(sum(p.grad.norm() ...))`,
         issue 40). Tensors and tuples of tensors (eigh's values and vectors), pair by pair."""
+        self._forget_freed()
         Tensor = self.Tensor
         if isinstance(result, Tensor):
             pairs = [(result, recorded)]
@@ -111,7 +117,8 @@ class TensorEncoder:
             try:
                 base_theirs = theirs.data_ptr() - theirs.storage_offset() * theirs.element_size()
                 base_mine = mine.data_ptr() - mine.storage_offset() * mine.element_size()
-            except Exception:   # no storage (sparse, meta)
+            except Exception as e:   # no storage (sparse, meta)
+                pass_on_async(e)
                 continue
             sid = self._storages.get(base_theirs)
             if sid is not None and base_mine and base_theirs:
@@ -124,15 +131,16 @@ class TensorEncoder:
         if not self.watch_storages:
             return
         try:
-            self._storage_refs[sid, base] = weakref.ref(t.untyped_storage(),
-                                                        functools.partial(self._storage_freed, base, sid))
-        except Exception:
-            pass
+            self._freed.watch(t.untyped_storage(), (base, sid))
+        except Exception as e:
+            pass_on_async(e)
 
-    def _storage_freed(self, base, sid, _ref):
-        self._storage_refs.pop((sid, base), None)
-        if self._storages.get(base) == sid:
-            del self._storages[base]
+    def _forget_freed(self):
+        """The storages freed since: their addresses name no storage any more (done here, in
+        the shim's own frames, rather than in a callback at the free: _errors.Deaths)."""
+        for _, (base, sid) in self._freed.take():
+            if self._storages.get(base) == sid:
+                del self._storages[base]
 
     def _layout_json(self, key, t):
         """Strided tensors: their strides; sparse ones: their layout instead ("sparse_coo")."""
@@ -143,7 +151,8 @@ class TensorEncoder:
             arrangement = '"strides":%s' % ("[]" if strides is None else str(list(strides)))
         try:
             size = t.element_size()
-        except Exception:
+        except Exception as e:
+            pass_on_async(e)
             size = 0
         layout = ('"dtype":"%s","shape":%s,%s' % (str(dtype).replace("torch.", ""), str(list(shape)), arrangement),
                   '"device":"%s"' % device, size)
@@ -176,7 +185,8 @@ def _weak(t):
     """A weak reference to a tensor, or one that never matches (a tensor type without weakrefs)."""
     try:
         return weakref.ref(t)
-    except TypeError:
+    except TypeError as e:
+        pass_on_async(e)
         return _never
 
 
@@ -184,6 +194,7 @@ def _sparse_layout(t):
     """"sparse_coo", "sparse_csr"... for a tensor that is not strided, else None."""
     try:
         layout = str(t.layout)
-    except Exception:
+    except Exception as e:
+        pass_on_async(e)
         return None
     return None if layout == "torch.strided" else layout.replace("torch.", "")

@@ -6,6 +6,10 @@
   grad, `torch.tensor(t)` of a tensor) point at the program's line, as without the shim:
   `call_from(frame, fn, ...)` runs `fn` from a one-line trampoline whose code carries the
   program's file, line and module globals (warning filters and `__warningregistry__` match).
+- torch.compile traces the Python functions that compiled code calls, the shim's module hooks
+  and wrappers among them: each asks `compiling()` first and hands over to the original at
+  once, so what dynamo traces is the program's own code, and its graph (and so its kernels,
+  and their last bits) the plain run's (issue 42 F-3).
 """
 
 import types
@@ -15,6 +19,8 @@ import torch
 from . import _frames
 
 no_torch_function = getattr(torch._C, "DisableTorchFunctionSubclass", None) or torch._C.DisableTorchFunction
+# True while dynamo traces (where torch has it; else dynamo traces the shim's code as it is)
+compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
 
 
 def _trampoline(fn, args, kwargs): return fn(*args, **kwargs)  # noqa: E704 (one line: one line number)
