@@ -67,7 +67,7 @@ void render_text(std::ostream& os, const std::vector<FileResult>& results, size_
       fixable += f.fixable();
       // The same problem's id in `run`/`analyze` (rules/rule_pairs.hpp), after the message.
       std::string_view twin = run_rule_for(f.rule);
-      os << fmt::format("{}:{}:{}: {} [{}] {}{}\n", style.bold(terminal_safe(r.path)), f.line, f.column,
+      os << fmt::format("{}:{}:{}: {} [{}] {}{}\n", style.bold(terminal_safe(r.path)), f.location.line, f.location.column,
                         style.bold(f.rule), style.severity(f.severity), terminal_safe(f.message),
                         twin.empty() ? std::string() : fmt::format(" (run: {})", twin));
       if (!f.fix.empty())
@@ -97,17 +97,8 @@ void render_json(std::ostream& os, const std::vector<FileResult>& results, const
     for (const auto& f : r.findings) {
       ++n;
       fixable += f.fixable();
-      Finding shared;   // every command's finding shape (docs/json-schema.md), aliases included
-      shared.rule = f.rule;
-      shared.severity = f.severity;
-      shared.message = f.message;
+      Finding shared = f;   // every command's finding shape (docs/json-schema.md), aliases included
       shared.location.file = r.path;
-      shared.location.line = f.line;
-      shared.location.column = f.column;
-      shared.location.end_line = f.end_line;
-      shared.location.end_column = f.end_column;
-      shared.fix = f.fix;
-      shared.edits = f.edits;
       write_finding(w, shared, FindingAliases::Yes);
     }
   }
@@ -144,12 +135,12 @@ SarifLog scan_sarif_log(const std::vector<FileResult>& results, SarifPaths paths
       s.severity = f.severity;
       s.message = f.fix.empty() ? f.message : f.message + ". Fix: " + f.fix;
       s.uri = r.path;
-      s.line = f.line;
-      s.column = f.column;
-      s.end_line = f.end_line;
-      s.end_column = f.end_column;
+      s.line = f.location.line;
+      s.column = f.location.column;
+      s.end_line = f.location.end_line;
+      s.end_column = f.location.end_column;
       s.fix_description = f.fix;
-      s.line_text = lines.line_text(r.path, f.line);
+      s.line_text = lines.line_text(r.path, f.location.line);
       for (const auto& e : f.edits) s.replacements.push_back({e.start, e.end - e.start, e.replacement});
       log.results.push_back(std::move(s));
     }
@@ -173,7 +164,7 @@ bool device_fixes_split(const FileResult& r, const ScanOptions& opts, std::strin
   all.filter = RuleFilter();
   for (const auto& f : scan_source(r.path, r.text, all).findings) {
     if (!f.fixable() || !moves_device(f.rule) || opts.filter.enabled(f.rule)) continue;
-    why = fmt::format("{} at line {} is left out by --select/--ignore", f.rule, f.line);
+    why = fmt::format("{} at line {} is left out by --select/--ignore", f.rule, f.location.line);
     return true;
   }
   return false;
@@ -209,15 +200,15 @@ struct HeldBack {
   std::string baseline_path;
 
   // The findings of r (whose text is now `text`) that may be fixed.
-  std::vector<ScanFinding> fixable(const FileResult& r, std::string_view text,
-                                   const std::vector<ScanFinding>& findings) const {
+  std::vector<Finding> fixable(const FileResult& r, std::string_view text,
+                                   const std::vector<Finding>& findings) const {
     std::optional<Baseline> left = baseline;   // each entry holds back one finding
     SourceLineCache lines(nullptr);
     lines.use_text(r.path, text);
-    std::vector<ScanFinding> out;
-    for (const ScanFinding& f : findings) {
+    std::vector<Finding> out;
+    for (const Finding& f : findings) {
       if (ignores && ignores->ignores(r.path, f.rule)) continue;
-      if (left && left->take(baseline_entry(f.rule, r.path, f.line, f.message, baseline_path, lines))) continue;
+      if (left && left->take(baseline_entry(f.rule, r.path, f.location.line, f.message, baseline_path, lines))) continue;
       out.push_back(f);
     }
     return out;
@@ -227,35 +218,35 @@ struct HeldBack {
 // --diff writes nothing, so the findings that remain after its fixes are reported at the lines
 // of the files as they are: one the first scan had is taken as it was (line, column, edits);
 // one the fixes brought is put at the line its hunk replaces, without edits.
-std::vector<ScanFinding> at_original_lines(const FileResult& original, std::string_view fixed_text,
-                                           std::vector<ScanFinding> remaining) {
+std::vector<Finding> at_original_lines(const FileResult& original, std::string_view fixed_text,
+                                           std::vector<Finding> remaining) {
   const std::vector<LineOrigin> origins = line_origins(original.text, fixed_text);
   auto origin = [&](int line) {
     return line >= 1 && size_t(line) <= origins.size() ? origins[size_t(line) - 1] : LineOrigin{size_t(std::max(line, 1) - 1), true};
   };
   std::vector<bool> used(original.findings.size());
-  std::vector<ScanFinding> out;
-  for (ScanFinding& f : remaining) {
-    LineOrigin o = origin(f.line);
+  std::vector<Finding> out;
+  for (Finding& f : remaining) {
+    LineOrigin o = origin(f.location.line);
     const int line = int(std::min(o.old_line + 1, size_t(std::max<size_t>(original.lines, 1))));
     size_t match = used.size();
     for (size_t k = 0; k < original.findings.size() && match == used.size(); ++k) {
-      const ScanFinding& g = original.findings[k];
-      if (!used[k] && g.rule == f.rule && g.line == line && (!o.same || g.column == f.column)) match = k;
+      const Finding& g = original.findings[k];
+      if (!used[k] && g.rule == f.rule && g.location.line == line && (!o.same || g.location.column == f.location.column)) match = k;
     }
     if (match < used.size()) {
       used[match] = true;
       out.push_back(original.findings[match]);
       continue;
     }
-    f.end_line = std::max(line, int(origin(f.end_line).old_line) + 1);
-    if (!o.same) f.column = 1, f.end_column = 1;
-    f.line = line;
+    f.location.end_line = std::max(line, int(origin(f.location.end_line).old_line) + 1);
+    if (!o.same) f.location.column = 1, f.location.end_column = 1;
+    f.location.line = line;
     f.edits.clear();
     out.push_back(std::move(f));
   }
-  std::stable_sort(out.begin(), out.end(), [](const ScanFinding& a, const ScanFinding& b) {
-    return a.line != b.line ? a.line < b.line : a.column < b.column;
+  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
+    return a.location.line != b.location.line ? a.location.line < b.location.line : a.location.column < b.location.column;
   });
   return out;
 }
@@ -332,15 +323,15 @@ size_t fix_files(std::vector<FileResult>& results, const ScanOptions& opts, bool
 size_t drop_path_ignored(std::vector<FileResult>& results, const PathIgnores& ignores) {
   size_t n = 0;
   for (auto& r : results)
-    n += std::erase_if(r.findings, [&](const ScanFinding& f) { return ignores.ignores(r.path, f.rule); });
+    n += std::erase_if(r.findings, [&](const Finding& f) { return ignores.ignores(r.path, f.rule); });
   return n;
 }
 
 // --write-baseline, then --baseline (pipeline/baseline.hpp). Returns how many the baseline held.
 size_t apply_scan_baseline(std::vector<FileResult>& results, const ScanArgs& a) {
   SourceLineCache lines(nullptr);   // the files the user named: read as the scan read them
-  auto entry = [&](const FileResult& r, const ScanFinding& f, const std::string& path) {
-    return baseline_entry(f.rule, r.path, f.line, f.message, path, lines);
+  auto entry = [&](const FileResult& r, const Finding& f, const std::string& path) {
+    return baseline_entry(f.rule, r.path, f.location.line, f.message, path, lines);
   };
   if (!a.write_baseline.empty()) {
     std::vector<BaselineEntry> entries;
@@ -352,7 +343,7 @@ size_t apply_scan_baseline(std::vector<FileResult>& results, const ScanArgs& a) 
   Baseline b = Baseline::load(a.baseline);
   size_t n = 0;
   for (auto& r : results)
-    n += std::erase_if(r.findings, [&](const ScanFinding& f) { return b.take(entry(r, f, a.baseline)); });
+    n += std::erase_if(r.findings, [&](const Finding& f) { return b.take(entry(r, f, a.baseline)); });
   return n;
 }
 

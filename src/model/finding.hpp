@@ -72,6 +72,8 @@ struct Finding {
   // Said before every other finding, whatever its cost: the input is incomplete (CAPTURE001).
   bool first = false;
 
+  bool fixable() const { return !edits.empty(); }   // scan: an exact edit `--fix` applies
+
   double metric(std::string_view key, double fallback = 0) const {
     for (const auto& m : metrics)
       if (m.key == key) return m.value;

@@ -59,32 +59,32 @@ class CudaOnlyCode final : public Rule {
     // torch.cuda.is_available() else "cpu"`), else named; not with the missing `import
     // torch_npu` (CUDA006), which only follows from those; then the most severe, the first line.
     std::set<int> chooses;
-    for (const ScanFinding& s : r.findings)
-      if (s.rule == "CUDA003") chooses.insert(s.line);
-    auto rank = [&](const ScanFinding& s) {
-      return std::make_tuple(chooses.contains(s.line), s.rule != "CUDA006", int(s.severity), -s.line);
+    for (const Finding& s : r.findings)
+      if (s.rule == "CUDA003") chooses.insert(s.location.line);
+    auto rank = [&](const Finding& s) {
+      return std::make_tuple(chooses.contains(s.location.line), s.rule != "CUDA006", int(s.severity), -s.location.line);
     };
-    const ScanFinding* first = &r.findings.front();
-    for (const ScanFinding& s : r.findings)
+    const Finding* first = &r.findings.front();
+    for (const Finding& s : r.findings)
       if (rank(s) > rank(*first)) first = &s;
     Finding f;
     f.rule = "PORT001";
     f.severity = first->severity >= Severity::Warning ? Severity::Warning : Severity::Info;
     f.location.file = path.string();
-    f.location.line = first->line;
+    f.location.line = first->location.line;
     size_t fixable = 0;
-    for (const ScanFinding& s : r.findings) fixable += s.fixable();
+    for (const Finding& s : r.findings) fixable += s.fixable();
     f.message = fmt::format("{} has CUDA-only code in {} place{} ({} at line {}: {}): this capture shows the path "
                             "this machine took; on an Ascend machine the file takes another one",
                             path.filename().string(), r.findings.size(), r.findings.size() == 1 ? "" : "s",
-                            first->rule, first->line, first->message);
+                            first->rule, first->location.line, first->message);
     f.fix = advice("PORT001", "fix",
                    {{"path", path.string()},
                     {"fixable", fixable},
                     {"count", r.findings.size()},
                     {"plural", r.findings.size() == 1 ? "" : "s"}});
-    for (const ScanFinding& s : r.findings)
-      f.notes.push_back(advice("PORT001", "place_note", {{"rule", s.rule}, {"line", s.line}, {"message", s.message}}));
+    for (const Finding& s : r.findings)
+      f.notes.push_back(advice("PORT001", "place_note", {{"rule", s.rule}, {"line", s.location.line}, {"message", s.message}}));
     f.metrics = {{"count", double(r.findings.size())}, {"fixable", double(fixable)}};
     out.push_back(std::move(f));
   }

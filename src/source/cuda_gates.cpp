@@ -259,8 +259,8 @@ void CudaGates::on_flag_use(TSNode n, FileScan& fs) {
   else if (s.kind == Site::Branch || s.kind == Site::Passed) gate(s, flag.findings, fs);
 }
 
-void CudaGates::note_test(TSNode at, const ScanFinding& f, FileScan& fs) {
-  FindingKey key{f.rule, f.line, f.column};
+void CudaGates::note_test(TSNode at, const Finding& f, FileScan& fs) {
+  FindingKey key{f.rule, f.location.line, f.location.column};
   Site s = climb(at, 1, fs);
   if (s.kind == Site::Flag) {
     Flag flag{s.polarity, {}};
@@ -483,7 +483,7 @@ bool CudaGates::cuda_only(const Callee& c, const std::set<std::string, std::less
 }
 
 // The finding keeps its report, loses its edits, and says why and what runs on the NPU.
-void CudaGates::explain(ScanFinding& f, const Gate& g, const Callee& hit) {
+void CudaGates::explain(Finding& f, const Gate& g, const Callee& hit) {
   f.edits.clear();
   if (f.severity == Severity::Error) f.severity = Severity::Warning;  // nothing breaks: the NPU takes the fallback
   f.message += "; here the test keeps the NPU out of CUDA-only code: the branch it selects calls `" + hit.shown +
@@ -502,9 +502,9 @@ void CudaGates::explain(ScanFinding& f, const Gate& g, const Callee& hit) {
 void CudaGates::withhold(FileScan& fs) {
   if (gates_.empty()) return;
   auto fns = cuda_only_functions();
-  std::map<std::tuple<std::string_view, int, int>, ScanFinding*> fixable;
+  std::map<std::tuple<std::string_view, int, int>, Finding*> fixable;
   for (auto& f : fs.findings)
-    if (f.fixable()) fixable.emplace(std::tuple<std::string_view, int, int>{f.rule, f.line, f.column}, &f);
+    if (f.fixable()) fixable.emplace(std::tuple<std::string_view, int, int>{f.rule, f.location.line, f.location.column}, &f);
   for (const auto& g : gates_) {
     auto at = fixable.find({g.finding.rule, g.finding.line, g.finding.column});
     if (at == fixable.end() || !at->second->fixable()) continue;  // withheld already (one test, two uses)

@@ -27,7 +27,7 @@ class CudaGates {
   // to CUDA-only code, and the uses of names that hold a test (`no_cuda = ...`).
   void visit(TSNode n, py::Kind k, FileScan& fs);
   // A fixable finding `f` just reported at node `at`.
-  void note_test(TSNode at, const ScanFinding& f, FileScan& fs);
+  void note_test(TSNode at, const Finding& f, FileScan& fs);
   // Takes the edits off the findings whose test selects CUDA-only code (before CUDA006 counts
   // the fixes that bring NPU APIs into the file).
   void withhold(FileScan& fs);
@@ -101,7 +101,7 @@ class CudaGates {
   void on_flag_use(TSNode n, FileScan& fs);
   std::set<std::string, std::less<>> cuda_only_functions() const;
   bool cuda_only(const Callee& c, const std::set<std::string, std::less<>>& fns) const;
-  static void explain(ScanFinding& f, const Gate& g, const Callee& hit);
+  static void explain(Finding& f, const Gate& g, const Callee& hit);
 };
 
 }  // namespace npud

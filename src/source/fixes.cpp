@@ -5,7 +5,7 @@
 
 namespace npud {
 
-std::vector<TextEdit> collect_edits(const std::vector<ScanFinding>& findings) {
+std::vector<TextEdit> collect_edits(const std::vector<Finding>& findings) {
   std::vector<TextEdit> out;
   for (const auto& f : findings) out.insert(out.end(), f.edits.begin(), f.edits.end());
   return out;

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "source/scan_finding.hpp"
+#include "model/finding.hpp"
 
 namespace npud {
 
@@ -14,7 +14,7 @@ namespace npud {
 std::string apply_edits(std::string_view text, std::vector<TextEdit> edits, std::vector<TextEdit>* applied = nullptr);
 
 // The fixes of `findings` (edits of findings that have them).
-std::vector<TextEdit> collect_edits(const std::vector<ScanFinding>& findings);
+std::vector<TextEdit> collect_edits(const std::vector<Finding>& findings);
 
 // A unified diff (3 lines of context) from `old_text` to `new_text`, with headers
 // "--- a/<path>" and "+++ b/<path>" (apply with `patch -p1`). "" if nothing changes.

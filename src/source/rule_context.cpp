@@ -44,8 +44,8 @@ std::pair<int, int> FileScan::position(TSPoint p, uint32_t byte, int slot) const
   return {int(p.row) + 1, m.column};
 }
 
-std::vector<ScanFinding> FileScan::take_since(size_t mark) {
-  std::vector<ScanFinding> out(std::make_move_iterator(findings.begin() + long(mark)),
+std::vector<Finding> FileScan::take_since(size_t mark) {
+  std::vector<Finding> out(std::make_move_iterator(findings.begin() + long(mark)),
                                std::make_move_iterator(findings.end()));
   findings.resize(mark);
   return out;
@@ -92,17 +92,17 @@ TSNode FileScan::parent(TSNode n) const {
   return ts_node_parent(n);
 }
 
-ScanFinding& FileScan::report(std::string_view rule, Severity sev, const NodeSpan& at, std::string message,
+Finding& FileScan::report(std::string_view rule, Severity sev, const NodeSpan& at, std::string message,
                               std::string fix) {
-  ScanFinding f;
+  Finding f;
   f.rule = std::string(rule);
   f.severity = sev;
   auto [l, c] = position(at.start, at.start_byte);
   auto [el, ec] = position(at.end, at.end_byte, 1);
-  f.line = l;
-  f.column = c;
-  f.end_line = el;
-  f.end_column = ec;
+  f.location.line = l;
+  f.location.column = c;
+  f.location.end_line = el;
+  f.location.end_column = ec;
   f.message = std::move(message);
   f.fix = std::move(fix);
   findings.push_back(std::move(f));

@@ -1,6 +1,6 @@
 // What a source rule sees while the scanner walks one file's syntax tree once, in source
 // order: the node, the enclosing loops and functions, the import aliases seen so far, and a
-// report() that turns a node into a ScanFinding. Internal to src/source.
+// report() that turns a node into a Finding. Internal to src/source.
 #pragma once
 #ifdef NPUD_HAVE_TREE_SITTER
 
@@ -14,7 +14,7 @@
 #include "knowledge/knowledge.hpp"
 #include "source/api_map.hpp"
 #include "source/python_tree.hpp"
-#include "source/scan_finding.hpp"
+#include "model/finding.hpp"
 
 namespace npud {
 
@@ -34,7 +34,7 @@ struct FileScan {
   std::string_view text;
   const KnowledgeVersion& kv;
   const ApiMap& api;
-  std::vector<ScanFinding> findings;
+  std::vector<Finding> findings;
   TSNode root{};                // the root of the piece being walked (null at finish())
   // For the Call node being visited: dotted(function), computed once for all rules.
   std::string call_dotted;
@@ -83,15 +83,15 @@ struct FileScan {
   // Forgets the kept answer: its nodes die with the syntax tree of the piece walked.
   void forget_assignment() { last_assignment_ = {}; }
 
-  ScanFinding& report(std::string_view rule, Severity sev, TSNode at, std::string message,
+  Finding& report(std::string_view rule, Severity sev, TSNode at, std::string message,
                       std::string fix = {}) {
     return report(rule, sev, NodeSpan::of(at), std::move(message), std::move(fix));
   }
-  ScanFinding& report(std::string_view rule, Severity sev, const NodeSpan& at, std::string message,
+  Finding& report(std::string_view rule, Severity sev, const NodeSpan& at, std::string message,
                       std::string fix = {});
   // Moves the findings reported since `mark` (a findings.size()) out: a rule that can only
   // decide at finish() renders them while their tree exists and keeps them until then.
-  std::vector<ScanFinding> take_since(size_t mark);
+  std::vector<Finding> take_since(size_t mark);
   // 1-based line and code-point column of a byte offset. `slot` 0 serves start offsets, 1 end
   // offsets: each continues from its last offset on the same line, forwards or backwards, so
   // the columns of nested calls on one long line cost the distance moved, not the line length.

@@ -128,7 +128,7 @@ class CudaRules final : public SourceRule {
   // A literal that is a device/backend only if its value reaches a device/backend argument:
   // `backend = 'nccl'` ... `init_process_group(backend=backend)`. Decided at finish().
   struct Pending {
-    ScanFinding finding;  // rendered when seen: its tree may be gone at finish()
+    Finding finding;  // rendered when seen: its tree may be gone at finish()
     std::string name;
     Want want;
   };

@@ -284,11 +284,11 @@ TSNode walk(FileScan& fs, std::vector<std::unique_ptr<SourceRule>>& rules,
 }
 
 // Drops what --select/--ignore leave out, and what a comment suppresses (counted).
-void keep_wanted(std::vector<ScanFinding>& findings, const RuleFilter& filter, const FileSuppressions& ignores,
+void keep_wanted(std::vector<Finding>& findings, const RuleFilter& filter, const FileSuppressions& ignores,
                  size_t& suppressed) {
-  std::erase_if(findings, [&](const ScanFinding& f) {
+  std::erase_if(findings, [&](const Finding& f) {
     if (!filter.enabled(f.rule)) return true;
-    if (!ignores.suppressed(f.rule, f.line)) return false;
+    if (!ignores.suppressed(f.rule, f.location.line)) return false;
     ++suppressed;
     return true;
   });
@@ -337,7 +337,7 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
   auto rules = make_source_rule_instances();
   FileSuppressions ignores;
   // One syntax tree at a time: a piece of whole top-level statements (one piece up to 1 MiB).
-  std::optional<ScanFinding> parse_error;
+  std::optional<Finding> parse_error;
   for (const StatementChunk& piece : statement_chunks(parsed, opts.piece_bytes)) {
     TSRange range{{piece.start_row, 0}, {UINT32_MAX, UINT32_MAX}, piece.start_byte, piece.end_byte};
     const TSRange* part = piece.start_byte == 0 && piece.end_byte == parsed.size() ? nullptr : &range;
@@ -388,21 +388,21 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
   size_t before = fs.findings.size();
   for (auto& rule : rules) rule->finish(fs);
   if (fs.findings.size() > before) {
-    std::vector<ScanFinding> late = fs.take_since(before);
+    std::vector<Finding> late = fs.take_since(before);
     keep_wanted(late, opts.filter, ignores, r.suppressed);
     for (auto& l : late) fs.findings.push_back(std::move(l));
   }
   if (parse_error) {
     r.syntax_error = true;
     for (auto& f : fs.findings) f.edits.clear();  // never rewrite a file we did not fully understand
-    std::vector<ScanFinding> parse{std::move(*parse_error)};
+    std::vector<Finding> parse{std::move(*parse_error)};
     size_t never = 0;   // a syntax error is always said
     keep_wanted(parse, opts.filter, {}, never);
     for (auto& p : parse) fs.findings.push_back(std::move(p));
   }
-  std::stable_sort(fs.findings.begin(), fs.findings.end(), [](const ScanFinding& a, const ScanFinding& b) {
-    if (a.line != b.line) return a.line < b.line;
-    if (a.column != b.column) return a.column < b.column;
+  std::stable_sort(fs.findings.begin(), fs.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.location.line != b.location.line) return a.location.line < b.location.line;
+    if (a.location.column != b.location.column) return a.location.column < b.location.column;
     return a.rule < b.rule;
   });
   r.findings = std::move(fs.findings);

@@ -10,7 +10,7 @@
 
 #include "knowledge/knowledge.hpp"
 #include "model/rule_filter.hpp"
-#include "source/scan_finding.hpp"
+#include "model/finding.hpp"
 #include "source/source_rules.hpp"
 
 namespace npud {
@@ -35,7 +35,7 @@ struct FileResult {
   std::string encoding;        // its PEP 263 coding cookie when not UTF-8 ("latin-1"); text is UTF-8
   size_t bytes = 0, lines = 0;
   bool syntax_error = false;   // PARSE001 reported; its other findings carry no edits
-  std::vector<ScanFinding> findings;  // by line, column, rule
+  std::vector<Finding> findings;  // by line, column, rule
   size_t suppressed = 0;       // findings silenced by comments (source/suppressions.hpp)
   std::string text;            // when keep_text
 };

@@ -71,7 +71,7 @@ std::multiset<std::string> expectations(const std::string& text, std::string& ve
 }
 
 // What a qualifier in an expectation says of a finding.
-std::string qualifier_of(const ScanFinding& f, std::string_view qual) {
+std::string qualifier_of(const Finding& f, std::string_view qual) {
   if (qual == "fix" || qual == "no fix") return f.fixable() ? "fix" : "no fix";
   return std::string(to_string(f.severity));
 }
@@ -105,14 +105,14 @@ TEST(Scan, InlineExpectationsPerRuleInput) {
     ASSERT_EQ(r.status, FileStatus::Scanned);
     EXPECT_FALSE(r.syntax_error);
     std::multiset<std::string> got;
-    for (const auto& f : r.findings) got.insert(std::to_string(f.line) + ":" + f.rule);
+    for (const auto& f : r.findings) got.insert(std::to_string(f.location.line) + ":" + f.rule);
     for (const auto& e : expected) EXPECT_TRUE(got.count(e)) << "missing " << e;
     for (const auto& g : got) EXPECT_TRUE(expected.count(g)) << "unexpected " << g;
     // Each qualified expectation is met by a finding of its own on that line.
     std::multiset<std::string> seen;
     for (const auto& f : r.findings)
       for (std::string_view what : {"fix", "severity"})
-        seen.insert(std::to_string(f.line) + ":" + f.rule + ":" + qualifier_of(f, what));
+        seen.insert(std::to_string(f.location.line) + ":" + f.rule + ":" + qualifier_of(f, what));
     for (const auto& q : quals) EXPECT_GE(seen.count(q), quals.count(q)) << "no finding that is " << q;
   }
 }
@@ -125,7 +125,7 @@ TEST(Scan, PiecewiseParseFindsWhatOneParseFinds) {
   auto key = [](const FileResult& r) {
     std::vector<std::string> out;
     for (const auto& f : r.findings) {
-      std::string k = fmt::format("{}:{}-{}:{} {} {} | {}", f.line, f.column, f.end_line, f.end_column, f.rule, f.message, f.fix);
+      std::string k = fmt::format("{}:{}-{}:{} {} {} | {}", f.location.line, f.location.column, f.location.end_line, f.location.end_column, f.rule, f.message, f.fix);
       for (const auto& e : f.edits) k += fmt::format(" [{},{})={}", e.start, e.end, e.replacement);
       out.push_back(k);
     }
@@ -174,7 +174,7 @@ TEST(Scan, FixesRoundTripToCleanParse) {
     std::string fixed = apply_edits(text, edits);
     FileResult again = scan_source(p.string(), fixed, opts);
     EXPECT_FALSE(again.syntax_error);
-    for (const auto& f : again.findings) EXPECT_FALSE(f.fixable()) << "still fixable: " << f.line << " " << f.rule;
+    for (const auto& f : again.findings) EXPECT_FALSE(f.fixable()) << "still fixable: " << f.location.line << " " << f.rule;
     if (!edits.empty()) {
       EXPECT_NE(fixed, text);
     }
@@ -239,7 +239,7 @@ TEST(Scan, CarriageReturnOnlyFilesReadLikePythonReadsThem) {
   EXPECT_FALSE(r.syntax_error);
   EXPECT_EQ(r.lines, 3u);
   bool cuda = false;
-  for (const auto& f : r.findings) cuda = cuda || (f.rule == "CUDA002" && f.line == 3 && f.column == 5);
+  for (const auto& f : r.findings) cuda = cuda || (f.rule == "CUDA002" && f.location.line == 3 && f.location.column == 5);
   EXPECT_TRUE(cuda);
   EXPECT_EQ(apply_edits(cr, collect_edits(r.findings)), "import torch\rimport torch_npu\r# old Mac editor\rx = y.npu()\r");
 }
@@ -461,8 +461,8 @@ TEST(Scan, SarifHasCodeScanningStructure) {
     s.severity = f.severity;
     s.message = f.message;
     s.uri = r.path;
-    s.line = f.line;
-    s.column = f.column;
+    s.line = f.location.line;
+    s.column = f.location.column;
     for (const auto& e : f.edits) s.replacements.push_back({e.start, e.end - e.start, e.replacement});
     log.results.push_back(s);
   }
@@ -506,7 +506,7 @@ TEST(Scan, NotesSayWhyAndWhatRunsInstead) {
       "    return torch.nn.functional.rms_norm(x, x.shape[-1:], w)\n";
   FileResult r = scan_source("t.py", gate, {});
   ASSERT_EQ(r.findings.size(), 1u);  // no CUDA006: the only fix is withheld
-  const ScanFinding& f = r.findings[0];
+  const Finding& f = r.findings[0];
   EXPECT_EQ(f.rule, "CUDA007");
   EXPECT_FALSE(f.fixable());
   EXPECT_NE(f.message.find("`fused_rms_norm_cuda.forward` (line 4)"), std::string::npos) << f.message;
@@ -584,12 +584,12 @@ TEST(Scan, TooDeepExpressionIsOneFindingAndTheRestIsScanned) {
       FileResult r = scan_source("deep.py", src, {});
       ASSERT_EQ(r.status, FileStatus::Scanned) << what;
       std::map<std::string, int> by_rule;
-      for (const auto& f : r.findings) ++by_rule[f.rule + (f.rule == "CUDA001" ? ":" + std::to_string(f.line) : "")];
+      for (const auto& f : r.findings) ++by_rule[f.rule + (f.rule == "CUDA001" ? ":" + std::to_string(f.location.line) : "")];
       EXPECT_EQ(by_rule["PARSE001"], 1) << what << (chained ? " (chained assignment)" : "");
       EXPECT_EQ(by_rule["CUDA001:3"], 1) << what << ": the line after the deep one is scanned";
       for (const auto& f : r.findings)
         if (f.rule == "PARSE001") {
-          EXPECT_EQ(f.line, 2) << what;
+          EXPECT_EQ(f.location.line, 2) << what;
           EXPECT_NE(f.message.find("nested more than 1000 levels deep"), std::string::npos) << f.message;
         }
     }
