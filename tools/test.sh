@@ -21,7 +21,7 @@
 #      leak, timeout or sanitizer report fails the run. The Python e2e suites are not repeated.
 # Tests that need ../shared (real fixtures) skip with a message when it is absent.
 # Env:  NPUD_CHECK=0            skip step 2 (a quick local run; CI keeps the default, 1)
-#       NPUD_FUZZ_SECONDS=N     fuzz smoke length per harness (default 10: CI stays under 30 minutes)
+#       NPUD_FUZZ_SECONDS=N     fuzz smoke length per harness (default 6: CI stays under 30 minutes)
 #       NPUD_UNITY=ON|OFF       unity build of the library in ./build; default: ON in a fresh build folder
 #                               (CI's clean clone: ~30 % less compile time), else what the
 #                               folder was configured with (a developer's incremental builds)
@@ -109,5 +109,5 @@ grep -h "tests ran\|PASSED\|SKIPPED \[" "$logs"/shard*.log >&2 || true
 [ $fail = 0 ] || exit 1
 phase_done "sanitizer tests"
 
-NPUD_FUZZ_BUILD="$CHECK" NPUD_FUZZ_JOBS="$JOBS" "$NPUD_ROOT/fuzz/run.sh" "${NPUD_FUZZ_SECONDS:-10}"
+NPUD_FUZZ_BUILD="$CHECK" NPUD_FUZZ_JOBS="$JOBS" "$NPUD_ROOT/fuzz/run.sh" "${NPUD_FUZZ_SECONDS:-6}"
 phase_done "fuzz smoke"

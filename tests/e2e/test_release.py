@@ -145,7 +145,8 @@ class Aarch64UnderQemu(unittest.TestCase):
         if not os.path.isdir(os.path.join(SHARED, "fixtures")):
             self.skipTest(f"../shared is absent (NPUD_SHARED_DIR={SHARED}): no fixtures to compare on")
         outs = {}
-        env = dict(os.environ, NPUD_SNAPSHOT_FORMATS="json sarif", NPUD_SHARED_DIR=SHARED)
+        # JSON only: SARIF is a renderer of the same findings (CI time: each report runs under qemu)
+        env = dict(os.environ, NPUD_SNAPSHOT_FORMATS="json", NPUD_SHARED_DIR=SHARED)
         for arch, binary in (("x86_64", self.x86_64), ("aarch64", self.emulated)):
             outs[arch] = os.path.join(self.dir, "reports-" + arch)
             r = subprocess.run([os.path.join(SOURCE, "tools", "snapshot-reports.sh"), binary, outs[arch]],
@@ -153,7 +154,7 @@ class Aarch64UnderQemu(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
         names = sorted(os.listdir(outs["x86_64"]))
         self.assertEqual(names, sorted(os.listdir(outs["aarch64"])))
-        self.assertGreater(len(names), 60, names)
+        self.assertGreater(len(names), 30, names)   # one JSON report per fixture
         with_findings = 0   # the reports run with --fail-on never: their findings show the inputs were read
         for name in names:
             if name.endswith(".json"):
