@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "ingest/byte_source.hpp"
 #include "report/escape.hpp"
 #include "util/text.hpp"
 
@@ -24,10 +25,9 @@ std::runtime_error stdin_error(const std::string& what) { return std::runtime_er
 // Whether the first bytes piped in can begin a trace or capture: JSON (after a BOM and
 // whitespace) or gzip. Throws naming the first byte otherwise, before gigabytes are copied.
 void check_first_bytes(std::string_view head, bool at_end) {
-  if (head.size() >= 2 && uint8_t(head[0]) == 0x1f && uint8_t(head[1]) == 0x8b) return;
-  size_t i = utf8_bom_size(head);
-  while (i < head.size() && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r')) ++i;
-  if (i == head.size()) {
+  if (has_gzip_magic(head)) return;
+  size_t i = head.find_first_not_of(" \t\n\r", utf8_bom_size(head));
+  if (i == std::string_view::npos) {
     if (at_end) throw stdin_error("stdin is empty (pipe a trace or capture, or name its file)");
     return;   // only whitespace yet: the reader decides
   }
