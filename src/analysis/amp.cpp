@@ -184,13 +184,16 @@ DriftStart find_drift_start(const Trace& t) {
     bool trusted = o.start_ns < lost[o.step_index >= 0 && size_t(o.step_index) < t.steps.size() ? size_t(o.step_index) : t.steps.size()];
     bool local = n.has_local && amp_diverges(n.local);
     bool drift = trusted && n.has_drift && amp_diverges(n.drift);
+    // Only an op that ran in low precision can start the drift: one that ran in fp32 (the
+    // optimizer's addcdiv_ under autocast, a loss in fp32) carries its inputs' error, and
+    // "keep it in fp32" would change nothing (issue 45).
     if (local) {
       ++s.diverging_local;
-      if (s.op == kNone) s.op = op;
+      if (s.op == kNone && n.lowp) s.op = op;
     }
     if (drift) {
       ++s.diverging_drift;
-      if (first_drift == kNone) first_drift = op;
+      if (first_drift == kNone && n.lowp) first_drift = op;
     }
   }
   if (s.op == kNone && first_drift != kNone) {

@@ -1,6 +1,9 @@
 #include "analysis/placement.hpp"
 
+#include <span>
 #include <unordered_set>
+
+#include "analysis/names.hpp"
 
 namespace npud {
 namespace {
@@ -16,6 +19,12 @@ bool draws_random(const Trace& t, const Op& op) {
   std::string_view name = t.str(op.name);
   return name.find("::rand") != std::string_view::npos || name.find("::bernoulli") != std::string_view::npos ||
          name.find("::normal") != std::string_view::npos || name.find("::multinomial") != std::string_view::npos;
+}
+
+// An in-place copy (`dst.copy_(src)`) whose destination is host data: it stays host data.
+template <typename OnDevice>
+bool copies_into_host(const Trace& t, const Op& op, std::span<const uint32_t> in, const OnDevice& on_device) {
+  return !in.empty() && aten_base(t.str(op.name)) == "copy_" && t.tensors[in[0]].is_tensor && !on_device(in[0]);
 }
 
 }  // namespace
@@ -57,6 +66,10 @@ Placement::Placement(const Trace& t) {
     } else if (host_run && op.kind == OpKind::PythonSync && any_device && t.str(op.name) == kHostCopyEvent) {
       for (uint32_t r : in)
         if (int64_t s = t.tensors[r].storage; s != kUnset && device_storages.erase(s)) host_copies.insert(s);
+    } else if (op.kind == OpKind::Aten && copies_into_host(t, op, in, on_device)) {
+      // `host[k] = value` (a copy_ into a host tensor): the destination stays on the host
+      // whatever the source (nanoGPT's eval `losses[k] = loss.item()`; on torch 1.x the scalar's
+      // wrapper tensor may even sit at a freed device tensor's address).
     } else if (op.kind == OpKind::Aten && (any_device || (!any_tensor && op.module && !draws_random(t, op)))) {
       if (any_device && !host_copies.empty())   // used with device data again: the device tensor, not its copy
         for (uint32_t r : in)

@@ -22,7 +22,7 @@
 namespace npud {
 namespace {
 
-enum Verdict : int { kNone_ = 0, kSilentWork, kPerTensor, kFallsBack, kNoKernelLegacy, kToCpu, kUnsupported, kSparse };
+enum Verdict : int { kNone_ = 0, kSilentWork, kFallsBack, kNoKernelLegacy, kToCpu, kUnsupported, kSparse };
 
 // A sparse (COO, CSR...) tensor input: on an NPU the call needs a SparsePrivateUse1 kernel,
 // which only op-plugin's `sparse_op_api` entries register; torch_npu's CPU fallback is for
@@ -221,8 +221,10 @@ class CpuFallbackOp final : public Rule {
         } else if (!listed(op) && !is_backend_agnostic(base)) {
           CoverageAnswer c = npu_coverage(kv, full, exact, dispatch.kind(op.name, exact), dispatch.table(),
                                           dispatch.column());
+          // Coverage::GenericPerTensor (a foreach overload torch's composite kernel runs as one NPU
+          // op per tensor) is no finding: nothing falls back, nothing the user sets removes it
+          // (issue 45; the clipping multiply of clip_grad_norm_ is the usual one).
           if (c.coverage == Coverage::FallsBack) v = legacy ? kNoKernelLegacy : kFallsBack;
-          else if (c.coverage == Coverage::GenericPerTensor && !legacy) v = kPerTensor;
           if (!c.missing.empty()) missing_out.emplace(full, std::move(c.missing));
         }
         it = verdicts.emplace(op.name, v).first;
@@ -301,12 +303,6 @@ class CpuFallbackOp final : public Rule {
           f.severity = Severity::Warning;
           f.message = fmt::format("{} has no NPU kernel in {}, would fall back to the CPU: {}", g.what, wheel, counts);
           break;
-        case kPerTensor:
-          f.severity = Severity::Info;
-          f.message = fmt::format("{} has no NPU kernel of this overload in {}: torch's generic kernel runs it as one "
-                                  "NPU op per tensor instead of one fused kernel (not a CPU fallback): {}",
-                                  g.what, wheel, counts);
-          break;
         default:
           f.severity = Severity::Info;
           if (g.context == float64_fact)
@@ -324,8 +320,6 @@ class CpuFallbackOp final : public Rule {
       f.cost_ns = estimated_cost(t, g);
       if (g.category == kSilentWork) {
         f.fix = std::string(fix_of_fact[g.context]);
-      } else if (g.category == kPerTensor) {
-        f.fix = advice("FALLBACK002", "fix_foreach");
       } else if (g.category == kSparse) {
         f.fix = advice("FALLBACK002", "fix_sparse", {{"wheel", wheel}, {"kernels", sparse_kernels(kv)}});
       } else {
@@ -334,7 +328,7 @@ class CpuFallbackOp final : public Rule {
       if (!g.context.empty()) f.notes.push_back(advice("FALLBACK002", "fact_note", {{"fact", g.context}}));
       if (auto m = missing_out.find(g.what); m != missing_out.end())
         f.notes.push_back(advice("FALLBACK002", "redispatch_note", {{"inner", m->second}, {"wheel", wheel}}));
-      if (g.category == kFallsBack || g.category == kPerTensor)
+      if (g.category == kFallsBack)
         f.notes.push_back(advice("FALLBACK002", "dispatch_facts_note", {{"facts", dispatch.describe()}}));
       if (g.category == kFallsBack)
         f.notes.push_back(advice("FALLBACK002", "warning_note", {{"op", g.what}}));

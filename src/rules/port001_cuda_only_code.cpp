@@ -55,14 +55,22 @@ class CudaOnlyCode final : public Rule {
     opts.filter = RuleFilter({"CUDA"}, {}, source_rule_refs());
     FileResult r = scan_source(path.string(), std::move(text), opts);
     if (r.status != FileStatus::Scanned || r.findings.empty()) return;
-    // Lead with where the device is chosen (a line calling torch.cuda: `"cuda" if
-    // torch.cuda.is_available() else "cpu"`), else named; not with the missing `import
-    // torch_npu` (CUDA006), which only follows from those; then the most severe, the first line.
-    std::set<int> chooses;
-    for (const Finding& s : r.findings)
-      if (s.rule == "CUDA003") chooses.insert(s.location.line);
+    // Lead with where the device is chosen: a line asking torch.cuda for devices (`"cuda" if
+    // torch.cuda.is_available() else "cpu"`), else a device-type test (nanoGPT's `device_type =
+    // 'cuda' if 'cuda' in device else 'cpu'`), not another torch.cuda call (a GradScaler); not
+    // with the missing `import torch_npu` (CUDA006), which only follows from those; then the
+    // most severe, the first line.
+    std::set<int> chooses, tests;
+    for (const Finding& s : r.findings) {
+      if (s.rule == "CUDA003" && (s.message.starts_with("torch.cuda.is_available") ||
+                                  s.message.starts_with("torch.cuda.device_count")))
+        chooses.insert(s.location.line);
+      if (s.rule == "CUDA001" && s.message.find("this test is False for an NPU device") != std::string::npos)
+        tests.insert(s.location.line);
+    }
     auto rank = [&](const Finding& s) {
-      return std::make_tuple(chooses.contains(s.location.line), s.rule != "CUDA006", int(s.severity), -s.location.line);
+      return std::make_tuple(chooses.contains(s.location.line), tests.contains(s.location.line), s.rule != "CUDA006",
+                             int(s.severity), -s.location.line);
     };
     const Finding* first = &r.findings.front();
     for (const Finding& s : r.findings)

@@ -270,6 +270,13 @@ class HostDeviceSync final : public Rule {
       Finding f;
       f.rule = "SYNC001";
       double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);
+      // An upload is a per-step cost only when it happens in the steps: one-off placements
+      // before the loop (`data.to(device)` of batchify, `Generator(...).to(device)`, the start-up
+      // step 0 under `--steps all`) copy once, and pinned memory would not change that (issue 45).
+      if (is_upload(g.category) && index.step_count() > 0 && per_step == 0.0) continue;
+      // So is a single read outside the steps (a sample decoded with .tolist() after training):
+      // one wait, once; reads repeated there (an eval loop after training) still count.
+      if (capture && index.step_count() > 0 && per_step == 0.0 && g.count == 1) continue;
       double time_share = share(g.time_ns, wall);
       bool every_step = index.step_count() > 0 && per_step >= 1.0;
       // A capture ran elsewhere (the CPU): its sync calls cost nothing there; on an NPU each one

@@ -482,9 +482,13 @@ bool CudaGates::cuda_only(const Callee& c, const std::set<std::string, std::less
   return !c.base.empty() ? key_cuda_only(key_of(c), c.named, fns) : c.named;
 }
 
-// The finding keeps its report, loses its edits, and says why and what runs on the NPU.
-void CudaGates::explain(Finding& f, const Gate& g, const Callee& hit) {
+// The test stays as it is (no edits). With an NPU kernel for what the CUDA branch does, the
+// finding says to add an NPU branch calling it; without one there is nothing to do, and the
+// finding goes (a finding names something the user can do, issue 45). Returns whether it stays.
+bool CudaGates::explain(Finding& f, const Gate& g, const Callee& hit) {
   f.edits.clear();
+  std::string alt = npu_alternative(hit.shown);
+  if (alt.empty()) return false;
   if (f.severity == Severity::Error) f.severity = Severity::Warning;  // nothing breaks: the NPU takes the fallback
   f.message += "; here the test keeps the NPU out of CUDA-only code: the branch it selects calls `" + hit.shown +
                "` (line " + std::to_string(hit.line) + ")" +
@@ -494,9 +498,8 @@ void CudaGates::explain(Finding& f, const Gate& g, const Callee& hit) {
                                : "the other branch" +
                                      (g.fallback_line ? " (line " + std::to_string(g.fallback_line) + ")" : std::string()) +
                                      " runs";
-  std::string alt = npu_alternative(hit.shown);
-  f.fix = advice("CUDA", "gate_fix",
-                 {{"where", where}, {"calling", alt.empty() ? std::string() : advice("CUDA", "gate_calling", {{"alternative", alt}})}});
+  f.fix = advice("CUDA", "gate_fix", {{"where", where}, {"alternative", alt}});
+  return true;
 }
 
 void CudaGates::withhold(FileScan& fs) {
@@ -505,12 +508,19 @@ void CudaGates::withhold(FileScan& fs) {
   std::map<std::tuple<std::string_view, int, int>, Finding*> fixable;
   for (auto& f : fs.findings)
     if (f.fixable()) fixable.emplace(std::tuple<std::string_view, int, int>{f.rule, f.location.line, f.location.column}, &f);
+  std::set<const Finding*> dropped;
   for (const auto& g : gates_) {
     auto at = fixable.find({g.finding.rule, g.finding.line, g.finding.column});
     if (at == fixable.end() || !at->second->fixable()) continue;  // withheld already (one test, two uses)
     auto hit = std::find_if(g.callees.begin(), g.callees.end(), [&](const Callee& c) { return cuda_only(c, fns); });
-    if (hit != g.callees.end()) explain(*at->second, g, *hit);
+    if (hit != g.callees.end() && !explain(*at->second, g, *hit)) dropped.insert(at->second);
   }
+  if (dropped.empty()) return;
+  std::vector<Finding> kept;
+  kept.reserve(fs.findings.size() - dropped.size());
+  for (auto& f : fs.findings)
+    if (!dropped.contains(&f)) kept.push_back(std::move(f));
+  fs.findings = std::move(kept);
 }
 
 }  // namespace npud

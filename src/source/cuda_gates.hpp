@@ -101,7 +101,7 @@ class CudaGates {
   void on_flag_use(TSNode n, FileScan& fs);
   std::set<std::string, std::less<>> cuda_only_functions() const;
   bool cuda_only(const Callee& c, const std::set<std::string, std::less<>>& fns) const;
-  static void explain(Finding& f, const Gate& g, const Callee& hit);
+  static bool explain(Finding& f, const Gate& g, const Callee& hit);
 };
 
 }  // namespace npud

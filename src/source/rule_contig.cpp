@@ -321,8 +321,10 @@ class ViewToMatmul final : public SourceRule {
   }
 
   // What kind of view e is. rank_hint: the rank a consumer fixes when the code does not say;
-  // swap (if given) keeps a transpose's dims when neither says.
-  View view_of(TSNode e, FileScan& fs, int rank_hint = 0, Swap* swap = nullptr) {
+  // swap (if given) keeps a transpose's dims when neither says. swap_of_view (if given) is set
+  // when e swaps the last two dims of a tensor that is already a strided view: the swap is
+  // free, the view under it is what costs.
+  View view_of(TSNode e, FileScan& fs, int rank_hint = 0, Swap* swap = nullptr, bool* swap_of_view = nullptr) {
     const auto& f = py::fields();
     DepthGuard guard(depth_);
     if (guard.too_deep()) return View::Other;  // a chain of views that deep is no plain transpose
@@ -333,8 +335,11 @@ class ViewToMatmul final : public SourceRule {
       TSNode obj = py::field(e, f.object);
       int r = rank_of(obj, fs);
       if (r == 0) r = rank_hint;
-      if (m == "mT" || m == "mH" || ((m == "T" || m == "H") && r <= 2))  // .T of >2 dims reverses them all
-        return object_view(obj, fs) == View::None ? View::LastTwo : View::Other;
+      if (m == "mT" || m == "mH" || ((m == "T" || m == "H") && r <= 2)) {  // .T of >2 dims reverses them all
+        if (object_view(obj, fs) == View::None) return View::LastTwo;
+        if (swap_of_view) *swap_of_view = true;
+        return View::Other;
+      }
       return m == "T" || m == "H" ? View::Other : View::None;
     }
     if (k != Kind::Call) return View::None;
@@ -355,7 +360,10 @@ class ViewToMatmul final : public SourceRule {
       return View::None;
     }
     // A last-two swap of a tensor that is already a strided view is no plain transpose.
-    return swap_last && object_view(obj, fs) == View::None ? View::LastTwo : View::Other;
+    if (!swap_last) return View::Other;
+    if (object_view(obj, fs) == View::None) return View::LastTwo;
+    if (swap_of_view) *swap_of_view = true;
+    return View::Other;
   }
 
   // matmul takes any rank; bmm/baddbmm 3-D operands; mm/addmm 2-D.
@@ -369,7 +377,8 @@ class ViewToMatmul final : public SourceRule {
   void check(TSNode operand, std::string_view consumer, bool matmul_family, int consumer_rank, FileScan& fs) {
     if (ts_node_is_null(operand)) return;
     operand = py::strip_parens(operand);
-    View v = view_of(operand, fs, consumer_rank);
+    bool swap_of_view = false;
+    View v = view_of(operand, fs, consumer_rank, nullptr, &swap_of_view);
     int line = 0;
     if (v == View::None && py::kind(operand) == Kind::Identifier) {
       const Named* nm = views_.find(fs, fs.text_of(operand));
@@ -383,6 +392,16 @@ class ViewToMatmul final : public SourceRule {
     std::string what = line ? "`" + std::string(fs.text_of(operand)) + "` (a transposed/permuted view, line " +
                                   std::to_string(line) + ")"
                             : "`" + std::string(fs.text_of(operand)) + "`";
+    // `k.transpose(-2, -1)` of a view `k`: the swap reaches the kernel as a flag, `k`'s own
+    // permutation is the copy; the finding names that view and where it was made (issue 45).
+    if (swap_of_view) {
+      TSNode base = py::strip_parens(py::kind(operand) == Kind::Attribute ? py::field(operand, py::fields().object)
+                                                                          : py::method_object(operand));
+      const Named* nm = py::kind(base) == Kind::Identifier ? views_.find(fs, fs.text_of(base)) : nullptr;
+      std::string made = nm ? ", line " + std::to_string(nm->line) : std::string();
+      what = "`" + std::string(fs.text_of(base)) + "` (a transposed/permuted view" + made + ", under `" +
+             std::string(fs.text_of(operand)) + "`, whose last-two swap is free)";
+    }
     fs.report("CONTIG101", Severity::Warning, operand,
               what + " feeds " + std::string(consumer) +
                   " as a non-contiguous view: the NPU kernel needs a contiguous copy (an extra TransData/ViewCopy "

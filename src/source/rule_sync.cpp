@@ -102,7 +102,12 @@ class SyncInLoop final : public SourceRule {
         TSNode fn = py::field(e, f.function);
         if (py::kind(fn) == Kind::Attribute) {
           std::string_view m = fs.text_of(py::field(fn, f.attribute));
-          if (m == "item" || m == "tolist") return true;
+          // .cpu()/.numpy() copies are host tensors and arrays: the copy was the wait (reported
+          // there), printing them later waits for nothing (issue 45); so is what they compute.
+          if (m == "item" || m == "tolist" || m == "cpu" || m == "numpy") return true;
+          if (std::find(kTensorMethods.begin(), kTensorMethods.end(), m) != kTensorMethods.end() &&
+              host_value(py::field(fn, f.object), fs))
+            return true;
           std::string d = fs.dotted(fn);
           return d.starts_with("time.") || d.starts_with("math.");
         }
@@ -135,7 +140,7 @@ class SyncInLoop final : public SourceRule {
         std::string_view m = fs.text_of(py::field(fn, f.attribute));
         if (std::find(kTensorMethods.begin(), kTensorMethods.end(), m) == kTensorMethods.end()) return false;
         std::string obj = fs.dotted(py::field(fn, f.object));
-        return !(obj.starts_with("np") || obj.starts_with("math") || obj == "torch");
+        return !(obj.starts_with("np") || obj.starts_with("math") || obj == "torch") && !host_value(e, fs);
       }
       case Kind::Identifier: return has_word(fs.text_of(e), kTensorWords) && !host_value(e, fs);
       case Kind::Attribute: return has_word(fs.text_of(py::field(e, f.attribute)), kTensorWords);

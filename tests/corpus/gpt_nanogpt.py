@@ -95,7 +95,7 @@ for it in range(6):
     logits, loss = model(X, Y)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # expect: FALLBACK002:torch2
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()  # expect: FUSE007
     lossf = loss.item()  # expect: SYNC001
     print(f"iter {it}: loss {lossf:.4f}")

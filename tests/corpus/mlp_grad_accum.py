@@ -34,7 +34,7 @@ for step in range(6):
         loss = F.cross_entropy(model(xb), yb) / accum
         loss.backward()
         running += loss.detach()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # expect: FALLBACK002:torch2
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()  # expect: FUSE007:torch1
     scheduler.step()
     optimizer.zero_grad(set_to_none=True)

@@ -61,7 +61,7 @@ for batch, i in enumerate(range(0, train_data.size(0) - 1, bptt)):
     output, hidden = model(data, hidden)
     loss = criterion(output, targets)
     loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)  # expect: FALLBACK002:torch2
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
     for p in model.parameters():
         p.data.add_(p.grad, alpha=-lr)  # expect: FUSE007
     total_loss += loss.item()  # expect: SYNC001

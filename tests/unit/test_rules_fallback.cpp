@@ -213,11 +213,10 @@ TEST(Fallback002, ForeachOverloadByTheTorchThatRan) {
   TraceBuilder now;
   now.capture("2.13.0+cpu").op("aten::_foreach_mul_.Tensor", 0, 100, {.file = "train.py", .line = 9});
   now.op("aten::mul_.Tensor", 10, 10);
+  // torch 2.13's composite kernel runs it as one NPU mul_ per tensor: nothing falls back and no
+  // setting removes it, so no finding (issue 45).
   auto f = test::run_rule(fallback002_rule(), now.build(), v);
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].severity, Severity::Info);
-  EXPECT_TRUE(contains(f[0].message, "one NPU op per tensor")) << f[0].message;
-  EXPECT_TRUE(contains(f[0].notes, "torch 2.13.0+cpu")) << f[0].notes.back();
+  EXPECT_TRUE(f.empty()) << f[0].message;
   // The facts the shim recorded win over the table (here: a torch whose foreach op is backend-only).
   TraceBuilder recorded;
   recorded.capture("2.13.0+cpu").dispatch("aten::_foreach_mul_.Tensor", 'B', true);

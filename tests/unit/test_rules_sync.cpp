@@ -309,6 +309,50 @@ TEST(Sync001, CpuCaptureReportsOnlyReadsOfFutureDeviceData) {
     }
 }
 
+// A copy is a per-step upload only when it happens in the steps: a line whose copies all fall in
+// the start-up step 0 (batchify's `data.to(device)`, `Generator(...).to(device)` before the
+// loop, recorded with `--steps all`) copies once; pinned memory would change nothing (issue 45).
+TEST(Sync001, OneOffPlacementsBeforeTheLoopAreNoUploads) {
+  TraceBuilder b;
+  test::read_as_capture(b.raw());
+  b.raw().set_env("device", "cpu");
+  b.step(0, 0, 1000).step(1, 1000, 1000).step(2, 2000, 1000);
+  using S = test::TensorSpec;
+  auto host = [](int64_t storage) { return S{.dtype = "int64", .shape = {64}, .storage = storage, .device = "cpu"}; };
+  auto place = [&](double at, int line, int64_t storage) {
+    b.op("Tensor.to(device)", at, 1, {.kind = OpKind::Placement, .file = "train.py", .line = line, .inputs = {host(storage)}});
+  };
+  place(100, 5, 1);       // start-up: the whole data set, once
+  place(200, 6, 2);
+  place(1100, 20, 3);     // each step's batch
+  place(2100, 20, 4);
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.line, 20);
+  EXPECT_NE(f[0].message.find("2 blocking host-to-device copies"), std::string::npos) << f[0].message;
+}
+
+// `losses[k] = loss.item()` writes into a host tensor: a copy_ never moves its destination, so
+// what the host tensor computes later (losses.mean() formatted into a log line) is host data.
+TEST(Sync001, ACopyIntoAHostTensorLeavesItOnTheHost) {
+  TraceBuilder b = capture_on("cpu");
+  using S = test::TensorSpec;
+  auto cpu = [](int64_t storage, std::vector<int64_t> shape) {
+    return S{.shape = std::move(shape), .storage = storage, .device = "cpu"};
+  };
+  b.op("aten::zeros", 10, 1, {.file = "train.py", .line = 5, .outputs = {cpu(1, {4})}});
+  b.op("aten::mm", 20, 5, {.file = "train.py", .line = 6,
+                           .inputs = {cpu(2, {4, 4}), S{.shape = {4, 4}, .storage = 3, .requires_grad = true, .device = "cpu"}},
+                           .outputs = {cpu(4, {})}});
+  b.op("aten::copy_", 30, 1, {.file = "train.py", .line = 7, .inputs = {cpu(1, {}), cpu(4, {})}, .outputs = {cpu(1, {})}});
+  b.op("aten::mean", 40, 1, {.file = "train.py", .line = 8, .inputs = {cpu(1, {4})}, .outputs = {cpu(5, {})}});
+  b.op("Tensor.__format__", 50, 1, {.kind = OpKind::PythonSync, .file = "train.py", .line = 9, .inputs = {cpu(5, {})}});
+  b.op("Tensor.item", 60, 1, {.kind = OpKind::PythonSync, .file = "train.py", .line = 10, .inputs = {cpu(4, {})}});
+  auto f = sync(b.build());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].location.line, 10);   // the device scalar's read; the host tensor's format is none
+}
+
 // On the CPU `.cpu()` returns the tensor itself; on a device its result is a host copy: reads
 // of it after the copy (pairs[0].tolist() after pairs = x.cpu()) are host reads, until device
 // work uses the tensor again.

@@ -88,5 +88,5 @@ trainer = Seq2SeqTrainer(
     processing_class=tokenizer,
     data_collator=data_collator,
 )
-trainer.train()  # expect: SYNC001[logging_nan_inf_filter], SYNC001[logging_steps], SYNC001, DYNSHAPE001[pad_to_multiple_of], FALLBACK002, FUSE007[optim], CONTIG002, CONTIG001[attn_implementation], SYNC001[non_blocking]
+trainer.train()  # expect: SYNC001[logging_nan_inf_filter], SYNC001[logging_steps], SYNC001, DYNSHAPE001[pad_to_multiple_of], FUSE007[optim], CONTIG002, CONTIG001[attn_implementation], SYNC001[non_blocking]
 print("final loss", trainer.state.log_history[-1]["train_loss"])

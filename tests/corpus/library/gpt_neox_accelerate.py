@@ -67,7 +67,7 @@ for epoch in range(num_train_epochs):
             total_loss += loss.detach().float()
             accelerator.backward(loss)
             if accelerator.sync_gradients:
-                accelerator.clip_grad_norm_(model.parameters(), 1.0)  # expect: FALLBACK002
+                accelerator.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             lr_scheduler.step()
             optimizer.zero_grad()

@@ -78,5 +78,5 @@ trainer = Trainer(
     data_collator=default_data_collator,
     processing_class=tokenizer,
 )
-result = trainer.train()  # expect: SYNC001, FALLBACK002, FUSE001, FUSE003, FUSE005, CONTIG002, CONTIG001[attn_implementation], SYNC001[non_blocking]
+result = trainer.train()  # expect: SYNC001, FUSE001, FUSE003, FUSE005, CONTIG002, CONTIG001[attn_implementation], SYNC001[non_blocking]
 print(f"{result.global_step} steps, train loss {result.training_loss:.4f}")

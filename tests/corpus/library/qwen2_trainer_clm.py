@@ -78,5 +78,5 @@ trainer = Trainer(
     data_collator=data_collator,
     processing_class=tokenizer,
 )
-trainer.train()  # expect: SYNC001[logging_nan_inf_filter], SYNC001[logging_steps], SYNC001[attn_implementation], DYNSHAPE001[pad_to_multiple_of], FALLBACK002, FUSE001, FUSE003, FUSE004[attn_implementation], FUSE005, CONTIG002, CONTIG001[attn_implementation], SYNC001[non_blocking]
+trainer.train()  # expect: SYNC001[logging_nan_inf_filter], SYNC001[logging_steps], SYNC001[attn_implementation], DYNSHAPE001[pad_to_multiple_of], FUSE001, FUSE003, FUSE004[attn_implementation], FUSE005, CONTIG002, CONTIG001[attn_implementation], SYNC001[non_blocking]
 print("final loss", trainer.state.log_history[-1]["train_loss"])

@@ -99,5 +99,5 @@ trainer = Trainer(
     data_collator=data_collator,
     compute_metrics=compute_metrics,
 )
-trainer.train()  # expect: SYNC001[logging_nan_inf_filter], SYNC001*2, DYNSHAPE001[pad_to_multiple_of], FALLBACK002, CONTIG002, CONTIG001[attn_implementation], SYNC001[non_blocking]
+trainer.train()  # expect: SYNC001[logging_nan_inf_filter], SYNC001*2, DYNSHAPE001[pad_to_multiple_of], CONTIG002, CONTIG001[attn_implementation], SYNC001[non_blocking]
 print("eval accuracy", trainer.state.log_history[-2].get("eval_accuracy"))

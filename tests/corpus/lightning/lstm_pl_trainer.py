@@ -106,5 +106,5 @@ if __name__ == "__main__":
         enable_progress_bar=False,
         enable_model_summary=False,
     )
-    trainer.fit(model, train_loader, val_loader)  # expect: SYNC001[prog_bar], SYNC001[log_every_n_steps], FALLBACK002
+    trainer.fit(model, train_loader, val_loader)  # expect: SYNC001[prog_bar], SYNC001[log_every_n_steps]
     print("losses", [round(v, 3) for v in history.losses])

@@ -51,7 +51,7 @@ def train_epoch(fabric, model, optimizer, train_dataloader, epoch):
         output = model(input, target)  # expect: SYNC001[mask], SYNC001, CONTIG001*2, CONTIG002*2
         loss = F.nll_loss(output, target.view(-1))
         fabric.backward(loss)
-        fabric.clip_gradients(model, optimizer, max_norm=hparams["max_norm"])  # expect: FALLBACK002, SYNC001[error_if_nonfinite]
+        fabric.clip_gradients(model, optimizer, max_norm=hparams["max_norm"])  # expect: SYNC001[error_if_nonfinite]
         optimizer.step()
         optimizer.zero_grad()
 

@@ -1,6 +1,7 @@
 # A library module whose only CUDA test guards a CUDA-only kernel (transformers
-# activations.py): that fix is withheld, so no fix brings NPU APIs into the file and CUDA006
-# (`import torch_npu`) is not reported either: the module keeps importing without torch_npu.
+# activations.py) for which no NPU kernel exists: that test is no finding (nothing to do), so
+# no fix brings NPU APIs into the file and CUDA006 (`import torch_npu`) is not reported either:
+# the module keeps importing without torch_npu. The file stays quiet.
 import torch
 from torch import nn
 
@@ -20,6 +21,6 @@ class XIELUActivation(nn.Module):
         return torch.where(x > 0, x * x, torch.expm1(x) - x)
 
     def forward(self, input):
-        if self._xielu_cuda_obj is not None and input.is_cuda:  # expect: CUDA007(no fix)
+        if self._xielu_cuda_obj is not None and input.is_cuda:  # no finding: the test keeps CUDA-only code off the NPU and nothing else is to do (withheld)
             return self._xielu_cuda_obj.forward(input, self.alpha_p, self.alpha_n)
         return self._xielu_python(input)

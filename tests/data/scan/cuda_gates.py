@@ -1,7 +1,9 @@
 # CUDA001/CUDA003/CUDA007 in library code that runs a CUDA-only kernel behind a CUDA test
 # (transformers activations.py, the Mamba/RWKV/YOSO models, MoE helpers, apex and triton
-# kernels): the test is what keeps NPU tensors on the fallback, so its fix is withheld
-# ("no fix" below). Tests in front of portable code keep their fix.
+# kernels): the test is what keeps NPU tensors on the fallback, so its fix is withheld. Where an
+# NPU kernel does what the CUDA branch does, the finding stays, without a fix ("no fix" below:
+# add an NPU branch calling it); where none does, there is nothing to do and no finding ("no
+# finding"). Tests in front of portable code keep their fix.
 import torch  # expect: CUDA006
 import torch.nn.functional as F
 import triton
@@ -45,7 +47,7 @@ class XIELUActivation(nn.Module):
         return self._xielu_cuda_obj.forward(x, self.alpha_p, self.alpha_n, self._beta_scalar, self._eps_scalar)
 
     def forward(self, input):
-        if self._xielu_cuda_obj is not None and input.is_cuda:  # expect: CUDA007(no fix)
+        if self._xielu_cuda_obj is not None and input.is_cuda:  # no finding: the test keeps CUDA-only code off the NPU and nothing else is to do (withheld)
             return self._xielu_cuda_fn(input)
         return self._xielu_python(input)
 
@@ -92,7 +94,7 @@ class MambaMixer(nn.Module):
         return torch.cumsum(hidden_states, dim=1)
 
     def forward(self, hidden_states):
-        if self.fast_path and "cuda" in self.x_proj.weight.device.type:  # expect: CUDA001(no fix)
+        if self.fast_path and "cuda" in self.x_proj.weight.device.type:  # no finding: the test keeps CUDA-only code off the NPU and nothing else is to do (withheld)
             return self.cuda_kernels_forward(hidden_states)
         return self.slow_forward(hidden_states)
 
@@ -100,7 +102,7 @@ class MambaMixer(nn.Module):
 class WkvLinearAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, time_decay, key, value):
-        if time_decay.device.type != "cuda" or key.device.type != "cuda":  # expect: CUDA001(no fix), CUDA001(no fix)
+        if time_decay.device.type != "cuda" or key.device.type != "cuda":  # no finding: the test keeps CUDA-only code off the NPU and nothing else is to do (withheld)
             raise ValueError("Calling the CUDA kernel for wkv attention requires all tensors to be on CUDA devices.")
         output = torch.empty_like(key)
         forward_func = wkv_cuda_kernel.forward_bf16 if key.dtype == torch.bfloat16 else wkv_cuda_kernel.forward
@@ -113,7 +115,7 @@ def wkv_cpu(time_decay, key, value):
 
 
 def rwkv_linear_attention(time_decay, key, value):
-    no_cuda = any(t.device.type != "cuda" for t in [time_decay, key, value])  # expect: CUDA001(no fix)
+    no_cuda = any(t.device.type != "cuda" for t in [time_decay, key, value])  # no finding: the test keeps CUDA-only code off the NPU and nothing else is to do (withheld)
     one_token = key.size(1) == 1
     if wkv_cuda_kernel is None or no_cuda or one_token:
         return wkv_cpu(time_decay, key, value)
@@ -122,19 +124,19 @@ def rwkv_linear_attention(time_decay, key, value):
 
 
 def yoso_cumulation(query_mask, query, key, value, config):
-    use_cuda = query_mask.is_cuda  # expect: CUDA007(no fix)
+    use_cuda = query_mask.is_cuda  # no finding: the test keeps CUDA-only code off the NPU and nothing else is to do (withheld)
     return lsh_cumulation.fast_hash(query_mask, query, key, config["num_hash"], use_cuda, 1)
 
 
 def grouped_mm_supported(weight):
-    if weight.device.type == "cuda":  # expect: CUDA001(no fix)
+    if weight.device.type == "cuda":  # no finding: the test keeps CUDA-only code off the NPU and nothing else is to do (withheld)
         return torch.cuda.get_device_capability(weight.device) >= (8, 0)  # expect: CUDA003
     return hasattr(torch, "_grouped_mm")
 
 
 def msa_attention_check(query):
     # The CUDA-only call is in the test itself, evaluated once the device is CUDA.
-    if query.device.type != "cuda" or torch.cuda.get_device_capability(query.device)[0] != 10:  # expect: CUDA001(no fix), CUDA003
+    if query.device.type != "cuda" or torch.cuda.get_device_capability(query.device)[0] != 10:  # the CUDA001 test: no finding (withheld). # expect: CUDA003
         raise RuntimeError("MSA block-sparse attention requires an SM100 / Blackwell CUDA device.")
     return query
 

@@ -37,6 +37,9 @@ def train_epoch_logged(loader, model):
         loss = model(batch)
         lossf = loss.item() * 4  # expect: SYNC101
         print(f"loss {lossf:.4f}")  # a Python float: no second finding
+        pred = model.logits.argmax(-1).cpu()  # expect: SYNC101
+        print(pred)  # a host copy: the .cpu() above was the wait
+        print(f"mean pred {pred.float().mean()}")  # computed from the host copy: no sync
 
 
 def train_with_grad_norm_log(model, loader, opt, params):
