@@ -28,6 +28,14 @@ def packages_event(pid, packages):
             % (pid, json.dumps(packages, separators=_SEP, sort_keys=True)))
 
 
+def model_event(pid, path, facts):
+    """A library model the program ran, at its module path: its class, attention support flags
+    and config field names (_modules.library_model_facts), all strings."""
+    facts = dict(facts, path=path)
+    return ('{"ph":"M","pid":%d,"tid":0,"name":"npu_doctor_model","args":{"facts":%s}}'
+            % (pid, json.dumps(facts, separators=_SEP, sort_keys=True)))
+
+
 def error_event(pid, tid, ts, message, op, thread, where):
     """The shim stopped: its exception, the op being recorded ("" if none), the thread and
     the shim's own file:line that raised (for the bug report)."""

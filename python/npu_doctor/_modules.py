@@ -20,6 +20,8 @@ class ModuleTracker:
         self._handles = []
         self._child_names = {}     # (id(parent), id(child)) -> (weakref(child), relative name)
         self._root_names = {}      # id(module) -> (weakref(module), name)
+        self._facts_seen = {}      # id(module) -> weakref(module): library_model_facts asked once
+        self.models = {}           # module path -> library_model_facts (written at the end)
         self.current_json = '""'
         # [frame of the innermost running module call, its outer stack]: _frames.user_stack_json
         # stops its walk there (held only while the call runs, or until reset() after a raise).
@@ -71,6 +73,14 @@ class ModuleTracker:
             else:
                 path = parent[1] + "." + self._child_name(parent[0], module)
             text = json.dumps(path)
+            seen = self._facts_seen.get(id(module))
+            if seen is None or seen() is not module:
+                self._facts_seen[id(module)] = weakref.ref(module)
+                # the model the user built, not the models inside it (T5's T5Stack)
+                inner = any(entry[1] in self.models for entry in self._stack)
+                facts = None if inner else library_model_facts(module)
+                if facts is not None:
+                    self.models.setdefault(path, facts)
             boundary = _frames.new_boundary(caller)
             self._stack.append((module, path, text, boundary))
             self.current_json = text
@@ -119,6 +129,36 @@ class ModuleTracker:
         name = _name_in_caller(module, caller) or type(module).__name__
         self._root_names[id(module)] = (weakref.ref(module), name)
         return name
+
+
+_SUPPORT_FLAGS = ("_supports_flash_attn", "_supports_flash_attn_2", "_supports_sdpa")
+
+
+def library_model_facts(module):
+    """What a transformers model class and its config allow, for checking a lever against the
+    model it is given for (issue 45: T5 has `_supports_flash_attn = False`, and its config has no
+    `hidden_act`): the class, its attention support flags, and the names of the config's plain
+    fields. None for other modules. Only class and instance dictionaries are read: no code of
+    the program's objects runs."""
+    cls = type(module)
+    if not any(c.__name__ == "PreTrainedModel" and (c.__module__ or "").startswith("transformers")
+               for c in cls.__mro__):
+        return None
+    facts = {"class": "%s.%s" % (cls.__module__, cls.__qualname__)}
+    for flag in _SUPPORT_FLAGS:
+        for c in cls.__mro__:
+            value = c.__dict__.get(flag)
+            if value is not None:
+                if isinstance(value, bool):
+                    facts[flag] = "1" if value else "0"
+                break
+    config = module.__dict__.get("config")
+    fields = getattr(config, "__dict__", None)
+    if isinstance(fields, dict):
+        facts["config_class"] = type(config).__qualname__
+        facts["config"] = ",".join(sorted(k for k, v in fields.items()
+                                          if not k.startswith("_") and isinstance(v, (str, int, float, bool))))
+    return facts
 
 
 def _name_in_caller(module, caller):

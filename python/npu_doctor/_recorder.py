@@ -256,6 +256,8 @@ class Recorder(PythonCallEvents):
             return
         self._write_header()
         self._write_raw(_events.packages_event(self._pid, installed_packages()))
+        for path, facts in list(self._modules.models.items())[:64]:
+            self._write_raw(_events.model_event(self._pid, path, facts))
         self._write_raw(_events.end_event(self._pid, self.step, reason, self._exception if reason == "exception" else ""))
         if self._writer is not None:
             self._writer.close()

@@ -110,6 +110,12 @@ bool same_dtype_copy(std::string_view base) {
 
 }  // namespace
 
+bool in_backward(const Trace& t, uint32_t op) {
+  for (uint32_t p = op; p != kNone; p = t.ops[p].parent)
+    if (t.ops[p].backward) return true;
+  return false;
+}
+
 bool own_numerics(const Trace& t, const Op& op, const OpNumeric& n) {
   std::string_view base = aten_base(t.str(op.name));
   if (undefined_output(base)) return false;
@@ -138,7 +144,7 @@ std::vector<uint32_t> measured_ops(const Trace& t) {
   std::vector<uint32_t> out;
   out.reserve(t.numerics.size());
   for (const OpNumeric& n : t.numerics)
-    if (n.op < t.ops.size() && !t.ops[n.op].backward && own_numerics(t, t.ops[n.op], n)) out.push_back(n.op);
+    if (n.op < t.ops.size() && !in_backward(t, n.op) && own_numerics(t, t.ops[n.op], n)) out.push_back(n.op);
   std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
     const Op &x = t.ops[a], &y = t.ops[b];
     if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
@@ -302,7 +308,7 @@ std::vector<KeepFp32> keep_in_fp32(const Trace& t, const KnowledgeVersion& npu) 
   // Calls made before the first bad one were not counted: count them now.
   std::unordered_map<StrId, size_t> lowp_calls;
   for (const OpNumeric& n : t.numerics)
-    if (n.lowp && n.op < t.ops.size() && !t.ops[n.op].backward) lowp_calls[t.ops[n.op].name] += n.calls;
+    if (n.lowp && n.op < t.ops.size() && !in_backward(t, n.op)) lowp_calls[t.ops[n.op].name] += n.calls;
   for (KeepFp32& k : out) k.calls = lowp_calls[t.ops[k.first_op].name];
   std::stable_sort(out.begin(), out.end(), [](const KeepFp32& a, const KeepFp32& b) {
     auto rank = [](const std::string& r) { return r == "overflow" ? 3 : r == "underflow" ? 2 : 1; };

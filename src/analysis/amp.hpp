@@ -38,6 +38,10 @@ bool amp_diverges(const TensorMetrics& m);
 // kernels measured against themselves are left out: they have no numerics of their own.
 std::vector<uint32_t> measured_ops(const Trace& t);
 bool own_numerics(const Trace& t, const Op& op, const OpNumeric& n);
+// Run by autograd's backward pass: the op or an op around it (the mul.Tensor inside a backward
+// node's mul.Scalar carries no `bwd` of its own). Backward ops follow the forward ops that made
+// them: they neither start a drift nor are kept in fp32 themselves.
+bool in_backward(const Trace& t, uint32_t op);
 
 // The header's "amp" object (Trace::env).
 struct AmpHeader {

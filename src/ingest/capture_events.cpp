@@ -56,7 +56,9 @@ void ChromeBuilder::capture_metadata(uint64_t offset) {
     t_.capture.steps_completed = ev_.steps_completed;
     if (!ev_.message.empty()) t_.capture.exception = ev_.message;
   } else if (ev_.name == "npu_doctor_packages" && is_capture_ && !ev_.packages_raw.empty()) {
-    read_packages(ev_.packages_raw);
+    read_string_map(ev_.packages_raw, "package:", 4096);
+  } else if (ev_.name == "npu_doctor_model" && is_capture_ && !ev_.facts_raw.empty()) {
+    read_model_facts(ev_.facts_raw);
   } else if (ev_.name == "npu_doctor_op" && is_capture_ && !ev_.op.empty()) {
     OpDispatch d;
     d.op = t_.intern(ev_.op);
@@ -140,9 +142,9 @@ void ChromeBuilder::add_capture_tensors(const std::vector<CaptureTensor>& ts, ui
 }
 
 // "npu_doctor_packages": {"transformers": "5.17.0", ...} -> env "package:transformers" = "5.17.0"
-// (analysis/source_sites names a finding's package with the version that ran). Entries that are
-// not strings are skipped.
-void ChromeBuilder::read_packages(std::string_view raw) {
+// (analysis/source_sites names a finding's package with the version that ran); a model's facts
+// with prefix "model:<path>:". Entries that are not strings are skipped; at most `most` kept.
+void ChromeBuilder::read_string_map(std::string_view raw, std::string_view prefix, size_t most) {
   od::document doc;
   od::object obj;
   if (aux_parser_.iterate(simdjson::padded_string_view(raw.data(), raw.size(), raw.size() + simdjson::SIMDJSON_PADDING))
@@ -154,9 +156,27 @@ void ChromeBuilder::read_packages(std::string_view raw) {
     od::field f;
     std::string_view key, value;
     if (std::move(f_res).get(f) || unescaped_key(f).get(key) || f.value().get_string().get(value)) continue;
-    if (++n > 4096) break;   // a program imports hundreds of packages at most
-    t_.set_env(fmt::format("package:{}", key), value);
+    if (++n > most) break;   // a program imports hundreds of packages at most
+    t_.set_env(fmt::format("{}{}", prefix, key), value);
   }
+}
+
+// "npu_doctor_model": a library model the program ran (the shim's _modules.library_model_facts)
+// -> env "model:<path>:<fact>" and its path in "models" (comma-separated), which
+// knowledge/model_facts reads for checking levers against the model's class and config.
+void ChromeBuilder::read_model_facts(std::string_view raw) {
+  od::document doc;
+  od::object obj;
+  std::string_view path;
+  if (aux_parser_.iterate(simdjson::padded_string_view(raw.data(), raw.size(), raw.size() + simdjson::SIMDJSON_PADDING))
+              .get(doc) != simdjson::SUCCESS ||
+      doc.get_object().get(obj) != simdjson::SUCCESS || obj["path"].get_string().get(path) != simdjson::SUCCESS ||
+      path.empty() || path.find(',') != std::string_view::npos)
+    return;
+  std::string models(t_.env_value("models"));
+  if (std::count(models.begin(), models.end(), ',') >= 63) return;   // the shim writes 64 at most
+  t_.set_env("models", models.empty() ? std::string(path) : models + "," + std::string(path));
+  read_string_map(raw, fmt::format("model:{}:", path), 64);
 }
 
 // Capture "stack": [[file, line, func], ...], user frames only, innermost first.

@@ -43,7 +43,7 @@ void EventFields::reset() {
   has_inputs = has_outputs = false;
   format = torch = python = device_str = torch_npu = steps = {};
   capture_version = capture_rank = capture_world_size = -1;
-  op = thread = where = dispatch = cwd = packages_raw = {};
+  op = thread = where = dispatch = cwd = packages_raw = facts_raw = {};
   steps_completed = -1;
   cpu_kernel = expanded = false;
   argv.clear();
@@ -339,6 +339,10 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
           if (a.get_array().get(arr) == simdjson::SUCCESS) c.get(arr.raw_json(), ev.stack_raw);
         } else if (key == "torch") lenient_string(a, ev.torch);
         else if (key == "steps") lenient_string(a, ev.steps);
+        else if (key == "facts") {
+          od::object obj;
+          if (a.get_object().get(obj) == simdjson::SUCCESS) c.get(obj.raw_json(), ev.facts_raw);
+        }
         else if (key == "scale") raw_amp(c, a, ev, kAmpScale);
         else if (key == "dtype") raw_amp(c, a, ev, kAmpDtype);
         else if (key == "where") lenient_string(a, ev.where);
@@ -454,6 +458,7 @@ void check_kept_strings(const Ctx& c, const EventFields& ev) {
   check("\"where\"", ev.where);
   check("\"cwd\"", ev.cwd);
   check("\"packages\"", ev.packages_raw);
+  check("\"facts\"", ev.facts_raw);
   check("\"Task Type\"", ev.task_type);
   check("\"cuda_sync_kind\"", ev.sync_kind);
   check("\"args.name\"", ev.arg_name);

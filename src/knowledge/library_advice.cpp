@@ -95,8 +95,18 @@ void LibraryAdviceTable::parse(std::string_view file_name, std::string_view text
     if (colon == std::string_view::npos || f[3].empty() || f[5].empty())
       throw KnowledgeError(fmt::format("advice file {} line {}: expected a site 'file:function', a cause and a lever",
                                        file_name, number));
+    std::string lever = unescape_field(f[5]), condition;
+    if (lever.starts_with("[if ")) {
+      size_t close = lever.find("] ");
+      if (close == std::string::npos || close == 4)
+        throw KnowledgeError(fmt::format("advice file {} line {}: a lever's condition is \"[if NAME|NAME...] lever\"",
+                                         file_name, number));
+      condition = lever.substr(4, close - 4);
+      lever.erase(0, close + 2);
+    }
     rows_.push_back({package, std::string(f[0]), std::string(f[1]), std::string(f[2].substr(0, colon)),
-                     std::string(f[2].substr(colon + 1)), std::string(f[3]), unescape_field(f[4]), unescape_field(f[5]), number});
+                     std::string(f[2].substr(colon + 1)), std::string(f[3]), unescape_field(f[4]), std::move(lever),
+                     std::move(condition), number});
   }
 }
 
@@ -110,11 +120,13 @@ std::string_view unqualified(std::string_view function) {
 
 const LibraryAdvice* LibraryAdviceTable::find(std::string_view rule, std::string_view package,
                                               std::string_view version, std::string_view file,
-                                              std::string_view function) const {
+                                              std::string_view function,
+                                              const std::function<bool(const LibraryAdvice&)>& accept) const {
   for (const LibraryAdvice& a : rows_)
     if (a.package == package && rule_listed(a.rules, rule) && version_in_range(version, a.versions) &&
         glob_match(a.file_glob, file) &&
-        (glob_match(a.function_glob, function) || glob_match(a.function_glob, unqualified(function))))
+        (glob_match(a.function_glob, function) || glob_match(a.function_glob, unqualified(function))) &&
+        (!accept || accept(a)))
       return &a;
   return nullptr;
 }

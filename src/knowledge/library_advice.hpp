@@ -5,6 +5,7 @@
 // files' headers and docs/library-advice.md.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,10 @@ struct LibraryAdvice {
   std::string cause;      // rows of one cause at one program line make one finding
   std::string does;       // what the code at the site does
   std::string lever;      // the fix; "\n" already a line break, {module} not yet filled
+  // "[if A|B] lever": the lever exists only for models whose class or config has A or B
+  // (`_supports_flash_attn`, `config.hidden_act`): rules/library_findings checks it against the
+  // model the capture recorded; "" always.
+  std::string condition;
   size_t line = 0;        // in its file, for errors
 };
 
@@ -31,9 +36,11 @@ class LibraryAdviceTable {
   static const LibraryAdviceTable& builtin();
   // Parses one data/advice file; throws KnowledgeError naming the file and line.
   void parse(std::string_view file_name, std::string_view text);
-  // The first row for `rule` at a site of `package` (version "" = unknown: any range matches).
+  // The first row for `rule` at a site of `package` (version "" = unknown: any range matches)
+  // that `accept` takes (none: every row).
   const LibraryAdvice* find(std::string_view rule, std::string_view package, std::string_view version,
-                            std::string_view file, std::string_view function) const;
+                            std::string_view file, std::string_view function,
+                            const std::function<bool(const LibraryAdvice&)>& accept = {}) const;
   const std::vector<LibraryAdvice>& rows() const { return rows_; }
 
  private:

@@ -35,7 +35,7 @@ class BannedOpRule final : public Rule {
     std::unordered_map<StrId, Seen> by_name;
     std::vector<StrId> order;
     for (const OpNumeric& n : t.numerics) {
-      if (!n.in_autocast || n.op >= t.ops.size() || t.ops[n.op].backward) continue;
+      if (!n.in_autocast || n.op >= t.ops.size() || in_backward(t, n.op)) continue;
       StrId name = t.ops[n.op].name;
       auto [it, fresh] = by_name.try_emplace(name, Seen{n.op});
       if (fresh) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/model_facts.hpp"
 #include "analysis/names.hpp"
 #include "knowledge/advice_texts.hpp"
 #include "knowledge/library_advice.hpp"
@@ -26,6 +27,16 @@ std::string fill(std::string text, const LibrarySite& s) {
   for (size_t at = text.find("{module}"); at != std::string::npos; at = text.find("{module}", at + module.size()))
     text.replace(at, 8, module);
   return text;
+}
+
+// "transformers.models.t5.modeling_t5.T5ForConditionalGeneration" -> "T5ForConditionalGeneration".
+std::string_view short_class(std::string_view qualified) { return qualified.substr(qualified.rfind('.') + 1); }
+
+// "_supports_flash_attn|config.hidden_act" -> "`_supports_flash_attn` or `config.hidden_act`".
+std::string or_list(std::string_view condition) {
+  std::string out = "`";
+  for (char c : condition) out += c == '|' ? std::string("` or `") : std::string(1, c);
+  return out + "`";
 }
 
 // The generic fixes of the rules speak of the program's own code; at a package site the user
@@ -68,8 +79,9 @@ void say_merged(Finding& f, size_t sites) {
 
 }  // namespace
 
-void apply_library_advice(std::vector<Finding>& findings) {
+void apply_library_advice(std::vector<Finding>& findings, const Trace& trace) {
   const LibraryAdviceTable& table = LibraryAdviceTable::builtin();
+  const ModelFacts models(trace);
   std::map<std::string, size_t> by_cause;   // rule, program line, cause -> finding kept
   std::map<size_t, size_t> merged;           // finding kept -> sites merged into it
   std::vector<Finding> out;
@@ -80,7 +92,15 @@ void apply_library_advice(std::vector<Finding>& findings) {
       out.push_back(std::move(f));
       continue;
     }
-    const LibraryAdvice* a = table.find(f.rule, s.package, s.version, s.file, s.function);
+    // A lever the model it runs in does not have is no lever (T5: no flash attention, no
+    // hidden_act): the next row of the site is tried, and the finding says why.
+    const std::string model = models.model_of(f.location.module);
+    const LibraryAdvice* refused = nullptr;
+    const LibraryAdvice* a = table.find(f.rule, s.package, s.version, s.file, s.function, [&](const LibraryAdvice& r) {
+      if (r.condition.empty() || models.holds(r.condition, model) != FactHolds::No) return true;
+      if (!refused) refused = &r;
+      return false;
+    });
     if (a && a->lever == "-") continue;   // the site's work is what the library call is for (docs/library-advice.md)
     // One cause at one program line is one finding (without the program's frame, one per
     // cause). Without a row the cause is the package function: Whisper's q, k and v transposes
@@ -102,6 +122,10 @@ void apply_library_advice(std::vector<Finding>& findings) {
       f.notes.insert(f.notes.begin(), advice("LIBRARY", "package_note", {{"site", s.describe()}}));
       f.fix = no_lever_fix(f);
     }
+    if (refused && !a)   // (a model that has another row's lever needs no word on this one)
+      f.notes.push_back(advice("LIBRARY", "lever_refused_note",
+                               {{"model", short_class(models.model_class(model))}, {"condition", or_list(refused->condition)},
+                                {"lever", refused->lever.substr(0, refused->lever.find('\n'))}}));
     out.push_back(std::move(f));
   }
   for (auto [kept, sites] : merged) say_merged(out[kept], sites);

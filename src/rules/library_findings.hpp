@@ -7,9 +7,12 @@
 #include <vector>
 
 #include "model/finding.hpp"
+#include "model/trace.hpp"
 
 namespace npud {
 
-void apply_library_advice(std::vector<Finding>& findings);
+// `trace`: the model facts a capture recorded (analysis/model_facts.hpp), against which a
+// lever with a condition ("[if _supports_flash_attn] ...") is checked.
+void apply_library_advice(std::vector<Finding>& findings, const Trace& trace);
 
 }  // namespace npud

@@ -40,7 +40,7 @@ const Rule* find_trace_rule(std::string_view id) {
 std::vector<Finding> run_rules(const AnalysisContext& ctx, const std::vector<const Rule*>& rules) {
   std::vector<Finding> out;
   for (const Rule* r : rules) r->check(ctx, out);
-  apply_library_advice(out);   // findings inside installed packages: the user's lever, one per cause
+  apply_library_advice(out, ctx.trace);   // findings inside installed packages: the user's lever, one per cause
   // Stable: equal findings keep each rule's own order (e.g. HOT001's ranking).
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
     if (a.first != b.first) return a.first;

@@ -265,6 +265,30 @@ class CorpusPrecisionRecall(unittest.TestCase):
         self.assertGreaterEqual(t["lever_share"], min_levers, detail)
 
 
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY is not set to the built npu-doctor")
+@unittest.skipUnless(HAVE_TRANSFORMERS, "transformers is not importable by %s (tests/corpus/library/requirements.txt)"
+                     % PYTHON)
+class LibraryLevers(unittest.TestCase):
+    def test_levers_are_checked_against_the_model_class(self):
+        """T5 is not told attn_implementation="flash_attention_2" (its class has
+        `_supports_flash_attn = False`: the finding says why not) nor hidden_act (its config
+        has none): its GELU's lever is config.dense_act_fn (issue 45)."""
+        program = os.path.join(HERE, "programs", "t5_gated_gelu_levers.py")
+        findings = run(program)
+        by_rule = defaultdict(list)
+        for f in findings:
+            by_rule[f["id"]].append(f)
+        copies = by_rule["CONTIG001"] + by_rule["CONTIG002"]
+        self.assertTrue(copies, [f["id"] for f in findings])
+        for f in copies:
+            self.assertNotIn("flash_attention_2", f["fix"], f)
+        self.assertTrue(any("not offered" in n and "T5ForConditionalGeneration" in n
+                            for f in copies for n in f["notes"]), copies)
+        self.assertEqual(len(by_rule["FUSE006"]), 1, [f["id"] for f in findings])
+        self.assertIn("dense_act_fn", by_rule["FUSE006"][0]["fix"])
+        self.assertNotIn("hidden_act", by_rule["FUSE006"][0]["fix"])
+
+
 if __name__ == "__main__" and "--table" in sys.argv:
     v = torch_version()
     for directory, label in ((CORPUS, "corpus"), (LIBRARY, "library corpus"), (HELDOUT, "held-out library corpus"),

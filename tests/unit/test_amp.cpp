@@ -181,6 +181,16 @@ TEST(AmpRules, BackwardOpsNearZeroTensorsAndBannedOps) {
     EXPECT_TRUE(run(amp006_rule(), read(name)).empty()) << name;
 }
 
+// Issue 45: an op inside a backward node (the mul.Tensor a MulBackward's mul.Scalar runs, no
+// `bwd` of its own) is backward work too: not kept in fp32. An op that ran in fp32 (the
+// optimizer's addcdiv_ under autocast) carries its inputs' drift: it does not start it.
+TEST(AmpRules, NoDriftStartOrKeepFp32InBackwardNodesOrFp32Updates) {
+  Trace t = read("backward_nested_fp32_update.npud.json");
+  EXPECT_EQ(t.numerics.size(), 4u);   // the ops were read with their numerics
+  EXPECT_TRUE(run(amp001_rule(), t).empty());
+  EXPECT_TRUE(run(amp002_rule(), t).empty());
+}
+
 TEST(AmpRules, KeepInFp32ListsOverflowAndUnderflowWithTheNpuPolicy) {
   auto f = run(amp002_rule(), read("overflow.npud.json"));
   ASSERT_EQ(f.size(), 2u);
