@@ -17,6 +17,7 @@ constexpr RulePair kRulePairs[] = {
     {"SYNC001", "SYNC101"},      // host-device syncs (.item() in the loop)
     {"CONTIG002", "CONTIG101"},  // a permuted/transposed view fed to a matmul or conv
     {"AMP004", "AMP101"},        // fp16 autocast without a GradScaler
+    {"AMP006", "AMP102"},        // binary cross-entropy inside autocast (raises on the NPU)
     {"FALLBACK002", "API101"},   // an op without an NPU kernel (CPU fallback)
     {"FALLBACK001", "API102"},   // an op that runs on the AI CPU
 };

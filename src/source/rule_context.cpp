@@ -116,6 +116,7 @@ std::vector<std::unique_ptr<SourceRule>> make_source_rule_instances() {
   r.push_back(make_contig_rule());
   r.push_back(make_fused_rules());
   r.push_back(make_amp_rule());
+  r.push_back(make_bce_in_autocast_rule());
   r.push_back(make_api_rules());
   return r;
 }

@@ -182,6 +182,7 @@ std::unique_ptr<SourceRule> make_sync_rule();
 std::unique_ptr<SourceRule> make_contig_rule();
 std::unique_ptr<SourceRule> make_fused_rules();
 std::unique_ptr<SourceRule> make_amp_rule();
+std::unique_ptr<SourceRule> make_bce_in_autocast_rule();
 std::unique_ptr<SourceRule> make_api_rules();
 
 // Small tree helpers shared by the rules.

@@ -24,6 +24,7 @@ constexpr RuleInfo kRules[] = {
     {"FUSE104", "", "Hand-written SwiGLU; torch_npu.npu_swiglu fuses it", Severity::Info, false},
     {"FUSE105", "", "Hand-written GELU; use torch_npu.npu_gelu / npu_fast_gelu or F.gelu", Severity::Info, false},
     {"AMP101", "", "fp16 autocast in a training file without GradScaler", Severity::Warning, false},
+    {"AMP102", "", "nn.BCELoss / F.binary_cross_entropy inside autocast: raises on the NPU", Severity::Error, false},
     {"API101", "", "torch API whose aten op has no NPU kernel in the chosen torch_npu", Severity::Warning, false},
     {"API102", "", "torch API that runs on AI CPU / host on the NPU for some inputs", Severity::Info, false},
 };
