@@ -1,0 +1,4 @@
+import torch
+
+def train(model:
+    pass
