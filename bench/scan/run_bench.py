@@ -3,7 +3,12 @@
 CPython's own parser (`ast.parse` + `ast.walk` of every node) on the same generated tree, in
 the same run, best of R repetitions. Prints a markdown table.
 
-usage: /usr/bin/python3 bench/scan/run_bench.py BUILD/npu-doctor [--lines 1000000] [--threads 2]"""
+usage: /usr/bin/python3 bench/scan/run_bench.py BUILD/npu-doctor [--lines 1000000] [--threads 2]
+       [--select CUDA007 --select CONTIG101 ...] [--ruff PATH]
+
+--select adds a row per selection (`scan --select ID`: only the rule files of ID run, and files
+where none of them can fire are not parsed); --ruff adds `ruff check` (its default rules, its
+own thread count, --no-cache) on the same tree."""
 import argparse
 import ast
 import multiprocessing
@@ -66,6 +71,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--tree", help="reuse an existing tree instead of generating one")
+    ap.add_argument("--select", action="append", default=[], help="also time `scan --select ID`")
+    ap.add_argument("--ruff", help="also time `ruff check` (the ruff binary)")
     a = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="npud_scan_bench_")
@@ -83,11 +90,17 @@ def main():
 
     report = os.path.join(tmp, "report.json")
 
-    def scan():
-        r = subprocess.run([a.binary, "scan", "--threads", str(a.threads), "--format", "json", "-o", report, tree],
-                           capture_output=True, text=True)
+    def scan(*extra):
+        r = subprocess.run([a.binary, "scan", "--threads", str(a.threads), "--format", "json", "-o", report, *extra,
+                            tree], capture_output=True, text=True)
         if r.returncode not in (0, 1):
             sys.exit(f"scan failed ({r.returncode}): {r.stderr[-2000:]}")
+
+    def ruff():
+        r = subprocess.run([a.ruff, "check", "--no-cache", "--exit-zero", "--quiet", tree], capture_output=True,
+                           text=True, env=dict(os.environ, RAYON_NUM_THREADS=str(a.threads)))
+        if r.returncode != 0:
+            sys.exit(f"ruff failed ({r.returncode}): {r.stderr[-2000:]}")
 
     load0 = f"{os.getloadavg()[0]:.1f}"
     scan()  # warm the page cache
@@ -103,9 +116,13 @@ def main():
     print()
     print("| what | wall s | lines/s (wall) | CPU s | lines per CPU-second |")
     print("|---|---:|---:|---:|---:|")
-    rows = [(f"npu-doctor scan ({a.threads} threads, all rules)", t_scan),
-            ("python3 ast.parse + ast.walk (1 process)", t_ast1),
-            (f"python3 ast.parse + ast.walk ({a.threads} processes)", t_astn)]
+    rows = [(f"npu-doctor scan ({a.threads} threads, all rules)", t_scan)]
+    rows += [(f"npu-doctor scan ({a.threads} threads, --select {s})", best(lambda s=s: scan("--select", s), a.reps))
+             for s in a.select]
+    if a.ruff:
+        rows.append((f"ruff check (default rules, {a.threads} threads)", best(ruff, a.reps)))
+    rows += [("python3 ast.parse + ast.walk (1 process)", t_ast1),
+             (f"python3 ast.parse + ast.walk ({a.threads} processes)", t_astn)]
     for name, (wall, cpu) in rows:
         print(f"| {name} | {wall:.2f} | {lines / wall:,.0f} | {cpu:.2f} | {lines / cpu:,.0f} |")
 

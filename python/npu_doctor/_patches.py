@@ -348,6 +348,7 @@ class TensorPatches:
         self._patch_naming(torch)
         self._patch_data_factories(torch)
         self._patch_mode_sensitive(torch)
+        self._patch_mode_stack()
         try:
             import torch.cuda as tc
         except Exception as e:
@@ -440,6 +441,33 @@ class TensorPatches:
             functools.update_wrapper(call, orig)
             self._saved.append((owner, name, True, orig))
             setattr(owner, name, keep_builtin(call, orig) if owner is not torch.Tensor else call)
+
+    def _patch_mode_stack(self):
+        """torch 1.x keeps the dispatch mode stack in Python: each op pops the mode, runs it and
+        pushes it back (`_pop_mode_temporarily`). A signal handler's exception landing between
+        the pop and the `try` that pushes it back (or inside the push) loses the capture's mode
+        while torch still dispatches to the stack, and the program's next op fails with
+        "trying to pop from empty mode stack". The next pop puts the capture's mode back first
+        when the stack lost it, and the program goes on as it would without the capture (issue
+        42 F-2; tests/e2e/programs/own_exceptions.py). torch >= 2 keeps the stack in C++."""
+        try:
+            from torch.utils import _python_dispatch as pd
+        except ImportError:
+            return
+        if not hasattr(pd, "_TorchDispatchStackMode") or not callable(getattr(pd, "_pop_mode", None)):
+            return
+        orig = pd._pop_mode
+        rec = self._rec
+
+        def _pop_mode():
+            mode = rec.dispatch_core
+            if mode is not None and pd._len_torch_dispatch_stack() == 0:
+                pd._push_on_torch_dispatch_stack(mode)
+            return orig()
+
+        functools.update_wrapper(_pop_mode, orig)
+        self._saved.append((pd, "_pop_mode", True, orig))
+        pd._pop_mode = _pop_mode
 
     def _patch_as_subclass(self, cls):
         """torch 1.x: Tensor.as_subclass raises "already associated to a python object" under

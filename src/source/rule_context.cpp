@@ -1,4 +1,6 @@
 #include "source/rule_context.hpp"
+
+#include <algorithm>
 #ifdef NPUD_HAVE_TREE_SITTER
 
 #include "source/source_rules.hpp"
@@ -109,15 +111,54 @@ Finding& FileScan::report(std::string_view rule, Severity sev, const NodeSpan& a
   return findings.back();
 }
 
-std::vector<std::unique_ptr<SourceRule>> make_source_rule_instances() {
+namespace {
+
+bool contains_any(std::string_view text, std::initializer_list<std::string_view> needles) {
+  for (std::string_view n : needles)
+    if (text.find(n) != std::string_view::npos) return true;
+  return false;
+}
+
+bool always(std::string_view) { return true; }
+
+// Text every CUDA rule needs to fire: a CUDA device string, .cuda(), torch.cuda / backends.cudnn,
+// NCCL, TF32 switches, or NPU APIs without `import torch_npu` (CUDA006); any case.
+bool may_have_cuda(std::string_view text) {
+  return contains_any(text, {"cud", "CUD", "Cud", "nccl", "NCCL", "Nccl", "npu", "NPU", "tf32", "TF32"});
+}
+
+bool may_have_autocast(std::string_view text) { return text.find("autocast") != std::string_view::npos; }
+
+bool may_have_view(std::string_view text) {
+  return contains_any(text, {"transpose", "permute", "swapaxes", "swapdims", ".T", ".H", ".mT", ".mH", ".t("});
+}
+
+// One rule file: the ids it reports, and a cheap test of a file's text that is false only where
+// none of them can fire (then, with no other rule selected, the file is not parsed at all).
+struct SourceRuleEntry {
+  std::unique_ptr<SourceRule> (*make)();
+  std::initializer_list<std::string_view> ids;
+  bool (*may_fire)(std::string_view text);
+};
+
+const SourceRuleEntry kEntries[] = {
+    {make_cuda_rules, {"CUDA001", "CUDA002", "CUDA003", "CUDA004", "CUDA005", "CUDA006", "CUDA007"}, may_have_cuda},
+    {make_sync_rule, {"SYNC101"}, always},
+    {make_contig_rule, {"CONTIG101"}, may_have_view},
+    {make_fused_rules, {"FUSE101", "FUSE102", "FUSE103", "FUSE104", "FUSE105"}, always},
+    {make_amp_rule, {"AMP101"}, may_have_autocast},
+    {make_bce_in_autocast_rule, {"AMP102"}, may_have_autocast},
+    {make_api_rules, {"API101", "API102"}, always},
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<SourceRule>> make_source_rule_instances(const RuleFilter& filter, std::string_view text) {
   std::vector<std::unique_ptr<SourceRule>> r;
-  r.push_back(make_cuda_rules());
-  r.push_back(make_sync_rule());
-  r.push_back(make_contig_rule());
-  r.push_back(make_fused_rules());
-  r.push_back(make_amp_rule());
-  r.push_back(make_bce_in_autocast_rule());
-  r.push_back(make_api_rules());
+  for (const SourceRuleEntry& e : kEntries) {
+    bool wanted = std::any_of(e.ids.begin(), e.ids.end(), [&](std::string_view id) { return filter.enabled(id); });
+    if (wanted && e.may_fire(text)) r.push_back(e.make());
+  }
   return r;
 }
 

@@ -15,6 +15,7 @@
 #include "source/api_map.hpp"
 #include "source/python_tree.hpp"
 #include "model/finding.hpp"
+#include "model/rule_filter.hpp"
 
 namespace npud {
 
@@ -173,8 +174,9 @@ class SourceRule {
   virtual void finish(FileScan&) {}
 };
 
-// One instance of every rule, for one file (rules keep per-file state).
-std::vector<std::unique_ptr<SourceRule>> make_source_rule_instances();
+// One instance of each rule file, for one file (rules keep per-file state): only those with a
+// rule `filter` enables whose trigger text occurs in `text` (rules not selected never run).
+std::vector<std::unique_ptr<SourceRule>> make_source_rule_instances(const RuleFilter& filter, std::string_view text);
 
 // Factories, one per rule file.
 std::unique_ptr<SourceRule> make_cuda_rules();

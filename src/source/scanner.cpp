@@ -294,6 +294,13 @@ void keep_wanted(std::vector<Finding>& findings, const RuleFilter& filter, const
   });
 }
 
+// Drops what a comment suppresses (counted): a finding the user silenced on its line is no fix
+// the file will get, which what the rules decide at finish() reads (CUDA006's "or will, after
+// the CUDA fixes").
+void drop_suppressed(std::vector<Finding>& findings, const FileSuppressions& ignores, size_t& suppressed) {
+  keep_wanted(findings, RuleFilter(), ignores, suppressed);
+}
+
 }  // namespace
 
 FileResult scan_source(std::string path, std::string text, const ScanOptions& opts) {
@@ -334,7 +341,13 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
   if (!lf_text.empty()) r.lines = size_t(std::count(parsed.begin(), parsed.end(), '\n')) + (parsed.back() != '\n');
   FileScan fs(parsed, kv, ApiMap::builtin());
   fs.newline = newline;
-  auto rules = make_source_rule_instances();
+  auto rules = make_source_rule_instances(opts.filter, parsed);
+  // No selected rule can fire here (`--select CUDA007` on a file that never says cuda or npu) and
+  // syntax errors are not asked for: nothing to parse (issue 44).
+  if (rules.empty() && !opts.filter.enabled("PARSE001")) {
+    if (opts.keep_text) r.text = std::move(text);
+    return r;
+  }
   FileSuppressions ignores;
   // One syntax tree at a time: a piece of whole top-level statements (one piece up to 1 MiB).
   std::optional<Finding> parse_error;
@@ -384,14 +397,12 @@ FileResult scan_source(std::string path, std::string text, const ScanOptions& op
     }
     fs.root = TSNode{};
   }
-  keep_wanted(fs.findings, opts.filter, ignores, r.suppressed);
-  size_t before = fs.findings.size();
+  // --select/--ignore choose what is shown, not what the rules see: they apply after finish()
+  // (with `--select CUDA006`, the file still gets the CUDA fixes CUDA006 counts on; a rule file
+  // may drop or add findings there: CUDA gates, CUDA006).
+  drop_suppressed(fs.findings, ignores, r.suppressed);
   for (auto& rule : rules) rule->finish(fs);
-  if (fs.findings.size() > before) {
-    std::vector<Finding> late = fs.take_since(before);
-    keep_wanted(late, opts.filter, ignores, r.suppressed);
-    for (auto& l : late) fs.findings.push_back(std::move(l));
-  }
+  keep_wanted(fs.findings, opts.filter, ignores, r.suppressed);
   if (parse_error) {
     r.syntax_error = true;
     for (auto& f : fs.findings) f.edits.clear();  // never rewrite a file we did not fully understand

@@ -76,6 +76,22 @@ class ScanEndToEnd(unittest.TestCase):
         again = scan(whole)
         self.assertNotIn("fixable with --fix", again.stdout.replace("(0 fixable with --fix)", ""))
 
+    def test_a_selection_finds_what_the_full_scan_finds(self):
+        """`--select ID` runs only the rule files that report ID and parses no file where none of
+        them can fire (issue 44); its findings are the full scan's findings of ID, for every id."""
+        def found(*args):
+            report = json.loads(scan("--format", "json", "--fail-on", "never", *args, DATA).stdout)
+            return sorted((f["rule"], os.path.relpath(f["file"], DATA), f["line"], f["column"], f["message"])
+                          for f in report["findings"])
+        everything = found()
+        listed = subprocess.run([BINARY, "rules"], capture_output=True, text=True, check=True).stdout
+        ids = [line.split()[0] for line in listed.split("Source rules (scan):")[1].splitlines()
+               if line.startswith("  ")]
+        self.assertGreater(len(ids), 15)
+        for rule in ids:
+            with self.subTest(rule=rule):
+                self.assertEqual(found("--select", rule), [f for f in everything if f[0] == rule])
+
     def test_a_free_transpose_names_the_view_under_it(self):
         """`k.transpose(-2, -1)` into a matmul is free; when `k` is itself a (1, 2) view, the
         finding names `k` and the line that made it, not the free swap (issue 45)."""
