@@ -249,8 +249,12 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
         "that does neither (inference, a custom loop) marks the end of each iteration with npu_doctor.step() "
         "(`npu-doctor docs capture`)\n",
         o.require_steps,
-        o.require_steps == "all" || first.empty() ? "never ended a step"
-                                                  : fmt::format("ended before step {} or never ended a step", first));
+        // a program that failed first (a config error, a bad argument) is said to have failed:
+        // its own error is above this line, and no note about steps helps it
+        o.program_exit_code != 0 ? fmt::format("exited with status {} before it ended a step (its own output above "
+                                               "says why)", o.program_exit_code)
+        : o.require_steps == "all" || first.empty() ? "never ended a step"
+                                                    : fmt::format("ended before step {} or never ended a step", first));
     return kExitBadInput;
   }
   if (!o.write_baseline.empty()) return kExitClean;   // recording today's findings is no failure

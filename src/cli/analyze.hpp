@@ -34,6 +34,7 @@ struct AnalyzeOptions {
   // run/amp-check: the capture must hold a recorded step (else the report would be an
   // all-clear about nothing): print the report, say so, exit 2.
   std::string require_steps;        // the --steps that were asked for; empty = not required
+  int program_exit_code = 0;        // run/amp-check: the program's exit status (128 + N: signal N)
   std::string command = "analyze";  // recorded in the report
   std::vector<std::string> report_notes;   // said at the top of the report (text) and in its warnings (JSON, HTML)
   // run/amp-check: the text report names files under the working directory relative to it, as

@@ -566,6 +566,7 @@ int launch_and_analyze(LaunchRequest req, AnalyzeOptions ao) {
   ao.allow_truncated = true;
   ao.command = req.command_name;
   ao.require_steps = req.steps;
+  ao.program_exit_code = launched.exit_code;
   ao.text_paths_relative = true;
   if (!launched.other_captures.empty() && launched.rank_captures.empty())
     ao.report_notes.push_back(fmt::format(

@@ -158,6 +158,11 @@ class CaptureEndToEnd(unittest.TestCase):
         early = self.run_once("early-end", "sync_item.py", steps="2:3", program_args=("--steps", "1"))
         self.assertEqual(early.code, 2, early.stderr)
         self.assertIn("ended before step 2", early.stderr)
+        # A program that failed before its first step is said to have failed (its status), not
+        # to have ended no step: here its own argument parser refuses an argument (status 2).
+        failed = self.run_once("failed-early", "sync_item.py", program_args=("--steps", "x"))
+        self.assertEqual(failed.code, 2, failed.stderr)
+        self.assertIn("the program exited with status 2 before it ended a step", failed.stderr)
 
     def test_hand_written_sgd_loop_is_an_optimizer_loop(self):
         # Without an optimizer each backward() ends a step; npu_doctor.step() marks them the same.
