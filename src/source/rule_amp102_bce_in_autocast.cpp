@@ -18,7 +18,7 @@ using py::Kind;
 TSNode with_body(TSNode call) {
   TSNode n = ts_node_parent(call);
   for (int up = 0; up < 3 && !ts_node_is_null(n); ++up, n = ts_node_parent(n))
-    if (std::string_view(ts_node_type(n)) == "with_statement") return ts_node_child_by_field_name(n, "body", 4);
+    if (std::string_view(ts_node_type(n)) == "with_statement") return py::field(n, py::fields().body);
   return TSNode{};
 }
 
