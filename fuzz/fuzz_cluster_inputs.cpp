@@ -12,6 +12,9 @@
 #include <filesystem>
 #include <string>
 
+#include "cluster/cluster_input.hpp"
+#include "cluster/cluster_report.hpp"
+#include "cluster/merged_summary.hpp"
 #include "cluster/msprof_ranks.hpp"
 #include "cluster/rank_summary.hpp"
 #include "ingest/communication_json.hpp"
@@ -51,6 +54,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   write(json, data, size);
   try {
     npud::read_rank_summary(json.string());
+  } catch (const npud::InputError&) {
+  }
+  try {   // a merged summary read and reported: every index it holds is checked on reading
+    npud::ClusterInput in;
+    npud::read_merged_summary(json.string(), in);
+    npud::build_cluster_report(in, "fuzz");
   } catch (const npud::InputError&) {
   }
   try {

@@ -19,7 +19,9 @@
 #include "cli/output.hpp"
 #include "cli/progress.hpp"
 #include "cluster/cluster_html.hpp"
+#include "cluster/cluster_input.hpp"
 #include "cluster/cluster_report.hpp"
+#include "cluster/merged_summary.hpp"
 #include "cluster/msprof_ranks.hpp"
 #include "cluster/rank_summary.hpp"
 #include "pipeline/pipeline.hpp"
@@ -81,25 +83,35 @@ unsigned default_jobs(const std::vector<std::string>& inputs, const std::vector<
 
 // A rank profile read and analysed as `analyze RANK` would (the same pipeline: knowledge
 // version, rules, suppression comments, per-file-ignores), or a summary written elsewhere
-// (`--format summary`) read as it is: a directory may mix both.
-RankSummary analyze_rank(const std::string& path, const AnalyzeOptions& o, const std::vector<const Rule*>& rules) {
+// (`--format summary`, a rank's or a merge's) read as it is: a directory may mix them. Folded
+// here, on the worker, so a rank's collectives are let go before the next rank is read.
+ClusterInput analyze_rank(const std::string& path, const AnalyzeOptions& o, const std::vector<const Rule*>& rules) {
+  ClusterInput in;
   std::error_code ec;
-  if (fs::is_regular_file(path, ec) && is_rank_summary_file(path)) return read_rank_summary(path);
+  SummaryKind kind = fs::is_regular_file(path, ec) ? summary_kind_of(path) : SummaryKind::None;
+  if (kind == SummaryKind::Merged) {
+    read_merged_summary(path, in);
+    return in;
+  }
+  if (kind == SummaryKind::Rank) {
+    in.add(read_rank_summary(path));
+    return in;
+  }
   ReadOptions ro;
   ro.allow_truncated = o.allow_truncated;
   ro.max_events = o.max_events;
   Trace trace = read_trace(path, ro);
   TraceAnalysis a = analyze_trace(trace, analysis_settings(o, rules, false));
-  return summarize_rank(trace, std::move(a.report.findings), a.version.version);
+  in.add(summarize_rank(trace, std::move(a.report.findings), a.version.version));
+  return in;
 }
 
 // Reads and summarises every input on `jobs` threads (`bytes`: each input's input_bytes(), for
 // the progress line). A rank that cannot be read is reported on stderr and left out; `failed`
 // counts them.
-std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& inputs, const std::vector<uint64_t>& bytes,
-                                         const AnalyzeOptions& o, const std::vector<const Rule*>& rules, unsigned jobs,
-                                         size_t& failed) {
-  std::vector<std::optional<RankSummary>> slots(inputs.size());
+ClusterInput summarize_ranks(const std::vector<std::string>& inputs, const std::vector<uint64_t>& bytes,
+                             const AnalyzeOptions& o, const std::vector<const Rule*>& rules, unsigned jobs, size_t& failed) {
+  std::vector<std::optional<ClusterInput>> slots(inputs.size());
   std::vector<std::string> errors(inputs.size());
   std::atomic<size_t> next{0};
   std::mutex progress_mutex;
@@ -125,22 +137,59 @@ std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& inputs,
   for (auto& t : threads) t.join();
   progress.finish();
 
-  std::vector<RankSummary> out;
+  ClusterInput out;
   failed = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (slots[i]) {
-      out.push_back(std::move(*slots[i]));
+      out.add(std::move(*slots[i]));
       continue;
     }
     ++failed;
     std::cerr << "npu-doctor: error: " << terminal_safe(errors[i]) << "\n";
+    if (o.format == "summary") {   // the merged summary carries the lost rank to the merge above it
+      RankSummary lost;
+      lost.rank = rank_in_path(inputs[i]);
+      lost.source = inputs[i];
+      lost.failed = errors[i];
+      out.add(std::move(lost));
+    }
   }
   return out;
 }
 
-// The cluster view of the ranks `summaries` (read from `source`), with `notes`, written as `o`
-// asks (analyze's or merge's options); its exit code. `unread` inputs (each one `noun`) could
-// not be read: a note, and exit code 2 whatever was found.
+// Ranks whose summary run failed (a failure record, kept through merged summaries) are errors
+// that name them, never ranks "without a profile"; --expect-ranks names each expected rank no
+// summary came for. Returns how many of both there are.
+size_t report_failed_and_missing(const ClusterInput& in, int64_t expect_ranks, std::vector<std::string>& notes) {
+  size_t bad = 0;
+  std::set<int64_t> seen;
+  for (const MergedRank& m : in.ranks) {
+    const RankSummary& s = m.summary;
+    seen.insert(s.rank);
+    if (s.failed.empty()) continue;
+    ++bad;
+    std::string who = s.rank >= 0 ? fmt::format("rank {} ({})", s.rank, s.source) : s.source;
+    std::cerr << fmt::format("npu-doctor: error: {}: its summary run failed: {}\n", terminal_safe(who), terminal_safe(s.failed));
+    notes.push_back(fmt::format("{}: its summary run failed ({})", who, s.failed));
+  }
+  std::vector<int64_t> missing;
+  for (int64_t r = 0; r < expect_ranks; ++r)
+    if (!seen.contains(r)) missing.push_back(r);
+  if (!missing.empty()) {
+    ++bad;
+    notes.push_back(fmt::format("{} of the {} expected ranks have no summary", missing.size(), expect_ranks));
+    std::cerr << fmt::format("npu-doctor: error: --expect-ranks {}: no summary for {} rank{} ({}{})\n", expect_ranks,
+                             missing.size(), missing.size() == 1 ? "" : "s",
+                             fmt::join(missing.begin(), missing.begin() + std::ptrdiff_t(std::min<size_t>(missing.size(), 32)), ", "),
+                             missing.size() > 32 ? ", ..." : "");
+  }
+  return bad;
+}
+
+// The cluster view of the ranks `in` (read from `source`), with `notes`, written as `o` asks
+// (analyze's or merge's options; `--format summary`: the merged summary, for a later merge);
+// its exit code. `unread` inputs (each one `noun`) could not be read: a note, and exit code 2
+// whatever was found; so is a rank whose summary run failed, or one --expect-ranks misses.
 // -q where the command has it (merge has none).
 template <typename Options>
 bool quiet(const Options& o) {
@@ -149,11 +198,22 @@ bool quiet(const Options& o) {
 }
 
 template <typename Options>
-int report_cluster(const std::vector<RankSummary>& summaries, const std::string& source, std::vector<std::string> notes,
-                   size_t unread, std::string_view noun, const Options& o, const std::vector<const Rule*>* rules) {
-  if (summaries.empty()) return kExitBadInput;
-  ClusterReport report = build_cluster_report(summaries, source, rules);
+int report_cluster(ClusterInput in, const std::string& source, std::vector<std::string> notes, size_t unread,
+                   std::string_view noun, int64_t expect_ranks, const Options& o, const std::vector<const Rule*>* rules) {
+  if (in.ranks.empty()) return kExitBadInput;
+  std::vector<std::string> failed_notes;
+  size_t bad = unread + report_failed_and_missing(in, expect_ranks, failed_notes);
+  if (o.format == "summary") {   // what this part of the job read says so inside, for the merge above it
+    in.notes.insert(in.notes.end(), notes.begin(), notes.end());
+    if (unread)
+      in.notes.push_back(fmt::format("{}: {} {}{} could not be read", source, unread, noun, unread == 1 ? "" : "s"));
+    bool written = emit_report(o.output, false, [&](std::ostream& os, bool) { write_merged_summary(os, in, source); },
+                               !quiet(o));
+    return !written || bad ? kExitBadInput : kExitClean;
+  }
+  ClusterReport report = build_cluster_report(in, source, rules);
   report.notes.insert(report.notes.end(), notes.begin(), notes.end());
+  report.notes.insert(report.notes.end(), failed_notes.begin(), failed_notes.end());
   if (unread)
     report.notes.push_back(fmt::format("{} {}{} could not be read (errors above)", unread, noun, unread == 1 ? "" : "s"));
   bool written = emit_report(o.output, o.format == "text", [&](std::ostream& os, bool color) {
@@ -165,7 +225,7 @@ int report_cluster(const std::vector<RankSummary>& summaries, const std::string&
   }, !quiet(o));
   if (!written) return kExitBadInput;
   int code = exit_code_for(worst_severity(report), o.fail_on);
-  return unread ? kExitBadInput : code;
+  return bad ? kExitBadInput : code;
 }
 
 // What the cluster view cannot do, said before any rank is read: a format it has no renderer
@@ -178,12 +238,11 @@ bool cluster_options_or_report(const AnalyzeOptions& o) {
                              o.baseline.empty() ? "write-baseline" : "baseline");
     return false;
   }
-  for (std::string_view f : {"text", "json", "html", "sarif", "github"})
+  for (std::string_view f : {"text", "json", "html", "sarif", "github", "summary"})
     if (o.format == f) return true;
-  std::cerr << fmt::format(
-      "npu-doctor: error: --format {} is not available for a cluster (text, json, html, sarif or github); for one rank, analyze its "
-      "profile{}\n",
-      o.format, o.format == "summary" ? " (a summary is written per rank: `npu-doctor docs cluster`)" : "");
+  std::cerr << fmt::format("npu-doctor: error: --format {} is not available for a cluster (text, json, html, sarif, github "
+                           "or summary); for one rank, analyze its profile\n",
+                           o.format);
   return false;
 }
 
@@ -237,8 +296,8 @@ int cluster_of_inputs(const std::vector<std::string>& inputs, std::vector<std::s
   if (!o.quiet && ::isatty(STDERR_FILENO))
     std::cerr << fmt::format("npu-doctor: {} rank profiles in {}, {} at a time\n", inputs.size(), label, jobs);
   size_t failed = 0;
-  std::vector<RankSummary> summaries = summarize_ranks(inputs, bytes, o, rules, jobs, failed);
-  return report_cluster(summaries, label, std::move(notes), failed, "rank profile", o, &rules);
+  ClusterInput in = summarize_ranks(inputs, bytes, o, rules, jobs, failed);
+  return report_cluster(std::move(in), label, std::move(notes), failed, "rank profile", 0, o, &rules);
 }
 
 }  // namespace
@@ -248,14 +307,14 @@ int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
   if (!cluster_options_or_report(o) || !rules_or_report(o, rules)) return kExitBadInput;
   if (!output_writable_or_report(o.output)) return kExitBadInput;   // before reading every rank
   if (std::string out = find_msprof_cluster_output(dir); !out.empty()) {
-    std::vector<RankSummary> summaries;
+    ClusterInput in;
     try {
-      summaries = read_msprof_cluster(out);
+      for (RankSummary& s : read_msprof_cluster(out)) in.add(std::move(s));
     } catch (const InputError& e) {
       std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
       return kExitBadInput;
     }
-    return report_cluster(summaries, dir, {}, 0, "", o, &rules);
+    return report_cluster(std::move(in), dir, {}, 0, "", 0, o, &rules);
   }
   std::vector<std::string> listing_notes;  // folders skipped while finding and sizing the ranks
   std::vector<std::string> inputs = rank_inputs_in(dir, &listing_notes);
@@ -303,35 +362,6 @@ bool read_input_list(const std::string& list, std::vector<std::string>& out) {
   return true;
 }
 
-// Ranks whose summary run failed (a failure record) are errors that name them, never ranks
-// "without a profile"; --expect-ranks names each expected rank no summary came for.
-size_t report_failed_and_missing(std::vector<RankSummary>& summaries, int64_t expect_ranks,
-                                 std::vector<std::string>& notes) {
-  size_t bad = 0;
-  std::set<int64_t> seen;
-  std::erase_if(summaries, [&](const RankSummary& s) {
-    seen.insert(s.rank);
-    if (s.failed.empty()) return false;
-    ++bad;
-    std::cerr << fmt::format("npu-doctor: error: rank {} ({}): its summary run failed: {}\n", s.rank,
-                             terminal_safe(s.source), terminal_safe(s.failed));
-    notes.push_back(fmt::format("rank {}: its summary run failed ({})", s.rank, s.failed));
-    return true;
-  });
-  std::vector<int64_t> missing;
-  for (int64_t r = 0; r < expect_ranks; ++r)
-    if (!seen.contains(r)) missing.push_back(r);
-  if (!missing.empty()) {
-    ++bad;
-    notes.push_back(fmt::format("{} of the {} expected ranks have no summary", missing.size(), expect_ranks));
-    std::cerr << fmt::format("npu-doctor: error: --expect-ranks {}: no summary for {} rank{} ({}{})\n", expect_ranks,
-                             missing.size(), missing.size() == 1 ? "" : "s",
-                             fmt::join(missing.begin(), missing.begin() + std::ptrdiff_t(std::min<size_t>(missing.size(), 32)), ", "),
-                             missing.size() > 32 ? ", ..." : "");
-  }
-  return bad;
-}
-
 int merge_command(const MergeOptions& o) {
   if (!output_writable_or_report(o.output)) return kExitBadInput;   // before reading the summaries
   std::vector<std::string> inputs = o.inputs;
@@ -340,14 +370,23 @@ int merge_command(const MergeOptions& o) {
     std::cerr << "npu-doctor: error: merge: no input (name summaries, folders of them, or --from LIST)\n";
     return kExitBadInput;
   }
-  std::vector<RankSummary> summaries;
+  ClusterInput folded;
   size_t bad = 0;
   auto read_one = [&](const std::string& path) {
     try {
-      summaries.push_back(read_rank_summary(path));
+      if (summary_kind_of(path) == SummaryKind::Merged) read_merged_summary(path, folded);
+      else folded.add(read_rank_summary(path));
     } catch (const InputError& e) {
       ++bad;
       std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
+      // A merged summary of this part says which input it lost, and whose rank that was.
+      if (o.format == "summary") {
+        RankSummary lost;
+        lost.rank = rank_in_file_name(path);
+        lost.source = path;
+        lost.failed = e.describe();
+        folded.add(std::move(lost));
+      }
     }
   };
   std::string source;
@@ -365,7 +404,7 @@ int merge_command(const MergeOptions& o) {
     }
     if (std::string out = find_msprof_cluster_output(in); !out.empty()) {
       try {
-        for (auto& s : read_msprof_cluster(out)) summaries.push_back(std::move(s));
+        for (auto& s : read_msprof_cluster(out)) folded.add(std::move(s));
       } catch (const InputError& e) {
         ++bad;
         std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
@@ -399,9 +438,8 @@ int merge_command(const MergeOptions& o) {
     }
     for (const auto& f : files) read_one(f);
   }
-  std::vector<std::string> notes;
-  bad += report_failed_and_missing(summaries, o.expect_ranks, notes);
-  return report_cluster(summaries, source, std::move(notes), bad, "input", o, nullptr);   // summaries: their ranks chose
+  // summaries: their ranks chose the rules
+  return report_cluster(std::move(folded), source, {}, bad, "input", o.expect_ranks, o, nullptr);
 }
 
 }  // namespace
@@ -411,16 +449,18 @@ void add_merge_command(CLI::App& app, int& exit_code) {
       "merge", "Combine per-rank summaries (`analyze RANK --format summary`) into the cluster view: step breakdown per "
                "rank, slow ranks, communication wait, findings only some ranks have");
   auto o = std::make_shared<MergeOptions>();
-  cmd->add_option("INPUT", o->inputs, "rank summary files (.json or .json.gz), directories of them, or an "
-                                      "msprof-analyze cluster_analysis_output directory");
+  cmd->add_option("INPUT", o->inputs, "rank summary files (.json or .json.gz), merged summaries (merge --format "
+                                      "summary), directories of them, or an msprof-analyze cluster_analysis_output "
+                                      "directory");
   cmd->add_option("--from", o->from, "more inputs, one path per line, from this file (- reads stdin): for "
                                      "more summaries than a command line holds");
   cmd->add_option("--expect-ranks", o->expect_ranks, "ranks 0..N-1 are expected: each one without a summary is an "
                                                      "error (exit 2), as is a rank whose summary run failed")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
   cmd->add_option("--format", o->format, "report format (sarif: the ranks' findings, for GitHub code scanning; github: "
-                  "the same as GitHub Actions annotations)")
-      ->check(CLI::IsMember({"text", "json", "html", "sarif", "github"}))
+                  "the same as GitHub Actions annotations; summary: a merged summary that merge reads again, for a "
+                  "reduce in levels)")
+      ->check(CLI::IsMember({"text", "json", "html", "sarif", "github", "summary"}))
       ->capture_default_str();
   add_output_option(*cmd, o->output, &o->format);
   add_project_root_option(*cmd, o->project_root);

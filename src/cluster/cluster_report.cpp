@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "cluster/cluster_input.hpp"
 #include "knowledge/knowledge.hpp"
 #include "report/escape.hpp"
 #include "report/finding_json.hpp"
@@ -38,60 +39,6 @@ double median_without(const std::vector<double>& sorted, double mine) {
   auto at = [&](size_t k) { return sorted[k < p ? k : k + 1]; };   // the k-th of what remains
   size_t m = n - 1;
   return m % 2 ? at(m / 2) : (at(m / 2 - 1) + at(m / 2)) / 2;
-}
-
-// Per rank and step number, the time its collectives waited for the other ranks, estimated:
-// the n-th collective of a name in a step is one operation on every rank; it finishes on all
-// ranks together, so the shortest duration is the transfer and the rest of each rank's
-// duration is waiting for the last rank to arrive.
-std::vector<std::map<int64_t, int64_t>> estimated_waits(const std::vector<const RankSummary*>& ranks) {
-  struct Key {
-    uint32_t name;
-    int64_t step_number;
-    uint32_t ordinal;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<int64_t>()(k.step_number) ^ (size_t(k.name) * 0x9E3779B97F4A7C15ull) ^ (size_t(k.ordinal) << 20);
-    }
-  };
-  std::unordered_map<std::string, uint32_t> names;
-  auto keys_of = [&names](const RankSummary& s) {
-    std::vector<uint32_t> global(s.collective_names.size());
-    for (size_t i = 0; i < global.size(); ++i)
-      global[i] = names.try_emplace(s.collective_names[i], uint32_t(names.size())).first->second;
-    std::map<std::pair<uint32_t, int64_t>, uint32_t> seen;
-    std::vector<Key> keys;
-    keys.reserve(s.collectives.size());
-    for (const Collective& c : s.collectives) {
-      uint32_t g = global[c.name];
-      keys.push_back({g, c.step_number, seen[{g, c.step_number}]++});
-    }
-    return keys;
-  };
-  struct Shortest {
-    int64_t dur = 0;
-    uint32_t ranks = 0;
-  };
-  std::unordered_map<Key, Shortest, KeyHash> shortest;
-  std::vector<std::vector<Key>> all_keys;
-  for (const RankSummary* s : ranks) {
-    all_keys.push_back(keys_of(*s));
-    for (size_t i = 0; i < s->collectives.size(); ++i) {
-      auto [it, fresh] = shortest.try_emplace(all_keys.back()[i], Shortest{s->collectives[i].dur_ns, 0});
-      it->second.dur = std::min(it->second.dur, s->collectives[i].dur_ns);
-      ++it->second.ranks;
-    }
-  }
-  std::vector<std::map<int64_t, int64_t>> out(ranks.size());
-  for (size_t r = 0; r < ranks.size(); ++r)
-    for (size_t i = 0; i < ranks[r]->collectives.size(); ++i) {
-      const Collective& c = ranks[r]->collectives[i];
-      const Shortest& m = shortest.at(all_keys[r][i]);
-      if (m.ranks >= 2) out[r][c.step_number] += c.dur_ns - m.dur;
-    }
-  return out;
 }
 
 // A dimension's per-step value of one step (ns); transfer/wait need the wait.
@@ -295,9 +242,9 @@ bool worse(const Finding& a, const Finding& b) {
 }  // namespace
 
 // COMM004 / COMM005 over every rank's communication records (docs/communication.md).
-static void add_link_findings(const std::vector<RankSummary>& ranks, const std::vector<const Rule*>* selected,
+static void add_link_findings(const std::vector<const RankSummary*>& ranks, const std::vector<const Rule*>* selected,
                               ClusterReport& r) {
-  bool any = std::any_of(ranks.begin(), ranks.end(), [](const RankSummary& s) { return !s.comm_ops.empty(); });
+  bool any = std::any_of(ranks.begin(), ranks.end(), [](const RankSummary* s) { return !s->comm_ops.empty(); });
   if (!any) return;
   Trace comm = comm_trace(ranks);
   r.link_bandwidth = rank_link_bandwidth(comm);
@@ -310,13 +257,95 @@ static void add_link_findings(const std::vector<RankSummary>& ranks, const std::
   r.links = run_rules(ctx, link_rules);
 }
 
-ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::string source,
+namespace {
+
+// Slow ranks among `ranks` (one comparison set; `steps[i]`: rank i's steps, waits filled in),
+// against the set's median step time.
+void judge_slow(const std::vector<const RankSummary*>& ranks, const std::vector<std::vector<StepBreakdown>>& steps,
+                bool wait_known, std::vector<SlowRank>& out) {
+  std::vector<double> step_times;
+  for (const auto& st : steps) step_times.push_back(mean_of(st, "step"));
+  const double median_step = median(step_times);
+  std::vector<SlowRank> slow;
+  for (std::string_view dim : {"step", "computing", "free"}) find_slow(ranks, steps, dim, median_step, wait_known, slow);
+  explain_idle_by_stragglers(slow);
+  if (wait_known) {
+    find_slow(ranks, steps, "transfer", median_step, wait_known, slow);
+    find_slow(ranks, steps, "wait", median_step, wait_known, slow);
+  } else {
+    std::vector<int64_t> stragglers;
+    for (const SlowRank& s : slow)
+      if (s.dimension == "computing" || s.dimension == "free") stragglers.push_back(s.rank);
+    size_t first = slow.size();
+    find_slow(ranks, steps, "communication", median_step, wait_known, slow);
+    if (!stragglers.empty())
+      for (size_t i = first; i < slow.size(); ++i) {
+        std::string list;
+        for (int64_t k : stragglers) list += (list.empty() ? "" : ", ") + std::to_string(k);
+        slow[i].message += fmt::format("; most likely it waits for the slow rank{} above ({}): a rank that "
+                                       "computes or idles longer makes the others wait in each collective",
+                                       stragglers.size() == 1 ? "" : "s", list);
+      }
+  }
+  for (SlowRank& s : slow) out.push_back(std::move(s));
+}
+
+// The process groups a rank's collectives ran in (kNoGroup: collectives whose trace names none).
+std::vector<uint32_t> groups_of(const ClusterInput& in, const MergedRank& m) {
+  std::vector<uint32_t> out;
+  for (uint32_t p : m.patterns)
+    if (!in.patterns[p].empty()) out.push_back(in.keys[in.patterns[p].front()].group);
+  if (out.empty()) out.push_back(kNoGroup);   // no collectives: with the ranks whose groups are unknown
+  return out;
+}
+
+// The compared ranks (indices) that are judged against each other: ranks joined by process
+// groups they share, directly or through others, wait for each other; ranks that share none
+// never do (two jobs, or parts of one that never meet), so their step times say nothing about
+// each other. Without recorded groups, one set of all the ranks. Sets in order of their first rank.
+std::vector<std::vector<size_t>> comparison_sets(const ClusterInput& in, const std::vector<const MergedRank*>& ranks) {
+  std::vector<size_t> parent(ranks.size());
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  auto find = [&parent](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  if (in.records_groups()) {
+    std::unordered_map<uint32_t, size_t> first_member;
+    for (size_t i = 0; i < ranks.size(); ++i)
+      for (uint32_t g : groups_of(in, *ranks[i])) {
+        auto [it, fresh] = first_member.try_emplace(g, i);
+        if (!fresh) parent[find(i)] = find(it->second);
+      }
+  } else {
+    for (size_t i = 1; i < ranks.size(); ++i) parent[i] = 0;
+  }
+  std::vector<std::vector<size_t>> sets;
+  std::unordered_map<size_t, size_t> set_of_root;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    auto [it, fresh] = set_of_root.try_emplace(find(i), sets.size());
+    if (fresh) sets.emplace_back();
+    sets[it->second].push_back(i);
+  }
+  return sets;
+}
+
+}  // namespace
+
+ClusterReport build_cluster_report(const std::vector<RankSummary>& summaries, std::string source,
                                    const std::vector<const Rule*>* rules) {
+  ClusterInput in;
+  for (const RankSummary& s : summaries) in.add(s);
+  return build_cluster_report(in, std::move(source), rules);
+}
+
+ClusterReport build_cluster_report(const ClusterInput& in, std::string source, const std::vector<const Rule*>* rules) {
   ClusterReport r;
   r.source = std::move(source);
-  std::vector<const RankSummary*> all;
-  for (const RankSummary& s : input) all.push_back(&s);
-  std::stable_sort(all.begin(), all.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+  std::vector<const MergedRank*> all;
+  for (const MergedRank& m : in.ranks)
+    if (m.summary.failed.empty()) all.push_back(&m);   // a failed rank holds nothing: its command names it
+  std::stable_sort(all.begin(), all.end(), [](auto* a, auto* b) { return a->summary.rank < b->summary.rank; });
 
   // The ranks compared. A rank with no time at all (no events, `[]`, metadata only) has
   // nothing to compare: in the medians it would make every real rank look slow. A rank
@@ -325,29 +354,28 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   // (times "-"), named in a note and left out of the slow ranks; the second keeps its
   // findings in the findings comparison, the first has none to compare.
   bool any_stepped = false;
-  for (const RankSummary* s : all) any_stepped = any_stepped || (has_time(*s) && is_stepped(*s));
-  std::vector<const RankSummary*> ranks;        // compared
-  std::vector<const RankSummary*> with_findings;  // ranks whose findings are compared
+  for (const MergedRank* m : all) any_stepped = any_stepped || (has_time(m->summary) && is_stepped(m->summary));
+  std::vector<const MergedRank*> ranks;        // compared
+  std::vector<const MergedRank*> with_findings;  // ranks whose findings are compared
   std::vector<const RankSummary*> no_time, stepless;
-  for (const RankSummary* s : all) {
-    if (!has_time(*s)) {
-      no_time.push_back(s);
+  for (const MergedRank* m : all) {
+    if (!has_time(m->summary)) {
+      no_time.push_back(&m->summary);
       continue;
     }
-    with_findings.push_back(s);
-    if (any_stepped && !is_stepped(*s)) stepless.push_back(s);
-    else ranks.push_back(s);
+    with_findings.push_back(m);
+    if (any_stepped && !is_stepped(m->summary)) stepless.push_back(&m->summary);
+    else ranks.push_back(m);
   }
   note_left_out(no_time, "no events or no time recorded: left out of the comparisons", r.notes);
   note_left_out(stepless, "no ProfilerStep markers, the whole trace is one span: left out of the per-step "
                           "comparisons with the stepped ranks", r.notes);
-  // Each compared rank's steps are copied to take the estimated waits (its collectives and
-  // findings are only read).
+  // Each compared rank's steps are copied to take the estimated waits.
   std::vector<std::vector<StepBreakdown>> steps;
-  std::unordered_map<const RankSummary*, size_t> compared_index;
-  for (const RankSummary* s : ranks) {
-    compared_index[s] = steps.size();
-    steps.push_back(s->steps);
+  std::unordered_map<const MergedRank*, size_t> compared_index;
+  for (const MergedRank* m : ranks) {
+    compared_index[m] = steps.size();
+    steps.push_back(m->summary.steps);
   }
 
   // Waits: measured where the source has them on every step, else estimated from collectives.
@@ -355,14 +383,21 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   for (const auto& st : steps)
     for (const StepBreakdown& b : st) measured = measured && b.comm_wait_ns >= 0;
   bool any_collectives = false;
-  for (const RankSummary* s : ranks) any_collectives = any_collectives || !s->collectives.empty();
+  for (const MergedRank* m : ranks) any_collectives = any_collectives || !m->collective_ns.empty();
   if (measured) {
     r.wait_basis = "measured";
   } else if (any_collectives && ranks.size() >= 2) {
     r.wait_basis = "estimated from collectives";
-    auto waits = estimated_waits(ranks);
-    for (size_t i = 0; i < ranks.size(); ++i)
-      for (StepBreakdown& b : steps[i]) b.comm_wait_ns = waits[i].count(b.number) ? waits[i][b.number] : 0;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      std::vector<std::pair<int64_t, int64_t>> waits = in.estimated_waits(*ranks[i]);
+      for (StepBreakdown& b : steps[i]) {
+        auto it = std::lower_bound(waits.begin(), waits.end(), std::pair<int64_t, int64_t>(b.number, INT64_MIN));
+        b.comm_wait_ns = it != waits.end() && it->first == b.number ? it->second : 0;
+      }
+    }
+    if (!in.records_groups())
+      r.notes.push_back("the traces record no process groups (Kineto does from torch 2.2 on): collectives are matched "
+                        "across all ranks by name, step and order, as if every rank were in one group");
   } else {
     size_t with_wait = 0;
     for (const auto& st : steps)
@@ -378,15 +413,14 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   std::set<int64_t> world_sizes;
   std::set<std::string> versions;
   std::vector<double> step_times;
-  for (const RankSummary* rs : all) {
-    const RankSummary& s = *rs;
+  for (const MergedRank* m : all) {
+    const RankSummary& s = m->summary;
     RankRow row;
     row.rank = s.rank;
     row.source = s.source;
-    row.findings = size_t(std::count_if(s.findings.begin(), s.findings.end(),
-                                        [](const Finding& f) { return f.rule != "HOT001"; }));
+    row.findings = m->finding_count;
     row.warnings = s.warning_count;
-    auto compared = compared_index.find(rs);
+    auto compared = compared_index.find(m);
     if (compared == compared_index.end()) {
       row.step_ns = row.computing_ns = row.communication_ns = row.overlapped_ns = row.free_ns = -1;
     } else {
@@ -461,29 +495,33 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
   }
   r.median_step_ns = median(step_times);
 
-  for (std::string_view dim : {"step", "computing", "free"}) find_slow(ranks, steps, dim, r.median_step_ns, wait_known, r.slow);
-  explain_idle_by_stragglers(r.slow);
-  if (wait_known) {
-    find_slow(ranks, steps, "transfer", r.median_step_ns, wait_known, r.slow);
-    find_slow(ranks, steps, "wait", r.median_step_ns, wait_known, r.slow);
-  } else {
-    std::vector<int64_t> stragglers;
-    for (const SlowRank& s : r.slow)
-      if (s.dimension == "computing" || s.dimension == "free") stragglers.push_back(s.rank);
-    size_t first = r.slow.size();
-    find_slow(ranks, steps, "communication", r.median_step_ns, wait_known, r.slow);
-    if (!stragglers.empty())
-      for (size_t i = first; i < r.slow.size(); ++i) {
-        std::string list;
-        for (int64_t k : stragglers) list += (list.empty() ? "" : ", ") + std::to_string(k);
-        r.slow[i].message += fmt::format("; most likely it waits for the slow rank{} above ({}): a rank that "
-                                         "computes or idles longer makes the others wait in each collective",
-                                         stragglers.size() == 1 ? "" : "s", list);
-      }
+  // Slow ranks within each set of ranks that wait for each other.
+  std::vector<const RankSummary*> compared;
+  for (const MergedRank* m : ranks) compared.push_back(&m->summary);
+  std::vector<std::vector<size_t>> sets = comparison_sets(in, ranks);
+  for (const auto& set : sets) {
+    std::vector<const RankSummary*> members;
+    std::vector<std::vector<StepBreakdown>> member_steps;
+    for (size_t i : set) {
+      members.push_back(compared[i]);
+      member_steps.push_back(steps[i]);
+    }
+    judge_slow(members, member_steps, wait_known, r.slow);
+  }
+  if (sets.size() > 1) {
+    std::string list;
+    for (size_t k = 0; k < sets.size() && k < 4; ++k) {
+      std::vector<int64_t> numbers;
+      for (size_t i : sets[k]) numbers.push_back(compared[i]->rank);
+      list += (k ? "; " : "") + rank_list(numbers, 0, 8);
+    }
+    r.notes.push_back(fmt::format("the ranks form {} sets that share no process group ({}{}): slow ranks and waits "
+                                  "are judged within each set",
+                                  sets.size(), list, sets.size() > 4 ? "; ..." : ""));
   }
   // Each slow rank with msprof-analyze's spread of its dimension (communication: the part
   // not overlapped, the advisor's "Communication").
-  r.spreads = spreads_of(ranks, steps);
+  r.spreads = spreads_of(compared, steps);
   for (SlowRank& s : r.slow)
     for (const Spread& sp : r.spreads)
       if (sp.dimension == s.dimension || (s.dimension == "communication" && sp.dimension == "communication not overlapped"))
@@ -494,24 +532,26 @@ ClusterReport build_cluster_report(const std::vector<RankSummary>& input, std::s
     return std::tie(a.severity, a.share_of_step) > std::tie(b.severity, b.share_of_step);
   });
 
-  // Findings: the same (rule, file, line, op) on every rank, or only on some.
-  std::map<std::string, PartialFinding> by_key;
-  // HOT001 ranks where time goes; it is not a problem whose presence differs across ranks.
-  for (const RankSummary* s : with_findings)
-    for (const Finding& f : s->findings) {
-      if (f.rule == "HOT001") continue;
-      PartialFinding& p = by_key[finding_identity(f)];
-      if (p.ranks.empty()) p.finding = f;
-      if (p.ranks.empty() || p.ranks.back() != s->rank) p.ranks.push_back(s->rank);
-    }
-  for (auto& [key, p] : by_key) {
-    if (p.ranks.size() == with_findings.size()) r.common.push_back(std::move(p.finding));
-    else r.partial.push_back(std::move(p));
+  // Findings: the same (rule, file, line, op) on every rank, or only on some, in the order of
+  // their identities (as a map of them would hold them), worst first.
+  std::vector<std::vector<int64_t>> ranks_of(in.findings.size());
+  for (const MergedRank* m : with_findings)
+    for (uint32_t id : m->finding_ids)
+      if (ranks_of[id].empty() || ranks_of[id].back() != m->summary.rank) ranks_of[id].push_back(m->summary.rank);
+  std::map<std::string, uint32_t> by_identity;
+  for (uint32_t id = 0; id < in.findings.size(); ++id)
+    if (!ranks_of[id].empty()) by_identity.emplace(finding_identity(in.findings[id].finding), id);
+  for (const auto& [identity, id] : by_identity) {
+    if (ranks_of[id].size() == with_findings.size()) r.common.push_back(in.findings[id].finding);
+    else r.partial.push_back({in.findings[id].finding, std::move(ranks_of[id])});
   }
   std::stable_sort(r.common.begin(), r.common.end(), worse);
   std::stable_sort(r.partial.begin(), r.partial.end(),
                    [](const PartialFinding& a, const PartialFinding& b) { return worse(a.finding, b.finding); });
-  add_link_findings(input, rules, r);
+  std::vector<const RankSummary*> inputs;
+  for (const MergedRank* m : all) inputs.push_back(&m->summary);
+  add_link_findings(inputs, rules, r);
+  r.notes.insert(r.notes.end(), in.notes.begin(), in.notes.end());
   return r;
 }
 

@@ -104,6 +104,10 @@ inline constexpr int64_t kMaxWorldSize = int64_t(1) << 20;
 
 // `rules`: the rules --select/--ignore left (the link rules COMM004/COMM005 run over all ranks
 // here, not per rank: only those of them in `rules`, issue 43); nullptr: every one (`merge`).
+class ClusterInput;
+ClusterReport build_cluster_report(const ClusterInput& ranks, std::string source,
+                                   const std::vector<const Rule*>* rules = nullptr);
+// The same for ranks not yet folded (cluster/cluster_input.hpp).
 ClusterReport build_cluster_report(const std::vector<RankSummary>& ranks, std::string source,
                                    const std::vector<const Rule*>* rules = nullptr);
 

@@ -18,6 +18,7 @@
 #include "report/json_writer.hpp"
 #include "util/text.hpp"
 #include "util/directory.hpp"
+#include "cluster/summary_fields.hpp"
 
 namespace npud {
 
@@ -66,9 +67,10 @@ std::vector<RankCommOp> rank_comm_ops(const Trace& trace, int64_t rank) {
   return out;
 }
 
-Trace comm_trace(const std::vector<RankSummary>& ranks) {
+Trace comm_trace(const std::vector<const RankSummary*>& ranks) {
   Trace t;
-  for (const RankSummary& s : ranks) {
+  for (const RankSummary* rs : ranks) {
+    const RankSummary& s = *rs;
     if (s.rank < 0 || s.rank > (int64_t(1) << 30)) continue;
     for (const RankCommOp& r : s.comm_ops) {
       CommOp op;
@@ -123,7 +125,7 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
       }
   s.comm_ops = rank_comm_ops(trace);
   // Collectives in time order, each with its step's number.
-  std::unordered_map<std::string_view, uint32_t> name_index;
+  std::unordered_map<std::string_view, uint32_t> name_index, group_index;
   for (const Kernel& k : trace.kernels) {
     if (!is_busy_task(k) || k.kind != TaskKind::Communication) continue;
     if (s.collectives.size() >= kMaxCollectives) {
@@ -137,7 +139,13 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
     }
     auto [it, fresh] = name_index.try_emplace(trace.str(k.name), uint32_t(s.collective_names.size()));
     if (fresh) s.collective_names.emplace_back(trace.str(k.name));
-    s.collectives.push_back({it->second, step_number, k.dur_ns});
+    uint32_t group = kNoGroup;
+    if (k.group) {
+      auto [g, new_group] = group_index.try_emplace(trace.str(k.group), uint32_t(s.group_names.size()));
+      if (new_group) s.group_names.emplace_back(trace.str(k.group));
+      group = g->second;
+    }
+    s.collectives.push_back({it->second, group, step_number, k.dur_ns});
   }
 
   for (Finding& f : findings) {   // what the cluster view compares: no fix text, notes or metrics
@@ -151,11 +159,7 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
   return s;
 }
 
-void write_rank_summary(std::ostream& os, const RankSummary& s) {
-  JsonWriter w(os, 0);
-  w.begin_object();
-  tool_header(w, "summary");
-  w.field("kind", kKind);
+void write_rank_fields(JsonWriter& w, const RankSummary& s) {
   w.field("rank", s.rank).field("world_size", s.world_size);
   w.field("source", s.source).field("format", s.format).field("torch_npu", s.torch_npu);
   w.key("env").begin_object();
@@ -174,13 +178,6 @@ void write_rank_summary(std::ostream& os, const RankSummary& s) {
     w.end_object();
   }
   w.end_array();
-  w.key("collective_names").begin_array();
-  for (const auto& n : s.collective_names) w.value(n);
-  w.end_array();
-  // [name index, step, duration ns] triples: the bulk of a summary, so no keys.
-  w.key("collectives").begin_array();
-  for (const Collective& c : s.collectives) w.begin_array().value(int64_t(c.name)).value(c.step_number).value(c.dur_ns).end_array();
-  w.end_array();
   w.field("collectives_truncated", s.collectives_truncated);
   if (!s.comm_ops.empty()) {  // HCCL bandwidth records only: other summaries stay as they were
     // [group, name, step, elapse ms, SDMA MB, ms, GB/s, RDMA MB, ms, GB/s] (MB -1: no record)
@@ -190,76 +187,90 @@ void write_rank_summary(std::ostream& os, const RankSummary& s) {
           .value(c.sdma_gbs).value(c.rdma_mb).value(c.rdma_ms).value(c.rdma_gbs).end_array();
     w.end_array();
   }
-  write_findings(w, "findings", s.findings, FindingAliases::Yes);
   w.field("warning_count", uint64_t(s.warning_count));
   w.key("warnings").begin_array();
   for (const auto& m : s.warnings) w.value(m);
   w.end_array();
+}
+
+void write_rank_summary(std::ostream& os, const RankSummary& s) {
+  JsonWriter w(os, 0);
+  w.begin_object();
+  tool_header(w, "summary");
+  w.field("kind", kKind);
+  write_rank_fields(w, s);
+  w.key("collective_names").begin_array();
+  for (const auto& n : s.collective_names) w.value(n);
+  w.end_array();
+  if (!s.group_names.empty()) {   // only when the trace records process groups
+    w.key("group_names").begin_array();
+    for (const auto& n : s.group_names) w.value(n);
+    w.end_array();
+  }
+  // [name index, step, duration ns(, group index)] per collective: the bulk of a summary, so
+  // no keys; the group only when the trace records it.
+  w.key("collectives").begin_array();
+  for (const Collective& c : s.collectives) {
+    w.begin_array().value(int64_t(c.name)).value(c.step_number).value(c.dur_ns);
+    if (c.group != kNoGroup) w.value(int64_t(c.group));
+    w.end_array();
+  }
+  w.end_array();
+  write_findings(w, "findings", s.findings, FindingAliases::Yes);
   w.end_object();
   os << "\n";
 }
 
-namespace {
-
 namespace dom = simdjson::dom;
 
-// Field access that fails with the file name and what was expected.
-class SummaryFields {
- public:
-  explicit SummaryFields(const std::string& path) : path_(path) {}
+void SummaryFields::fail(const std::string& what) const { throw InputError(path_, 0, what, false); }
 
-  [[noreturn]] void fail(const std::string& what) const { throw InputError(path_, 0, what, false); }
-
-  int64_t integer(dom::object o, std::string_view key, int64_t fallback, bool required = false) const {
-    int64_t v;
-    auto e = o[key];
-    if (e.error() == simdjson::NO_SUCH_FIELD || (!required && e.is_null())) {
-      if (required) fail(fmt::format("rank summary lacks \"{}\"", key));
-      return fallback;
-    }
-    if (e.get_int64().get(v) != simdjson::SUCCESS) fail(fmt::format("\"{}\" is not an integer", key));
-    return v;
+int64_t SummaryFields::integer(dom::object o, std::string_view key, int64_t fallback, bool required) const {
+  int64_t v;
+  auto e = o[key];
+  if (e.error() == simdjson::NO_SUCH_FIELD || (!required && e.is_null())) {
+    if (required) fail(fmt::format("rank summary lacks \"{}\"", key));
+    return fallback;
   }
-  std::string text(dom::object o, std::string_view key) const {
-    std::string_view v;
-    auto e = o[key];
-    if (e.error() == simdjson::NO_SUCH_FIELD || e.is_null()) return {};
-    if (e.get_string().get(v) != simdjson::SUCCESS) fail(fmt::format("\"{}\" is not a string", key));
-    return std::string(v);
-  }
-  dom::array array(dom::object o, std::string_view key) const {
-    dom::array a;
-    if (o[key].get_array().get(a) != simdjson::SUCCESS) fail(fmt::format("\"{}\" is missing or not an array", key));
-    return a;
-  }
-  dom::object object(dom::element e, std::string_view what) const {
-    dom::object o;
-    if (e.get_object().get(o) != simdjson::SUCCESS) fail(fmt::format("{} is not an object", what));
-    return o;
-  }
+  if (e.get_int64().get(v) != simdjson::SUCCESS) fail(fmt::format("\"{}\" is not an integer", key));
+  return v;
+}
 
- private:
-  const std::string& path_;
-};
+std::string SummaryFields::text(dom::object o, std::string_view key) const {
+  std::string_view v;
+  auto e = o[key];
+  if (e.error() == simdjson::NO_SUCH_FIELD || e.is_null()) return {};
+  if (e.get_string().get(v) != simdjson::SUCCESS) fail(fmt::format("\"{}\" is not a string", key));
+  return std::string(v);
+}
 
-}  // namespace
+dom::array SummaryFields::array(dom::object o, std::string_view key) const {
+  dom::array a;
+  if (o[key].get_array().get(a) != simdjson::SUCCESS) fail(fmt::format("\"{}\" is missing or not an array", key));
+  return a;
+}
 
-RankSummary read_rank_summary(const std::string& path) {
-  simdjson::padded_string text;
-  dom::parser parser;
-  dom::element root = load_json_or_throw(parser, path, text);
-  SummaryFields f(path);
-  dom::object o = f.object(root, "the document");
-  if (f.text(o, "kind") != kKind) f.fail(fmt::format("not a rank summary (no \"kind\": \"{}\"; write one with `npu-doctor analyze TRACE --format summary`)", kKind));
-  RankSummary s;
+dom::object SummaryFields::object(dom::element e, std::string_view what) const {
+  dom::object o;
+  if (e.get_object().get(o) != simdjson::SUCCESS) fail(fmt::format("{} is not an object", what));
+  return o;
+}
+
+uint32_t SummaryFields::index(dom::element e, size_t bound, std::string_view what) const {
+  int64_t v;
+  if (e.get_int64().get(v) != simdjson::SUCCESS || v < 0 || uint64_t(v) >= bound)
+    fail(fmt::format("{} is not an index below {}", what, bound));
+  return uint32_t(v);
+}
+
+void read_rank_fields(const SummaryFields& f, dom::object o, RankSummary& s) {
   s.rank = f.integer(o, "rank", -1);
+  s.source = f.text(o, "source");
   if (std::string failed = f.text(o, "failed"); !failed.empty()) {   // the rank's summary run failed
     s.failed = failed;
-    s.source = f.text(o, "source");
-    return s;
+    return;
   }
   s.world_size = f.integer(o, "world_size", 0);
-  s.source = f.text(o, "source");
   s.format = f.text(o, "format");
   s.torch_npu = f.text(o, "torch_npu");
   s.step_source = f.text(o, "step_source");
@@ -285,20 +296,6 @@ RankSummary read_rank_summary(const std::string& path) {
     b.bubble_ns = f.integer(so, "bubble_ns", -1);
     s.steps.push_back(b);
   }
-  for (dom::element e : f.array(o, "collective_names")) {
-    std::string_view n;
-    if (e.get_string().get(n) != simdjson::SUCCESS) f.fail("a collective name is not a string");
-    s.collective_names.emplace_back(n);
-  }
-  for (dom::element e : f.array(o, "collectives")) {
-    dom::array t;
-    int64_t name, step, dur;
-    if (e.get_array().get(t) != simdjson::SUCCESS || t.size() != 3 || t.at(0).get_int64().get(name) ||
-        t.at(1).get_int64().get(step) || t.at(2).get_int64().get(dur) || name < 0 ||
-        size_t(name) >= s.collective_names.size())
-      f.fail("a collective is not [name index, step, duration ns]");
-    s.collectives.push_back({uint32_t(name), step, dur});
-  }
   bool truncated = false;
   if (o["collectives_truncated"].get_bool().get(truncated) == simdjson::SUCCESS) s.collectives_truncated = truncated;
   dom::array comm;
@@ -317,24 +314,6 @@ RankSummary read_rank_summary(const std::string& path) {
       c.elapse_ms = v[0], c.sdma_mb = v[1], c.sdma_ms = v[2], c.sdma_gbs = v[3], c.rdma_mb = v[4], c.rdma_ms = v[5], c.rdma_gbs = v[6];
       s.comm_ops.push_back(std::move(c));
     }
-  for (dom::element e : f.array(o, "findings")) {
-    dom::object fo = f.object(e, "a finding");
-    Finding fd;
-    // "id" and "location" (every command's shape); summaries of older versions: "rule", flat keys
-    fd.rule = f.text(fo, "id");
-    if (fd.rule.empty()) fd.rule = f.text(fo, "rule");
-    auto sev = parse_severity(f.text(fo, "severity"));
-    if (fd.rule.empty() || !sev) f.fail("a finding lacks its id or severity");
-    fd.severity = *sev;
-    fd.message = f.text(fo, "message");
-    dom::object where = fo;
-    if (dom::element loc; fo["location"].get(loc) == simdjson::SUCCESS) where = f.object(loc, "a finding's location");
-    fd.location.file = f.text(where, "file");
-    fd.location.line = int(f.integer(where, "line", 0));
-    fd.location.op = f.text(where, "op");
-    fd.cost_ns = f.integer(fo, "cost_ns", 0);
-    s.findings.push_back(std::move(fd));
-  }
   s.warning_count = size_t(std::max<int64_t>(0, f.integer(o, "warning_count", 0)));
   dom::array warnings;
   if (o["warnings"].get_array().get(warnings) == simdjson::SUCCESS)
@@ -342,6 +321,60 @@ RankSummary read_rank_summary(const std::string& path) {
       std::string_view m;
       if (e.get_string().get(m) == simdjson::SUCCESS) s.warnings.emplace_back(m);
     }
+}
+
+Finding read_summary_finding(const SummaryFields& f, dom::element e) {
+  dom::object fo = f.object(e, "a finding");
+  Finding fd;
+  // "id" and "location" (every command's shape); summaries of older versions: "rule", flat keys
+  fd.rule = f.text(fo, "id");
+  if (fd.rule.empty()) fd.rule = f.text(fo, "rule");
+  auto sev = parse_severity(f.text(fo, "severity"));
+  if (fd.rule.empty() || !sev) f.fail("a finding lacks its id or severity");
+  fd.severity = *sev;
+  fd.message = f.text(fo, "message");
+  dom::object where = fo;
+  if (dom::element loc; fo["location"].get(loc) == simdjson::SUCCESS) where = f.object(loc, "a finding's location");
+  fd.location.file = f.text(where, "file");
+  fd.location.line = int(f.integer(where, "line", 0));
+  fd.location.op = f.text(where, "op");
+  fd.cost_ns = f.integer(fo, "cost_ns", 0);
+  return fd;
+}
+
+RankSummary read_rank_summary(const std::string& path) {
+  simdjson::padded_string text;
+  dom::parser parser;
+  dom::element root = load_json_or_throw(parser, path, text);
+  SummaryFields f(path);
+  dom::object o = f.object(root, "the document");
+  if (f.text(o, "kind") != kKind) f.fail(fmt::format("not a rank summary (no \"kind\": \"{}\"; write one with `npu-doctor analyze TRACE --format summary`)", kKind));
+  RankSummary s;
+  read_rank_fields(f, o, s);
+  if (!s.failed.empty()) return s;
+  for (dom::element e : f.array(o, "collective_names")) {
+    std::string_view n;
+    if (e.get_string().get(n) != simdjson::SUCCESS) f.fail("a collective name is not a string");
+    s.collective_names.emplace_back(n);
+  }
+  dom::array groups;
+  if (o["group_names"].get_array().get(groups) == simdjson::SUCCESS)
+    for (dom::element e : groups) {
+      std::string_view n;
+      if (e.get_string().get(n) != simdjson::SUCCESS) f.fail("a process group name is not a string");
+      s.group_names.emplace_back(n);
+    }
+  for (dom::element e : f.array(o, "collectives")) {
+    dom::array t;
+    int64_t step, dur;
+    if (e.get_array().get(t) != simdjson::SUCCESS || (t.size() != 3 && t.size() != 4) || t.at(1).get_int64().get(step) ||
+        t.at(2).get_int64().get(dur))
+      f.fail("a collective is not [name index, step, duration ns(, group index)]");
+    Collective c{f.index(t.at(0), s.collective_names.size(), "a collective's name index"), kNoGroup, step, dur};
+    if (t.size() == 4) c.group = f.index(t.at(3), s.group_names.size(), "a collective's group index");
+    s.collectives.push_back(c);
+  }
+  for (dom::element e : f.array(o, "findings")) s.findings.push_back(read_summary_finding(f, e));
   return s;
 }
 
@@ -364,16 +397,18 @@ int64_t rank_in_file_name(std::string_view path) {
   return end == at ? -1 : std::stoll(name.substr(at, end - at));
 }
 
-bool is_rank_summary_file(const std::string& path) {
+SummaryKind summary_kind_of(const std::string& path) {
   char head[512];
   size_t got = 0;
   try {
     std::unique_ptr<ByteSource> in = open_byte_source(path);   // a .json.gz summary too
     for (size_t n; got < sizeof head && (n = in->read(head + got, sizeof head - got)) > 0;) got += n;
   } catch (const InputError&) {
-    return false;   // unreadable or corrupt: read_rank_summary says why, if it is ever named
+    return SummaryKind::None;   // unreadable or corrupt: reading it says why, if it is ever named
   }
-  return std::string_view(head, got).find(kKind) != std::string_view::npos;
+  std::string_view text(head, got);
+  if (text.find(kKind) != std::string_view::npos) return SummaryKind::Rank;
+  return text.find(kMergedSummaryKind) != std::string_view::npos ? SummaryKind::Merged : SummaryKind::None;
 }
 
 }  // namespace npud

@@ -16,10 +16,13 @@
 
 namespace npud {
 
+inline constexpr uint32_t kNoGroup = UINT32_MAX;
+
 // One collective kernel/task, in the order the rank ran it. The n-th collective of a name
-// within a step is the same collective on every rank.
+// within a step and process group is the same collective on every rank of that group.
 struct Collective {
   uint32_t name = 0;            // index into RankSummary::collective_names
+  uint32_t group = kNoGroup;    // index into RankSummary::group_names; kNoGroup: not recorded
   int64_t step_number = -1;     // -1: outside any step
   int64_t dur_ns = 0;
 };
@@ -49,6 +52,7 @@ struct RankSummary {
   std::string step_source;
   std::string wait_source;
   std::vector<std::string> collective_names;
+  std::vector<std::string> group_names;   // process groups as the trace records them ("0 [0, 1]")
   std::vector<Collective> collectives;
   bool collectives_truncated = false;   // more than kMaxCollectives: the rest were dropped
   std::vector<RankCommOp> comm_ops;     // HCCL ops with their SDMA/RDMA numbers ("comm_ops" when any)
@@ -74,18 +78,23 @@ RankSummary summarize_rank(const Trace& trace, std::vector<Finding> findings, st
 // A trace's CommOps as RankCommOps (the trace's own ops: those without a rank of their own).
 std::vector<RankCommOp> rank_comm_ops(const Trace& trace, int64_t rank = -1);
 // Every rank's RankCommOps as one Trace of CommOps with their ranks, for COMM004 / COMM005.
-Trace comm_trace(const std::vector<RankSummary>& ranks);
+Trace comm_trace(const std::vector<const RankSummary*>& ranks);
 
-// The "kind" every rank summary names in its first bytes.
+// The "kind" every rank summary names in its first bytes, and the one of a merged summary
+// (`merge --format summary`: many ranks, cluster/merged_summary.hpp).
 inline constexpr std::string_view kRankSummaryKind = "npu-doctor-rank-summary";
+inline constexpr std::string_view kMergedSummaryKind = "npu-doctor-merged-summary";
 
 // Compact JSON, one rank (docs/cluster.md "Rank summary").
 void write_rank_summary(std::ostream& os, const RankSummary& s);
 // Reads what write_rank_summary wrote; throws InputError naming the file (and the byte
 // offset where the JSON itself is bad).
 RankSummary read_rank_summary(const std::string& path);
-// True when the file's first bytes name it a rank summary (plain or gzipped).
-bool is_rank_summary_file(const std::string& path);
+// What the file's first bytes name it (plain or gzipped): a rank summary, a merged summary, or
+// neither.
+enum class SummaryKind { None, Rank, Merged };
+SummaryKind summary_kind_of(const std::string& path);
+inline bool is_rank_summary_file(const std::string& path) { return summary_kind_of(path) != SummaryKind::None; }
 
 // What `analyze RANK --format summary -o FILE` writes when RANK cannot be read: a summary that
 // says so, so merge names the failed rank instead of counting it missing (docs/cluster.md).

@@ -239,6 +239,8 @@ ChromeBuilder::Ref ChromeBuilder::complete(uint64_t offset) {
       k.dur_ns = dur;
       k.correlation = ev_.correlation;
       k.external_id = ev_.external_id;
+      if (!ev_.pg_name.empty() || !ev_.pg_ranks.empty())
+        k.group = ev_.pg_ranks.empty() ? t_.intern(ev_.pg_name) : t_.intern(fmt::format("{} {}", ev_.pg_name, ev_.pg_ranks));
       if (cat == Cat::Memcpy || cat == Cat::Memset) k.bytes = ev_.bytes;
       if (cat != Cat::DeviceOther) saw_gpu_ = true;
       t_.kernels.push_back(k);

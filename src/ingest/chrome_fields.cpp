@@ -30,6 +30,7 @@ void EventFields::reset() {
   has_mem_bytes = false;
   mhz = -1;
   sync_kind = task_type = call_stack = module = reason = message = arg_name = copy_kind = {};
+  pg_name = pg_ranks = {};
   stack_raw = {};
   bwd = {};
   has_bwd = false;
@@ -429,6 +430,12 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
       case 16:
         if (key == "Module Hierarchy") lenient_string(a, ev.module);
         break;
+      case 18:
+        if (key == "Process Group Name") lenient_string(a, ev.pg_name);
+        break;
+      case 19:
+        if (key == "Process Group Ranks") lenient_string(a, ev.pg_ranks);
+        break;
       default:
         break;
     }
@@ -462,6 +469,8 @@ void check_kept_strings(const Ctx& c, const EventFields& ev) {
   check("\"Task Type\"", ev.task_type);
   check("\"cuda_sync_kind\"", ev.sync_kind);
   check("\"args.name\"", ev.arg_name);
+  check("\"Process Group Name\"", ev.pg_name);
+  check("\"Process Group Ranks\"", ev.pg_ranks);
   check("\"argv\"", ev.argv);
   for (std::string_view t : ev.types) check("an \"Input type\"", t);
   for (const auto* ts : {&ev.inputs, &ev.outputs})

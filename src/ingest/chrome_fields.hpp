@@ -68,6 +68,8 @@ struct EventFields {
   bool has_mem_bytes = false;
   double mhz = -1;                    // "AI Core Freq" counter events (torch_npu trace_view): MHz
   std::string_view sync_kind, task_type, call_stack, module, reason, message, arg_name, copy_kind;
+  // Kineto's collective kernels (torch >= 2.2): "Process Group Name" / "Process Group Ranks"
+  std::string_view pg_name, pg_ranks;
   std::string_view stack_raw;  // capture "stack": raw JSON array
   std::string_view bwd;        // capture "bwd": the forward op of a backward-pass op
   bool has_bwd = false;

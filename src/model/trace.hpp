@@ -93,6 +93,9 @@ struct Kernel {
   StrId task_type = 0;       // raw type as the source spells it: "AI_CPU", "kernel", "gpu_memcpy"
   int32_t device = -1;
   int32_t stream = -1;
+  // A collective's process group as the trace records it ("0 [0, 1]": Kineto's Process Group
+  // Name and Ranks); 0: not recorded. Collectives match across ranks within their group.
+  StrId group = 0;
   int64_t start_ns = 0;
   int64_t dur_ns = 0;
   int64_t correlation = kUnset;   // links to RuntimeCall::correlation

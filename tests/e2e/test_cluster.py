@@ -114,10 +114,15 @@ class GeneratedCluster(unittest.TestCase):
         finally:
             shutil.rmtree(bad_dir)
 
-    def test_formats_a_cluster_cannot_have_are_refused(self):
-        r = npud("analyze", self.dir, "-q", "--format", "summary")
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("not available for a cluster", r.stderr)
+    def test_a_cluster_summarised_is_a_merged_summary_that_merge_reads_back(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "part.json")
+            r = npud("analyze", self.dir, "-q", "--format", "summary", "-o", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                self.assertEqual(json.load(f)["kind"], "npu-doctor-merged-summary")
+            self.assertEqual(without_source(cluster_json("merge", out)[1]),
+                             without_source(cluster_json("analyze", self.dir, "-q")[1]))
 
     def test_a_baseline_of_a_cluster_is_refused_not_ignored(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -337,7 +342,149 @@ class MapAndReduce(unittest.TestCase):
                 self.assertIn("--expect-ranks 5: no summary for 1 rank (4)", r.stderr)   # 2 failed: said above
                 report = json.loads(r.stdout)
                 self.assertEqual(sorted(row["rank"] for row in report["ranks"]), [0, 1, 3])   # rank 1 read gzipped
-                self.assertTrue(any("rank 2: its summary run failed" in n for n in report["notes"]), report["notes"])
+                self.assertTrue(any(n.startswith("rank 2 (") and "its summary run failed" in n for n in report["notes"]),
+                                report["notes"])
+
+    def test_a_failed_rank_is_carried_through_a_merge_in_levels(self):
+        part = os.path.join(self.dir, "part-a.json")
+        r = subprocess.run([BINARY, "merge", *(os.path.join(self.dir, "rank-%s" % n) for n in ("0.json", "2.json")),
+                            "--format", "summary", "-o", part], capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 2, r.stderr)   # this level already says a rank failed
+        with open(part) as f:
+            failed = [row for row in json.load(f)["ranks"] if "failed" in row]
+        self.assertEqual([row["rank"] for row in failed], [2])
+        r = subprocess.run([BINARY, "merge", part, os.path.join(self.dir, "rank-1.json.gz"),
+                            os.path.join(self.dir, "rank-3.json"), "--format", "json"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("rank 2 (", r.stderr)
+        report = json.loads(r.stdout)
+        self.assertEqual([row["rank"] for row in report["ranks"]], [0, 1, 3])
+        self.assertTrue(any("its summary run failed" in n for n in report["notes"]), report["notes"])
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")
+class MergeInLevels(unittest.TestCase):
+    """Issue 46: merges compose. Rank summaries merged in parts (`merge --format summary`), the parts
+    merged again, give the flat merge's report: slow ranks, median step, waits, findings, SARIF."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="npud_levels_")
+        cls.ranks = os.path.join(cls.dir, "ranks")
+        cls.summaries = os.path.join(cls.dir, "summaries")
+        os.makedirs(cls.summaries)
+        subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "gen_cluster.py"), cls.ranks, "8", "1", "5"],
+                       check=True, capture_output=True)
+        for path in sorted(glob.glob(os.path.join(cls.ranks, "rank-*.json"))):
+            r = npud("analyze", path, "-q", "--format", "summary", "-o", os.path.join(cls.summaries, os.path.basename(path)))
+            assert r.returncode == 0, r.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def part(self, name, ranks, *extra):
+        out = os.path.join(self.dir, name)
+        r = npud("merge", *extra, *(os.path.join(self.summaries, "rank-%d.json" % k) for k in ranks),
+                 "--format", "summary", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return out
+
+    def test_two_halves_merged_then_merged_give_the_flat_merge(self):
+        a = self.part("half-a.json", range(0, 4))
+        b = self.part("half-b.json", range(4, 8))
+        subprocess.run(["gzip", "-kf", b], check=True)   # a part may travel gzipped
+        flat = cluster_json("merge", self.summaries)[1]
+        levels = cluster_json("merge", a, b + ".gz")[1]
+        self.assertEqual([(s["rank"], s["dimension"]) for s in flat["slow_ranks"]], [(5, "computing")])
+        self.assertEqual(without_source(levels), without_source(flat))
+        self.assertEqual(npud("merge", a, b, "--format", "sarif").stdout, npud("merge", self.summaries, "--format", "sarif").stdout)
+
+    def test_three_levels_and_uneven_parts_give_the_flat_merge(self):
+        a = self.part("lvl-a.json", [0, 1, 2])
+        b = self.part("lvl-b.json", [3])
+        ab = os.path.join(self.dir, "lvl-ab.json")
+        r = npud("merge", a, b, "--format", "summary", "-o", ab)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rest = [os.path.join(self.summaries, "rank-%d.json" % k) for k in range(4, 8)]
+        levels = cluster_json("merge", ab, *rest)[1]
+        self.assertEqual(without_source(levels), without_source(cluster_json("merge", self.summaries)[1]))
+
+    def test_a_merged_summary_is_smaller_than_its_parts(self):
+        a = self.part("size-a.json", range(8))
+        parts = sum(os.path.getsize(p) for p in glob.glob(os.path.join(self.summaries, "rank-*.json")))
+        self.assertLess(os.path.getsize(a), parts / 2)   # collectives as patterns, shared findings once
+
+
+def grouped_rank(path, rank, world_size, group, allreduce_us, steps=3, record_groups=True):
+    """A Kineto rank trace as torch >= 2.2 writes one: per step 10 ms of compute, then six all-reduces
+    whose kernels carry their process group (`Process Group Name` / `Process Group Ranks`)."""
+    pid = 400 + rank
+    events, t = [], 1000
+    for step in range(steps):
+        start = t
+        events.append({"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": t, "dur": 10000,
+                       "args": {"device": rank, "stream": 7, "correlation": step * 100}})
+        t += 10000
+        for i in range(6):
+            args = {"device": rank, "stream": 9, "correlation": step * 100 + 1 + i, "Collective name": "allreduce"}
+            if record_groups:
+                args.update({"Process Group Name": group[0], "Process Group Ranks": str(group[1]),
+                             "Process Group Description": "undefined"})
+            events.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0,
+                           "tid": 9, "ts": t, "dur": allreduce_us, "args": args})
+            t += allreduce_us
+        events.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step, "pid": pid, "tid": pid,
+                       "ts": start, "dur": t - start})
+    with open(path, "w") as f:
+        json.dump({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": world_size},
+                   "traceEvents": events}, f)
+
+
+@unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")
+class ProcessGroups(unittest.TestCase):
+    """Issue 46: collectives are matched, and ranks judged, within their process groups. Two groups
+    (1 ms all-reduces on ranks 0-1, 5 ms on ranks 2-3) that never wait for each other."""
+
+    def write(self, record_groups):
+        d = tempfile.mkdtemp(prefix="npud_groups_")
+        self.addCleanup(shutil.rmtree, d)
+        for rank in range(4):
+            group = ("1", [0, 1]) if rank < 2 else ("2", [2, 3])
+            grouped_rank(os.path.join(d, "rank-%d.json" % rank), rank, 4, group, 1000 if rank < 2 else 5000,
+                         record_groups=record_groups)
+        return d
+
+    def test_two_groups_nobody_waits_and_no_rank_is_slow(self):
+        code, rep, err = cluster_json("analyze", self.write(True), "-q")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(rep["wait_basis"], "estimated from collectives")
+        self.assertEqual({r["rank"]: r["comm_wait_ns"] for r in rep["ranks"]}, {0: 0, 1: 0, 2: 0, 3: 0})
+        self.assertEqual(rep["slow_ranks"], [])
+        self.assertTrue(any("2 sets that share no process group (0,1; 2,3)" in n for n in rep["notes"]), rep["notes"])
+        self.assertFalse(any("record no process groups" in n for n in rep["notes"]))
+
+    def test_without_groups_recorded_the_report_says_so(self):
+        code, rep, err = cluster_json("analyze", self.write(False), "-q")
+        # every collective matched across all four ranks: ranks 2 and 3 seem to wait 24 ms per step
+        self.assertEqual(rep["ranks"][2]["comm_wait_ns"], 24000000)
+        self.assertTrue(any("record no process groups" in n for n in rep["notes"]), rep["notes"])
+
+    def test_groups_survive_the_summary_and_a_merge_in_levels(self):
+        d = self.write(True)
+        for rank in range(4):
+            r = npud("analyze", os.path.join(d, "rank-%d.json" % rank), "-q", "--format", "summary", "-o",
+                     os.path.join(d, "s%d.json" % rank))
+            self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(d, "s2.json")) as f:
+            self.assertEqual(json.load(f)["group_names"], ["2 [2, 3]"])
+        r = npud("merge", os.path.join(d, "s0.json"), os.path.join(d, "s2.json"), "--format", "summary", "-o",
+                 os.path.join(d, "part.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rep = cluster_json("merge", os.path.join(d, "part.json"), os.path.join(d, "s1.json"), os.path.join(d, "s3.json"))[1]
+        self.assertEqual(rep["slow_ranks"], [])
+        self.assertEqual([r["comm_wait_ns"] for r in rep["ranks"]], [0, 0, 0, 0])
 
 
 @unittest.skipUnless(BINARY and os.path.exists(BINARY), "NPUD_BINARY not built")

@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "cli/cluster.hpp"
+#include "cluster/cluster_input.hpp"
 #include "cluster/cluster_report.hpp"
+#include "cluster/merged_summary.hpp"
 #include "cluster/msprof_ranks.hpp"
 #include "cluster/rank_summary.hpp"
 #include "util/input_error.hpp"
@@ -161,6 +163,74 @@ TEST(ClusterReport, AStragglerIsFoundAndTheOthersWaitForIt) {
   // The waiting ranks are not reported as slow: their wait is the same as each other's.
   for (const SlowRank& s : rep.slow) EXPECT_EQ(s.rank, 3) << s.message;
   EXPECT_TRUE(rep.missing_ranks.empty());
+}
+
+// Issue 46: folds compose. Two halves folded apart, written as merged summaries, read back and
+// folded together give the report of all ranks folded at once; findings every rank has are held
+// once; a key keeps the shortest duration, so the waits do not change.
+TEST(ClusterInput, HalvesFoldedApartAndTogetherGiveTheFlatReport) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 4; ++r) {
+    std::vector<Finding> fs{finding("SYNC001", "train.py", 10)};
+    if (r == 2) fs.push_back(finding("FALLBACK001", "train.py", 20));
+    ranks.push_back(summarize_rank(r == 3 ? rank_trace(r, 700, 100) : rank_trace(r, 400, 400), fs, "2.1.0"));
+  }
+  ClusterInput flat;
+  for (const RankSummary& s : ranks) flat.add(s);
+  EXPECT_EQ(flat.findings.size(), 2u);
+  EXPECT_EQ(flat.patterns.size(), 1u);   // one group (unrecorded), the same collectives on every rank
+  fs::path dir = scratch_path("cluster_halves");
+  fs::create_directories(dir);
+  ClusterInput folded;
+  for (int half = 0; half < 2; ++half) {
+    ClusterInput part;
+    part.add(ranks[size_t(2 * half + 1)]);   // out of rank order on purpose
+    part.add(ranks[size_t(2 * half)]);
+    std::string path = (dir / fmt::format("part{}.json", half)).string();
+    std::ofstream(path) << [&] {
+      std::ostringstream os;
+      write_merged_summary(os, part, "part");
+      return os.str();
+    }();
+    read_merged_summary(path, folded);
+  }
+  ClusterReport a = build_cluster_report(flat, "dir"), b = build_cluster_report(folded, "dir");
+  ASSERT_EQ(a.ranks.size(), b.ranks.size());
+  for (size_t i = 0; i < a.ranks.size(); ++i) {
+    EXPECT_EQ(a.ranks[i].rank, b.ranks[i].rank);
+    EXPECT_EQ(a.ranks[i].comm_wait_ns, b.ranks[i].comm_wait_ns);
+    EXPECT_EQ(a.ranks[i].findings, b.ranks[i].findings);
+  }
+  EXPECT_NEAR(b.ranks[0].comm_wait_ns, us(300), 1);
+  EXPECT_EQ(a.median_step_ns, b.median_step_ns);
+  ASSERT_EQ(b.slow.size(), a.slow.size());
+  EXPECT_EQ(b.slow[0].rank, 3);
+  EXPECT_EQ(b.slow[0].message, a.slow[0].message);
+  ASSERT_EQ(b.partial.size(), 1u);
+  EXPECT_EQ(b.partial[0].ranks, std::vector<int64_t>{2});
+  EXPECT_EQ(b.common.size(), 1u);
+  fs::remove_all(dir);
+}
+
+// A collective matches only the same collective of its own process group: same-named all-reduces
+// of two groups with different durations are no wait.
+TEST(ClusterInput, CollectivesMatchWithinTheirProcessGroup) {
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 4; ++r) {
+    RankSummary s = summarize_rank(rank_trace(r, 400, r < 2 ? 100 : 500), {}, "2.1.0");
+    s.group_names = {r < 2 ? "1 [0, 1]" : "2 [2, 3]"};
+    for (Collective& c : s.collectives) c.group = 0;
+    ranks.push_back(std::move(s));
+  }
+  ClusterReport rep = build_cluster_report(ranks, "dir");
+  for (const RankRow& row : rep.ranks) EXPECT_EQ(row.comm_wait_ns, 0) << row.rank;
+  for (const SlowRank& s : rep.slow) ADD_FAILURE() << s.message;
+  // The same ranks without their groups: ranks 2 and 3 seem to wait 400 us per step.
+  for (RankSummary& s : ranks) {
+    s.group_names.clear();
+    for (Collective& c : s.collectives) c.group = kNoGroup;
+  }
+  EXPECT_NEAR(build_cluster_report(ranks, "dir").ranks[2].comm_wait_ns, us(400), 1);
 }
 
 TEST(ClusterReport, FindingsOnlySomeRanksHaveListTheirRanks) {
