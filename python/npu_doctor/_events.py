@@ -36,6 +36,13 @@ def model_event(pid, path, facts):
             % (pid, json.dumps(facts, separators=_SEP, sort_keys=True)))
 
 
+def compile_event(pid, kind, fields):
+    """What torch.compile did (_compiled.CompileWatch): kind "graph_break" {file, line, reason,
+    count, step} or "graphs" {compiled, in_steps}."""
+    return ('{"ph":"M","pid":%d,"tid":0,"name":"npu_doctor_compile","args":{"compile":%s}}'
+            % (pid, json.dumps(dict(fields, kind=kind), separators=_SEP, sort_keys=True)))
+
+
 def error_event(pid, tid, ts, message, op, thread, where):
     """The shim stopped: its exception, the op being recorded ("" if none), the thread and
     the shim's own file:line that raised (for the bug report)."""

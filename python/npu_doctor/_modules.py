@@ -6,6 +6,7 @@ found once in the calling frame's locals; children take their attribute names.
 
 import json
 import sys
+import warnings
 import weakref
 
 from . import _frames
@@ -13,11 +14,15 @@ from ._errors import HEADROOM, pass_on
 from ._transparent import compiling
 
 
+_COMPILE_HOOK_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks on modules"
+
+
 class ModuleTracker:
     def __init__(self, on_error):
         self._on_error = on_error
         self._stack = []           # [(module, path, path_json, boundary)]
         self._handles = []
+        self._filter = None        # our entry in warnings.filters while the hooks are installed
         self._child_names = {}     # (id(parent), id(child)) -> (weakref(child), relative name)
         self._root_names = {}      # id(module) -> (weakref(module), name)
         self._facts_seen = {}      # id(module) -> weakref(module): library_model_facts asked once
@@ -31,8 +36,16 @@ class ModuleTracker:
         from torch.nn.modules import module as torch_module
         self._handles.append(torch_module.register_module_forward_pre_hook(self._pre))
         self._handles.append(torch_module.register_module_forward_hook(self._post))
+        # torch.compile'd modules warn at each call while global hooks exist (torch >= 2.1): these
+        # hooks are ours, the warning is not the program's to see.
+        warnings.filterwarnings("ignore", message=_COMPILE_HOOK_WARNING, category=UserWarning)
+        self._filter = warnings.filters[0]
 
     def remove(self):
+        filt, self._filter = self._filter, None
+        if filt is not None and filt in warnings.filters:
+            warnings.filters.remove(filt)
+            getattr(warnings, "_filters_mutated", lambda: None)()   # the filters' cache of seen warnings
         for h in self._handles:
             try:
                 h.remove()

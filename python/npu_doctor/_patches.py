@@ -292,8 +292,8 @@ def _optimizer_step_counter(tensor, caller):
         return False
 
 
-_CPU_LITERAL = re.compile(r"""\.to\(\s*(device\s*=\s*)?(torch\.device\(\s*)?['"]cpu""")
-_cpu_lines = {}   # (code, line) -> whether that line moves to a literal 'cpu'
+_CPU_LITERAL = re.compile(r"""(\.to\(\s*|device\s*=\s*)(device\s*=\s*)?(torch\.device\(\s*)?['"]cpu""")
+_cpu_lines = {}   # (code, line) -> whether that line names a literal 'cpu' (`.to("cpu")`, `device="cpu"`)
 
 
 def _non_blocking(args, kwargs):
@@ -366,37 +366,51 @@ class TensorPatches:
         """torch.tensor / torch.as_tensor of host data with a device named (`device=self.args.device`,
         `device=mask.device`): on an NPU a blocking copy of the data to the device, and device data
         from then on. A CPU run makes a host tensor there, so the call is recorded as a placement
-        with its result (a `.to(device)` of data made on the spot)."""
-        rec = self._rec
+        with its result (a `.to(device)` of data made on the spot); an empty tensor copies nothing
+        (the KV cache's torch.tensor([], device=...)).
+        Factories that make a tensor from nothing, with a device named outside model code
+        (`torch.randint(0, T, (bs,), device=x.device)` of a diffusion loop), make it on the NPU with
+        no copy; a CPU run records it as "cpu". Their placement event says "made on the device"
+        (SYNC001 counts no copy) and makes the tensor device data for the analysis. Inside a
+        module's forward, model code's factories are device data anyway: no event."""
         for name in ("tensor", "as_tensor"):
-            orig = getattr(torch, name, None)
-            if orig is None:
-                continue
-            event_name = "torch.%s(device=)" % name
+            self._patch_device_factory(torch, name, "", lambda result: result.numel() > 0)
+        for name in ("randint", "randn", "rand", "randperm", "zeros", "ones", "empty", "full", "arange"):
+            self._patch_device_factory(torch, name, "made on the device", None)
 
-            def factory(*args, _orig=orig, _event=event_name, **kwargs):
-                if compiling():
-                    return _orig(*args, **kwargs)
-                if kwargs.get("device") is None or not rec.recording or rec.in_sync or _step_depth[0]:
-                    return call_from(sys._getframe(1), _orig, *args, **kwargs)
-                t0 = rec.now()
-                result = call_from(sys._getframe(1), _orig, *args, **kwargs)
-                t1 = rec.now()
-                try:
-                    caller = sys._getframe(1)
-                    # (an empty tensor copies nothing: the KV cache's torch.tensor([], device=...))
-                    with no_torch_function():
-                        placed = result.device.type == "cpu" and result.numel() and \
-                            _places_on_device((), kwargs, caller)
-                    if placed:
-                        rec.record_python_event("placement", _event, "", None, t0, t1, caller, result)
-                except Exception as e:   # the result's device or size unreadable: not a placement then
-                    pass_on_async(e)
-                return result
+    def _patch_device_factory(self, torch, name, reason, worth):
+        """torch.<name> recording its result as a placement when the call names a device other
+        than a literal 'cpu' (`worth(result)`, if given, must hold too; `reason`: the event's)."""
+        rec = self._rec
+        orig = getattr(torch, name, None)
+        if orig is None:
+            return
+        event_name = "torch.%s(device=)" % name
+        in_module_counts = worth is None   # made from nothing: model code's are device data already
 
-            functools.update_wrapper(factory, orig)
-            self._saved.append((torch, name, True, orig))
-            setattr(torch, name, keep_builtin(factory, orig))
+        def factory(*args, **kwargs):
+            if compiling():
+                return orig(*args, **kwargs)
+            if kwargs.get("device") is None or not rec.recording or rec.in_sync or _step_depth[0] or \
+                    (in_module_counts and rec.module_json != '""'):
+                return call_from(sys._getframe(1), orig, *args, **kwargs)
+            t0 = rec.now()
+            result = call_from(sys._getframe(1), orig, *args, **kwargs)
+            t1 = rec.now()
+            try:
+                caller = sys._getframe(1)
+                with no_torch_function():
+                    placed = isinstance(result, torch.Tensor) and result.device.type == "cpu" and \
+                        (worth is None or worth(result)) and _places_on_device((), kwargs, caller)
+                if placed:
+                    rec.record_python_event("placement", event_name, reason, None, t0, t1, caller, result)
+            except Exception as e:   # the result's device or size unreadable: not a placement then
+                pass_on_async(e)
+            return result
+
+        functools.update_wrapper(factory, orig)
+        self._saved.append((torch, name, True, orig))
+        setattr(torch, name, keep_builtin(factory, orig))
 
     def _patch_mode_sensitive(self, torch):
         """Linear algebra whose composite kernel asks "could a tensor subclass or a gradient be

@@ -28,6 +28,7 @@ import time
 from . import _events, _frames, _patches
 from ._advice import advice
 from ._autograd import AutogradLinks
+from ._compiled import CompileWatch
 from ._environment import cwd, guess_device, installed_packages, installed_version
 from ._errors import HEADROOM, pass_on
 from ._features import Features
@@ -88,6 +89,7 @@ class Recorder(PythonCallEvents):
         self._last_value = getattr(sys, "last_value", None)
         self._outermost = None
         self._mask_kinds = {}   # (id, version) of an SDPA mask -> (weakref, kind): _mask_kind
+        self._compiled = CompileWatch()   # torch.compile's graph breaks and compiled graphs
         if amp is not None:
             amp.attach(self)
 
@@ -137,6 +139,8 @@ class Recorder(PythonCallEvents):
         _patches.patch_optimizers()
         _patches.patch_api_functions()
         _patches.patch_autograd()
+        if hasattr(torch, "compile"):   # torch >= 2.0
+            self._compiled.install()
         _patches.active = self
         atexit.register(self._at_exit)
         if hasattr(os, "register_at_fork"):
@@ -213,6 +217,7 @@ class Recorder(PythonCallEvents):
             self._write(self._step_event(self.step, self._step_start, now))
             self._writer.flush()   # a step's events are on disk when the next step starts
             self._note_other_threads()
+        self._compiled.on_step_end(self.step, self.recording)
         self.step += 1
         self._step_start = now
         self._modules.reset()
@@ -258,6 +263,9 @@ class Recorder(PythonCallEvents):
         self._write_raw(_events.packages_event(self._pid, installed_packages()))
         for path, facts in list(self._modules.models.items())[:64]:
             self._write_raw(_events.model_event(self._pid, path, facts))
+        for kind, fields in self._compiled.events():
+            self._write_raw(_events.compile_event(self._pid, kind, fields))
+        self._compiled.remove()
         self._write_raw(_events.end_event(self._pid, self.step, reason, self._exception if reason == "exception" else ""))
         if self._writer is not None:
             self._writer.close()
@@ -320,6 +328,7 @@ class Recorder(PythonCallEvents):
         self._tensor_patches.install()
         self._modules.install()
         from ._dispatch import DispatchCore
+        self._compiled.on_begin()
         self._mode = DispatchCore(self, self.features)
         if self.amp is not None:
             self.amp.on_begin()
@@ -611,11 +620,12 @@ def _outermost_frame():
 
 def _plumbing(thread):
     """A thread of the standard library's process plumbing (multiprocessing's queue feeders
-    behind a DataLoader's workers, its resource sharer): it moves pickled bytes and runs no
-    torch op, so it is not worth a note."""
+    behind a DataLoader's workers, its resource sharer) or tqdm's monitor (it wakes to refresh
+    progress bars; torch.compile's inductor starts one too): it runs no torch op, so it is not
+    worth a note."""
     target = getattr(thread, "_target", None)
     module = getattr(target, "__module__", "") or ""
-    return module.startswith("multiprocessing")
+    return module.startswith("multiprocessing") or (type(thread).__module__ or "").startswith("tqdm.")
 
 
 class Site:

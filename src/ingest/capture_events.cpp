@@ -59,6 +59,8 @@ void ChromeBuilder::capture_metadata(uint64_t offset) {
     read_string_map(ev_.packages_raw, "package:", 4096);
   } else if (ev_.name == "npu_doctor_model" && is_capture_ && !ev_.facts_raw.empty()) {
     read_model_facts(ev_.facts_raw);
+  } else if (ev_.name == "npu_doctor_compile" && is_capture_ && !ev_.compile_raw.empty()) {
+    read_compile(ev_.compile_raw);
   } else if (ev_.name == "npu_doctor_op" && is_capture_ && !ev_.op.empty()) {
     OpDispatch d;
     d.op = t_.intern(ev_.op);
@@ -177,6 +179,45 @@ void ChromeBuilder::read_model_facts(std::string_view raw) {
   if (std::count(models.begin(), models.end(), ',') >= 63) return;   // the shim writes 64 at most
   t_.set_env("models", models.empty() ? std::string(path) : models + "," + std::string(path));
   read_string_map(raw, fmt::format("model:{}:", path), 64);
+}
+
+// "npu_doctor_compile": a graph break torch.compile's dynamo logged, or how many graphs it
+// compiled (the shim's _compiled.CompileWatch). Malformed or extra ones are passed by.
+void ChromeBuilder::read_compile(std::string_view raw) {
+  constexpr size_t kMaxGraphBreaks = 64;   // the shim writes 64 at most
+  od::document doc;
+  od::object obj;
+  std::string_view kind;
+  if (aux_parser_.iterate(simdjson::padded_string_view(raw.data(), raw.size(), raw.size() + simdjson::SIMDJSON_PADDING))
+              .get(doc) != simdjson::SUCCESS ||
+      doc.get_object().get(obj) != simdjson::SUCCESS || obj["kind"].get_string().get(kind) != simdjson::SUCCESS)
+    return;
+  CaptureStatus& c = t_.capture;
+  auto text = [&obj](std::string_view key) {
+    std::string_view v;
+    return obj[key].get_string().get(v) == simdjson::SUCCESS ? std::string(v.substr(0, 1000)) : std::string();
+  };
+  auto number = [&obj](std::string_view key) {
+    int64_t v;
+    return obj[key].get_int64().get(v) == simdjson::SUCCESS ? v : int64_t(-1);
+  };
+  if (kind == "graphs") {
+    c.graphs_compiled = number("compiled");
+    c.graphs_in_steps = number("in_steps");
+    return;
+  }
+  if (kind != "graph_break" || c.graph_breaks.size() >= kMaxGraphBreaks) return;
+  GraphBreak g;
+  g.file = text("file");
+  int64_t line = number("line");
+  if (g.file.empty() || line <= 0 || line > (int64_t(1) << 30)) return;
+  g.line = int(line);
+  g.reason = text("reason");
+  g.explanation = text("explanation");
+  g.hint = text("hint");
+  g.count = std::max<int64_t>(1, number("count"));
+  g.step = number("step");
+  c.graph_breaks.push_back(std::move(g));
 }
 
 // Capture "stack": [[file, line, func], ...], user frames only, innermost first.

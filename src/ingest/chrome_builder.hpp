@@ -96,6 +96,7 @@ class ChromeBuilder {
   void amp_record();
   void add_capture_tensors(const std::vector<CaptureTensor>& ts, uint32_t& begin, uint32_t& count);
   void read_string_map(std::string_view raw, std::string_view prefix, size_t most);
+  void read_compile(std::string_view raw);
   void read_model_facts(std::string_view raw);
   uint32_t capture_stack(std::string_view raw);
   void count_unended_steps();

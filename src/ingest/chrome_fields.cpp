@@ -44,7 +44,7 @@ void EventFields::reset() {
   has_inputs = has_outputs = false;
   format = torch = python = device_str = torch_npu = steps = {};
   capture_version = capture_rank = capture_world_size = -1;
-  op = thread = where = dispatch = cwd = packages_raw = facts_raw = {};
+  op = thread = where = dispatch = cwd = packages_raw = facts_raw = compile_raw = {};
   steps_completed = -1;
   cpu_kernel = expanded = false;
   argv.clear();
@@ -373,6 +373,10 @@ void read_args(const Ctx& c, od::value v, EventFields& ev) {
           ev.has_outputs = true;
           read_capture_tensors(c, a, ev, ev.outputs);
         } else if (key == "numeric") raw_amp(c, a, ev, kAmpNumeric);
+        else if (key == "compile") {
+          od::object obj;
+          if (a.get_object().get(obj) == simdjson::SUCCESS) c.get(obj.raw_json(), ev.compile_raw);
+        }
         break;
       case 8:
         if (key == "elements") raw_amp(c, a, ev, kAmpElements);
@@ -466,6 +470,7 @@ void check_kept_strings(const Ctx& c, const EventFields& ev) {
   check("\"cwd\"", ev.cwd);
   check("\"packages\"", ev.packages_raw);
   check("\"facts\"", ev.facts_raw);
+  check("\"compile\"", ev.compile_raw);
   check("\"Task Type\"", ev.task_type);
   check("\"cuda_sync_kind\"", ev.sync_kind);
   check("\"args.name\"", ev.arg_name);

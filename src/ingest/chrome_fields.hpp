@@ -86,6 +86,7 @@ struct EventFields {
   // capture status and facts ("npu_doctor_end", "npu_doctor_error", "npu_doctor_op" events)
   std::string_view op, thread, where, dispatch, cwd;
   std::string_view packages_raw;   // "npu_doctor_packages": {"transformers": "5.17.0", ...} as raw JSON
+  std::string_view compile_raw;    // "npu_doctor_compile": {"kind": "graph_break", ...} as raw JSON
   std::string_view facts_raw;      // "npu_doctor_model": {"path": "model", "class": ..., ...} as raw JSON
   int64_t steps_completed = -1;
   bool cpu_kernel = false, expanded = false;

@@ -324,6 +324,16 @@ struct OpDispatch {
 
 // How a capture ended (docs/formats/capture.md "End"): every report says first when it is not
 // complete. Default: not a capture, nothing to say.
+// A place where torch.compile's dynamo broke a graph, as the capture's `npu_doctor_compile`
+// event records it (docs/formats/capture.md): the program's file:line, dynamo's reason (its
+// graph-break type), explanation and first hint, how often dynamo logged it (once per compile)
+// and the step it was first logged in.
+struct GraphBreak {
+  std::string file, reason, explanation, hint;
+  int line = 0;
+  int64_t count = 0, step = -1;
+};
+
 struct CaptureStatus {
   bool ended = false;           // an `npu_doctor_end` event was read
   std::string reason;           // its reason: "done", "stopped", "exit", "error", "exception"
@@ -337,6 +347,10 @@ struct CaptureStatus {
   // after the last step end): they belong to no Step. unended_step: the last such step number.
   size_t unended_step_ops = 0;
   int64_t unended_step = -1;
+  // torch.compile: graph breaks, and graphs compiled in all / during the recorded steps (-1:
+  // the capture says nothing, torch.compile never ran or the shim predates it).
+  std::vector<GraphBreak> graph_breaks;
+  int64_t graphs_compiled = -1, graphs_in_steps = -1;
 };
 
 // What a trace's source records, beyond the events themselves. Its reader (src/ingest) sets

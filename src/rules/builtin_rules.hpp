@@ -45,4 +45,5 @@ const Rule& port001_rule();       // cuda-only-code (captures: the program's fil
 // The rule with this id among trace_rules(), or nullptr.
 const Rule* find_trace_rule(std::string_view id);
 
+const Rule& compile002_rule();   // graph-break
 }  // namespace npud

@@ -298,6 +298,25 @@ class NonContiguousInput final : public Rule {
     return earliest;
   }
 
+  // Whether `m` is strided on an NPU too: it is a view (or an in-place op's result on one) of
+  // what the last computing op made. An out-of-place computing op on an NPU writes a new
+  // tensor of its output size (op-plugin's apply_tensor_without_format: AddKernelNpuOpApi's
+  // add), so the strides a CPU kernel carried over from a strided input (TensorIterator keeps a
+  // channels-last-like layout through `hidden + residual`) never reach the next op there.
+  static bool strided_on_npu(const Trace& t, const std::unordered_map<int64_t, uint32_t>& producer,
+                             const TensorMeta& m) {
+    uint32_t p = producer_of(producer, m);
+    for (int guard = 0; p != kNone && guard < 64; ++guard) {
+      std::string_view base = aten_base(t.str(t.ops[p].name));
+      if (is_view_op(base)) return true;
+      const TensorMeta* self = input0(t, p);
+      bool in_place = base.ends_with('_') || (self && self->id != kUnset && self->id == m.id);
+      if (!in_place || !self) return false;   // a fresh output on the NPU
+      p = producer_of(producer, *self);
+    }
+    return true;   // made before the ops recorded (an input, a parameter): as the capture saw it
+  }
+
   static Finding_input examine(const Trace& t, const TraceIndex& index,
                                const std::unordered_map<int64_t, uint32_t>& producer, uint32_t op,
                                const TensorMeta& m, Family fam) {
@@ -305,6 +324,7 @@ class NonContiguousInput final : public Rule {
     bool dense = is_dense(t.shape(m), t.strides(m), fam == Family::Matmul);
     if (!dense) {
       if (tensor_bytes(t, m) < (fam == Family::Elementwise ? kElementwiseMinBytes : kMinBytes)) return r;
+      if (t.caps.dispatched_ops && !strided_on_npu(t, producer, m)) return r;   // CPU strides, not the NPU's
       r.hit = true;
       r.tensor = m;
       r.maker = find_maker(t, producer, m);

@@ -81,7 +81,9 @@ bool is_host(std::string_view device) { return device.empty() || device == "cpu"
 // device out) without it. (Placement skips tensors the program placed before.)
 bool is_blocking_upload(const Trace& t, const Op& op, bool host_run) {
   std::string_view detail = op.detail ? t.str(op.detail) : std::string_view{};
-  if (contains(detail, "non_blocking=True")) return false;
+  // non_blocking=True; or a factory with a device named (`torch.randint(..., device=x.device)`):
+  // made on the device, no copy
+  if (contains(detail, "non_blocking=True") || detail == "made on the device") return false;
   if (op.kind == OpKind::Placement) return host_run;
   if (op.kind != OpKind::Aten || host_run || !t.caps.dispatched_ops) return false;
   std::string_view base = aten_base(t.str(op.name));
@@ -128,13 +130,18 @@ class HostDeviceSync final : public Rule {
 
     // One user line is one finding, whatever reads there (LBFGS's step line reads a bool, a
     // float and an alpha scalar: one cause); ops without a user frame group by op and callers.
-    auto add_op_group = [&](uint32_t i, int category) {
+    auto group_key = [&](uint32_t i, int category, Location& loc, std::string& chain) {
       const Op& op = t.ops[i];
-      Location loc = location_of(index, i);
-      std::string chain;
+      loc = location_of(index, i);
       if (!call_site(loc) && op.parent != kNone) chain = index.parent_chain(op.parent, 3);
       std::string key = !call_site(loc) ? fmt::format("op\x1f{}\x1f{}", loc.op, chain) : "line\x1f" + site_key(loc);
-      if (is_upload(category)) key = "up\x1f" + key;   // its own finding, with its own fix
+      return is_upload(category) ? "up\x1f" + key : key;   // an upload: its own finding, with its own fix
+    };
+    auto add_op_group = [&](uint32_t i, int category) {
+      const Op& op = t.ops[i];
+      Location loc;
+      std::string chain;
+      std::string key = group_key(i, category, loc, chain);
       bool created = false;
       EventGroup& g = groups.get(key, &created);
       if (created) {
@@ -150,6 +157,9 @@ class HostDeviceSync final : public Rule {
     // A read of host-side data (batch indices, CPU counters) waits for nothing on an NPU: it
     // and the ops inside it are not syncs.
     const Placement placement(t);
+    // Upload sites that later move a tensor already on the device (diffusers' add_noise:
+    // `self.alphas_cumprod = self.alphas_cumprod.to(device)` each call)
+    std::unordered_set<std::string> kept_on_device;
     // A CUDA/ROCm profile records the runtime calls on the thread that makes them, so a real
     // read of device data shows as a copy or a synchronize call inside the op; an aten::item
     // without one read a CPU tensor (numpy memmap indexing with a CPU index tensor in nanoGPT's
@@ -182,7 +192,14 @@ class HostDeviceSync final : public Rule {
       if (op.step_index >= 0 && !moved_by_model && is_blocking_upload(t, op, host_run)) {
         anchor[i] = 1;
         // torch.tensor(data, device=d): no input, the data is made on the spot
-        if (!placement.already_placed(i)) add_op_group(i, t.inputs(op).empty() ? kMadeOnDevice : kBlockingUpload);
+        const int category = t.inputs(op).empty() ? kMadeOnDevice : kBlockingUpload;
+        if (!placement.already_placed(i)) {
+          add_op_group(i, category);
+        } else {   // the site moves a tensor that is on the device already: it keeps its tensors there
+          Location loc;
+          std::string chain;
+          kept_on_device.insert(group_key(i, category, loc, chain));
+        }
         continue;
       }
       if ((op.kind == OpKind::PythonSync || op.kind == OpKind::Aten) && placement.host_only(i)) {
@@ -264,9 +281,16 @@ class HostDeviceSync final : public Rule {
       g.add(k.step_index, r != kNone ? t.runtime[r].dur_ns : k.dur_ns);
     }
 
+    // A site that uploaded once in the recorded steps and then found its tensor on the device
+    // keeps it there: one placement (on the NPU made at the site's first call, often before the
+    // recorded steps), not a per-step copy.
+    std::unordered_set<const EventGroup*> one_off;
+    for (const std::string& key : kept_on_device)
+      if (const EventGroup* g = groups.find(key); g && g->count == 1) one_off.insert(g);
     const int64_t wall = index.wall_ns();
     const bool capture = t.caps.estimated_costs;
     for (EventGroup& g : groups.groups()) {
+      if (one_off.contains(&g)) continue;
       Finding f;
       f.rule = "SYNC001";
       double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);

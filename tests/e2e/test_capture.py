@@ -284,6 +284,35 @@ class CaptureEndToEnd(unittest.TestCase):
         run, names = self.check_unchanged("compile", "aot_eager")
         self.assertTrue({"aten::addmm", "aten::mm"} & names, sorted(names))
 
+    def test_inductor_compiled_module_runs_unchanged_under_capture(self):
+        """Issue 41: the default backend (inductor, C++ kernels) keeps every digit of the losses."""
+        if e2e_support.torch_version() < (2, 1):
+            self.skipTest("torch.compiler.is_compiling (the shim's wrappers stand aside) exists from torch 2.1")
+        self.check_unchanged("compile", "inductor")
+
+    def test_graph_breaks_are_found_at_the_programs_lines(self):
+        """Issue 41: COMPILE002 at the program's data-dependent branch and `.item()` inside compiled
+        code, with dynamo's reason; none in the capture's own code; the program's stdout and stderr
+        (dynamo's own warnings included) as without the capture."""
+        if e2e_support.torch_version() < (2, 1):
+            self.skipTest("torch.compile's graph-break log: torch >= 2.1")
+        program = "compiled_breaks.py"
+        plain = subprocess.run([PYTHON, os.path.join(PROGRAMS, program)], capture_output=True, text=True, timeout=300,
+                               cwd=PROGRAMS)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        run = Run(program)
+        self.assertEqual(run.code, 0, run.stderr)
+        self.assertEqual(run.stdout, plain.stdout)
+        log_head = re.compile(r"^[A-Z]\d{4} [\d:.]+ \d+ ", re.M)   # torch's log lines: time and pid differ
+        self.assertEqual(log_head.sub("", run.stderr), log_head.sub("", plain.stderr))
+        breaks = run.findings("COMPILE002")
+        self.assertEqual(sorted(f["location"]["line"] for f in breaks), [18, 32], breaks)
+        self.assertTrue(all(f["location"]["file"] == os.path.join(PROGRAMS, program) for f in breaks), breaks)
+        by_line = {f["location"]["line"]: f for f in breaks}
+        self.assertIn("Data-dependent branching", by_line[18]["message"])
+        self.assertIn("item()", by_line[32]["message"])
+        self.assertTrue(any("compiled" in n and "graphs" in n for n in by_line[18]["notes"]), by_line[18]["notes"])
+
     def test_scripted_module_runs_unchanged_under_capture(self):
         run, names = self.check_unchanged("script")
         self.assertTrue({"aten::addmm", "aten::linear", "aten::mm"} & names, sorted(names))
