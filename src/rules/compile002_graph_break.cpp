@@ -1,4 +1,6 @@
 // COMPILE002 graph-break: torch.compile graph breaks at the program's lines. See docs/rules/COMPILE002.md.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "knowledge/advice_texts.hpp"

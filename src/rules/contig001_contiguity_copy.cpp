@@ -14,6 +14,7 @@
 #include "rules/builtin_rules.hpp"
 #include "rules/capture_rules.hpp"
 #include "rules/npu_cost.hpp"
+#include "rules/layout_support.hpp"
 #include "rules/rule_support.hpp"
 #include "util/saturate.hpp"
 
@@ -104,9 +105,11 @@ class ContiguityCopy final : public Rule {
     // Previous sibling on the same thread: the op that ran just before under the same parent.
     std::unordered_map<uint32_t, uint32_t> last_child;
     std::vector<std::pair<uint32_t, std::string>> backward;   // joins its line's forward copy
+    TensorProducers producers;   // as CONTIG002 keeps them: the aten ops outside composites
 
     for (uint32_t i = 0; i < n; ++i) {
       const Op& op = t.ops[i];
+      if (i > 0 && t.ops[i - 1].kind == OpKind::Aten && !index.inside_composite(i - 1)) producers.record(t, i - 1);
       if (i > 0 && (t.ops[i - 1].pid != op.pid || t.ops[i - 1].tid != op.tid)) last_child.clear();
       uint32_t prev = kNone;
       if (auto it = last_child.find(op.parent); it != last_child.end()) prev = it->second;
@@ -143,6 +146,8 @@ class ContiguityCopy final : public Rule {
           const TensorMeta* o = out.empty() ? nullptr : &t.tensors[out[0]];
           if (!o || !o->has_strides || !is_channels_last(t.shape(*o), t.strides(*o))) continue;
           trigger = "conversion to channels_last";
+        } else if (t.caps.dispatched_ops && !strided_on_npu(t, producers, tm)) {
+          continue;   // strided by a CPU kernel only: dense on the NPU, the copy copies nothing there
         } else {
           trigger = "non-contiguous input";
         }

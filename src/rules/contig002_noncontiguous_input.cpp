@@ -16,6 +16,7 @@
 #include "analysis/trace_index.hpp"
 #include "knowledge/advice_texts.hpp"
 #include "rules/capture_rules.hpp"
+#include "rules/layout_support.hpp"
 #include "rules/npu_cost.hpp"
 #include "rules/rule_support.hpp"
 #include "util/saturate.hpp"
@@ -58,20 +59,6 @@ constexpr int64_t kElementwiseMinBytes = int64_t(1) << 20;
 // any small op (an LSTMCell's [batch, 1] column of the input sequence, a CLS-token row).
 constexpr int64_t kMinBytes = 4096;
 
-// Views: their output aliases their input. Walking back through them finds the op that
-// made a tensor strided.
-bool is_view_op(std::string_view base) {
-  static const std::unordered_map<std::string_view, bool> kViews = {
-      {"permute", true}, {"transpose", true}, {"t", true}, {"expand", true}, {"expand_as", true},
-      {"narrow", true}, {"slice", true}, {"select", true}, {"as_strided", true}, {"movedim", true},
-      {"moveaxis", true}, {"swapaxes", true}, {"swapdims", true}, {"unfold", true}, {"diagonal", true},
-      {"view", true}, {"_reshape_alias", true}, {"reshape", true}, {"_unsafe_view", true},
-      {"unsqueeze", true}, {"squeeze", true}, {"flatten", true}, {"view_as", true}, {"split", true},
-      {"split_with_sizes", true}, {"chunk", true}, {"unbind", true}, {"alias", true}, {"detach", true},
-      {"numpy_T", true}, {"mT", true}, {"mH", true}, {"adjoint", true}, {"unflatten", true},
-  };
-  return kViews.count(base) > 0;
-}
 
 bool is_permute_like(std::string_view base) {
   return base == "permute" || base == "transpose" || base == "t" || base == "movedim" || base == "moveaxis" ||
@@ -225,7 +212,7 @@ class NonContiguousInput final : public Rule {
   template <class Fn>
   static void scan(const Trace& t, const TraceIndex& index, Fn&& fn) {
     // Tensor id -> index of the op that last produced it, in trace order.
-    std::unordered_map<int64_t, uint32_t> producer;
+    TensorProducers producer;
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
       // F.scaled_dot_product_attention is judged by the layout it receives (the capture's
@@ -243,32 +230,20 @@ class NonContiguousInput final : public Rule {
           if (found.hit) fn(i, k, found);
         }
       }
-      for (uint32_t r : t.outputs(op)) {
-        const TensorMeta& m = t.tensors[r];
-        if (m.id != kUnset) producer[m.id] = i;
-      }
+      producer.record(t, i);
     }
   }
 
  private:
 
-  static const TensorMeta* input0(const Trace& t, uint32_t op) {
-    auto in = t.inputs(t.ops[op]);
-    return in.empty() ? nullptr : &t.tensors[in[0]];
-  }
 
-  static uint32_t producer_of(const std::unordered_map<int64_t, uint32_t>& producer, const TensorMeta& m) {
-    if (m.id == kUnset) return kNone;
-    auto it = producer.find(m.id);
-    return it == producer.end() ? kNone : it->second;
-  }
 
   // The op that made `m` strided: walking back through views (and through ops such as
   // add/mul that keep a strided input's layout), the nearest permute-like op, else the
   // earliest op reached.
-  static uint32_t find_maker(const Trace& t, const std::unordered_map<int64_t, uint32_t>& producer,
+  static uint32_t find_maker(const Trace& t, const TensorProducers& producer,
                              const TensorMeta& m) {
-    uint32_t p = producer_of(producer, m);
+    uint32_t p = producer.of(m);
     uint32_t earliest = kNone;
     for (int guard = 0; p != kNone && guard < 64; ++guard) {
       std::string_view base = aten_base(t.str(t.ops[p].name));
@@ -276,7 +251,7 @@ class NonContiguousInput final : public Rule {
       earliest = p;
       const TensorMeta* next = nullptr;
       if (is_view_op(base)) {
-        next = input0(t, p);
+        next = first_input(t, p);
       } else {
         // Layout kept from a strided input of the same shape (TensorIterator does that).
         auto outs = t.outputs(t.ops[p]);
@@ -293,32 +268,13 @@ class NonContiguousInput final : public Rule {
         }
       }
       if (!next || !next->has_strides || is_dense(t.shape(*next), t.strides(*next), false)) break;
-      p = producer_of(producer, *next);
+      p = producer.of(*next);
     }
     return earliest;
   }
 
-  // Whether `m` is strided on an NPU too: it is a view (or an in-place op's result on one) of
-  // what the last computing op made. An out-of-place computing op on an NPU writes a new
-  // tensor of its output size (op-plugin's apply_tensor_without_format: AddKernelNpuOpApi's
-  // add), so the strides a CPU kernel carried over from a strided input (TensorIterator keeps a
-  // channels-last-like layout through `hidden + residual`) never reach the next op there.
-  static bool strided_on_npu(const Trace& t, const std::unordered_map<int64_t, uint32_t>& producer,
-                             const TensorMeta& m) {
-    uint32_t p = producer_of(producer, m);
-    for (int guard = 0; p != kNone && guard < 64; ++guard) {
-      std::string_view base = aten_base(t.str(t.ops[p].name));
-      if (is_view_op(base)) return true;
-      const TensorMeta* self = input0(t, p);
-      bool in_place = base.ends_with('_') || (self && self->id != kUnset && self->id == m.id);
-      if (!in_place || !self) return false;   // a fresh output on the NPU
-      p = producer_of(producer, *self);
-    }
-    return true;   // made before the ops recorded (an input, a parameter): as the capture saw it
-  }
-
   static Finding_input examine(const Trace& t, const TraceIndex& index,
-                               const std::unordered_map<int64_t, uint32_t>& producer, uint32_t op,
+                               const TensorProducers& producer, uint32_t op,
                                const TensorMeta& m, Family fam) {
     Finding_input r;
     bool dense = is_dense(t.shape(m), t.strides(m), fam == Family::Matmul);
@@ -333,7 +289,7 @@ class NonContiguousInput final : public Rule {
     if (fam != Family::Matmul) return r;
     // Implicit: dense input that a copy made from a strided tensor in this very call site.
     std::string site = index.user_location(op);
-    uint32_t p = producer_of(producer, m);
+    uint32_t p = producer.of(m);
     for (int guard = 0; p != kNone && guard < 8; ++guard) {
       std::string_view base = aten_base(t.str(t.ops[p].name));
       if (is_copy_kernel(base)) {
@@ -352,9 +308,9 @@ class NonContiguousInput final : public Rule {
         return r;
       }
       if (!is_regroup_view(base)) return r;
-      const TensorMeta* src = input0(t, p);
+      const TensorMeta* src = first_input(t, p);
       if (!src) return r;
-      p = producer_of(producer, *src);
+      p = producer.of(*src);
     }
     return r;
   }
