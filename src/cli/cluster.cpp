@@ -146,13 +146,8 @@ ClusterInput summarize_ranks(const std::vector<std::string>& inputs, const std::
     }
     ++failed;
     std::cerr << "npu-doctor: error: " << terminal_safe(errors[i]) << "\n";
-    if (o.format == "summary") {   // the merged summary carries the lost rank to the merge above it
-      RankSummary lost;
-      lost.rank = rank_in_path(inputs[i]);
-      lost.source = inputs[i];
-      lost.failed = errors[i];
-      out.add(std::move(lost));
-    }
+    if (o.format == "summary")   // the merged summary carries the lost rank to the merge above it
+      out.add(failed_rank(rank_in_path(inputs[i]), inputs[i], errors[i]));
   }
   return out;
 }
@@ -380,13 +375,7 @@ int merge_command(const MergeOptions& o) {
       ++bad;
       std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
       // A merged summary of this part says which input it lost, and whose rank that was.
-      if (o.format == "summary") {
-        RankSummary lost;
-        lost.rank = rank_in_file_name(path);
-        lost.source = path;
-        lost.failed = e.describe();
-        folded.add(std::move(lost));
-      }
+      if (o.format == "summary") folded.add(failed_rank(rank_in_file_name(path), path, e.describe()));
     }
   };
   std::string source;

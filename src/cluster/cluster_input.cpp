@@ -125,20 +125,6 @@ void ClusterInput::add(ClusterInput other) {
   for (auto& n : other.notes) notes.push_back(std::move(n));
 }
 
-void ClusterInput::reindex() {
-  pattern_shortest_.clear();
-  name_index_.clear();
-  group_index_.clear();
-  key_index_.clear();
-  pattern_index_.clear();
-  finding_index_.clear();
-  for (size_t i = 0; i < collective_names.size(); ++i) name_index_.try_emplace(collective_names[i], uint32_t(i));
-  for (size_t i = 0; i < group_names.size(); ++i) group_index_.try_emplace(group_names[i], uint32_t(i));
-  for (size_t i = 0; i < keys.size(); ++i) key_index_.try_emplace(keys[i], uint32_t(i));
-  for (size_t i = 0; i < patterns.size(); ++i) pattern_index_.try_emplace(patterns[i], uint32_t(i));
-  for (size_t i = 0; i < findings.size(); ++i) finding_index_.try_emplace(finding_identity(findings[i].finding), uint32_t(i));
-}
-
 std::vector<std::pair<int64_t, int64_t>> ClusterInput::estimated_waits(const MergedRank& r) const {
   if (pattern_shortest_.size() != patterns.size()) pattern_shortest_.assign(patterns.size(), {});
   std::map<int64_t, int64_t> shortest;

@@ -63,9 +63,6 @@ class ClusterInput {
   // Whether some rank's collectives carry their process group.
   bool records_groups() const;
 
-  // Tables rebuilt from the public vectors (after reading a merged summary).
-  void reindex();
-
  private:
   uint32_t intern(std::vector<std::string>& table, std::unordered_map<std::string, uint32_t>& index, const std::string& s);
   uint32_t key_id(const CollectiveKey& k, int64_t dur_ns);

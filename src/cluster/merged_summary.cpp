@@ -152,8 +152,7 @@ void read_merged_summary(const std::string& path, ClusterInput& into) {
     }
     in.ranks.push_back(std::move(m));
   }
-  in.reindex();
-  into.add(std::move(in));
+  into.add(std::move(in));   // folded key by key: `in` needs no index of its own
 }
 
 }  // namespace npud

@@ -378,6 +378,14 @@ RankSummary read_rank_summary(const std::string& path) {
   return s;
 }
 
+RankSummary failed_rank(int64_t rank, std::string source, std::string error) {
+  RankSummary s;
+  s.rank = rank;
+  s.source = std::move(source);
+  s.failed = std::move(error);
+  return s;
+}
+
 void write_failed_rank_summary(std::ostream& os, int64_t rank, const std::string& source, const std::string& error) {
   JsonWriter w(os, 0);
   w.begin_object();

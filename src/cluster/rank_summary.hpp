@@ -96,6 +96,10 @@ enum class SummaryKind { None, Rank, Merged };
 SummaryKind summary_kind_of(const std::string& path);
 inline bool is_rank_summary_file(const std::string& path) { return summary_kind_of(path) != SummaryKind::None; }
 
+// The summary of a rank whose summary run failed (or whose input could not be read): its
+// rank, where it came from and the error; it holds nothing else.
+RankSummary failed_rank(int64_t rank, std::string source, std::string error);
+
 // What `analyze RANK --format summary -o FILE` writes when RANK cannot be read: a summary that
 // says so, so merge names the failed rank instead of counting it missing (docs/cluster.md).
 void write_failed_rank_summary(std::ostream& os, int64_t rank, const std::string& source, const std::string& error);
