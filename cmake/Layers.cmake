@@ -16,10 +16,10 @@ set(NPUD_LAYERS
   "graph:analysis"               # dataflow graph, fused-op pattern matching, optimizer loops
   "source:knowledge,model"       # Python source: the static scan, snippets, suppression comments
   "rules:graph,source"           # the trace rules, their registry and AnalysisContext
-  "report:rules"                 # text/JSON/SARIF/HTML renderers of a Report
-  "pipeline:report"              # a read Trace analysed into a Report: knowledge, rules, suppressions, baseline
-  "cluster:pipeline,ingest"      # `cluster`: per-rank analyses compared, and its pages
-  "diff:pipeline,ingest"         # `diff`: two traces or reports compared, and its pages
+  "pipeline:rules"               # a read Trace analysed into a Report: knowledge, rules, suppressions, baseline
+  "report:pipeline,env,numeric"  # text/JSON/SARIF/HTML renderers: reports of analyses, scan, compare, env
+  "cluster:report,ingest"        # `cluster`: per-rank analyses compared, and its pages
+  "diff:report,ingest"           # `diff`: two traces or reports compared, and its pages
   "cli:cluster,diff,env,numeric" # the commands
 )
 

@@ -15,7 +15,7 @@ F32 = torch.float32
 LOWP_DTYPES = (torch.float16, torch.bfloat16)
 
 # The unpatched methods: the shim's own casts and copies must not be recorded as the
-# program's host syncs (_patches wraps Tensor.to/.cpu while recording).
+# program's host syncs (_tensor_patches wraps Tensor.to/.cpu while recording).
 tensor_to = torch._C._TensorBase.to
 tensor_cpu = torch._C._TensorBase.cpu
 

@@ -11,6 +11,7 @@ carries a policy down to those names when the list has none of its own for them.
 import torch
 
 from . import _amp_attention
+from . import _op_families as _op_families_tsv
 from ._errors import pass_on_async
 
 LOWER, FP32, PROMOTE = "lower", "fp32", "promote"
@@ -143,9 +144,27 @@ class OpInfo:
             or _amp_attention.spec_of(schema.name)
 
 
-_UNDEFINED = frozenset(("empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted",
-                        "_empty_affine_quantized", "_empty_per_channel_affine_quantized", "set_", "resize_",
-                        "resize_as_", "_resize_output_"))
+def _op_families(tsv):
+    """data/facts/op-families.tsv (the generated copy in _op_families.py): family -> op base names,
+    the same sets the core judges by (src/knowledge/op_families.hpp)."""
+    out = {}
+    for line in tsv.splitlines():
+        if line and not line.startswith("#"):
+            name, ops = line.split("\t", 1)
+            out[name] = frozenset(ops.split())
+    return out
+
+
+_FAMILIES = _op_families(_op_families_tsv.TSV)
+
+
+def op_family(name):
+    """The op base names of one family of data/facts/op-families.tsv."""
+    return _FAMILIES[name]
+
+
+# Its output is memory nobody wrote yet.
+_UNDEFINED = op_family("undefined_output")
 
 # torch without op tags: the seeded random ops by name.
 _RNG_FALLBACK = frozenset(("bernoulli", "bernoulli_", "native_dropout", "dropout", "rand", "rand_like",
@@ -153,8 +172,5 @@ _RNG_FALLBACK = frozenset(("bernoulli", "bernoulli_", "native_dropout", "dropout
                            "normal_", "uniform_", "exponential_", "geometric_", "log_normal_",
                            "cauchy_", "random_", "multinomial", "rrelu_with_noise", "poisson"))
 
-# Ops that only copy values (numeric is written only when they change them).
-_COPIES = frozenset(("clone", "_to_copy", "copy_", "copy", "detach", "alias", "lift_fresh",
-                     "lift_fresh_copy", "contiguous", "_unsafe_view", "view_copy", "expand_copy",
-                     "slice_copy", "transpose_copy", "permute_copy", "t_copy", "unsqueeze_copy",
-                     "squeeze_copy", "select_copy", "_reshape_alias_copy", "fill_", "zero_"))
+# Ops that only copy values or write a constant (numeric is written only when they change them).
+_COPIES = op_family("value_copy") | op_family("value_fill")

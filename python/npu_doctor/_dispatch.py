@@ -435,7 +435,7 @@ def make_bypass(recorder):
     any mode pushed. This torch-function mode runs such calls with dispatch modes off
     (unrecorded, said once on stderr), so the program never sees the capture. None where
     torch has no named tensors. Pushed by the recorder once the program names a tensor
-    (_patches.py watches the ways to do that). (Tensor.as_subclass: _patches.py.)"""
+    (_tensor_patches.py watches the ways to do that). (Tensor.as_subclass: _tensor_patches.py.)"""
     if not hasattr(torch.Tensor, "refine_names"):
         return None
     try:

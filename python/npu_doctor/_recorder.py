@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 
-from . import _events, _frames, _patches
+from . import _api_patches, _events, _frames, _hooks, _optimizer_patches
 from ._advice import advice
 from ._autograd import AutogradLinks
 from ._compiled import CompileWatch
@@ -35,15 +35,17 @@ from ._features import Features
 from ._modules import ModuleTracker
 from ._python_calls import PythonCallEvents
 from ._steps import reads_parameter, steps_text
+from ._tensor_patches import TensorPatches
 from ._tensors import TensorEncoder
 from ._writer import EventWriter, FileLost
 
 FORMAT_VERSION = 1
 
 
-class Recorder(PythonCallEvents):
-    """Owns the capture: its state, steps, file and op events. Python-call events are in
-    _python_calls, tensor metadata in _tensors, the events' spelling in _events."""
+class Recorder:
+    """Owns the capture: its state, steps, file and op events. Python-call events are written
+    by its `python_calls` (_python_calls), tensor metadata in _tensors, the events' spelling
+    in _events."""
 
     def __init__(self, path, steps=(1, 3), exclusive=False, fault_at=0, amp=None):
         """`amp`: an _amp.AmpSession (amp-check mode), attached here."""
@@ -75,9 +77,11 @@ class Recorder(PythonCallEvents):
         self._step_start = self._origin
         self._seq = 0
         self._tensors = TensorEncoder()   # ids, storages and layouts of recorded tensors
+        # The hooks' Python-call events (SDPA, optimizer settings, placements, syncs).
+        self.python_calls = PythonCallEvents(self, self._write, self._tensors, self._pid)
         self._op_names = {}
         self._error_reported = False
-        self._tensor_patches = _patches.TensorPatches(self)
+        self._tensor_patches = TensorPatches(self)
         self._modules = ModuleTracker(self.fail)
         self._torch = None
         self.features = Features(amp)   # what the dispatch core serves besides the capture
@@ -88,7 +92,6 @@ class Recorder(PythonCallEvents):
         # thread's outermost frame, held from the first recorded step to the end.
         self._last_value = getattr(sys, "last_value", None)
         self._outermost = None
-        self._mask_kinds = {}   # (id, version) of an SDPA mask -> (weakref, kind): _mask_kind
         self._compiled = CompileWatch()   # torch.compile's graph breaks and compiled graphs
         if amp is not None:
             amp.attach(self)
@@ -136,12 +139,12 @@ class Recorder(PythonCallEvents):
         self._tensors.start(torch, watch_storages)
         self._writer = EventWriter(self.path, exclusive=self._exclusive)
         self.links = AutogradLinks(torch)
-        _patches.patch_optimizers()
-        _patches.patch_api_functions()
-        _patches.patch_autograd()
+        _optimizer_patches.patch_optimizers()
+        _api_patches.patch_api_functions()
+        _api_patches.patch_autograd()
         if hasattr(torch, "compile"):   # torch >= 2.0
             self._compiled.install()
-        _patches.active = self
+        _hooks.active = self
         atexit.register(self._at_exit)
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._after_fork_in_child)
@@ -272,8 +275,8 @@ class Recorder(PythonCallEvents):
         if reason == "done":   # said once the capture is closed: stopping now loses nothing of it
             self._say("%s recorded; the rest of the run is not captured (stopping the program now loses nothing "
                       "of the report)" % self._steps_text())
-        if _patches.active is self:
-            _patches.active = None
+        if _hooks.active is self:
+            _hooks.active = None
 
     def fail(self, exc, op=""):
         """The shim broke: record it (with the op being recorded, if any, and the thread), say

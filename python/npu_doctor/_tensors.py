@@ -94,7 +94,7 @@ class TensorEncoder:
         return '{"arg":%d,"id":%d,"storage":%d,%s,"offset":%d,%s%s}' % (pos, tid, sid, layout[0], offset, layout[1], rg)
 
     def stand_for(self, result, recorded):
-        """`result`, what the program got from a call the capture ran twice (_patches'
+        """`result`, what the program got from a call the capture ran twice (_tensor_patches'
         mode-sensitive linear algebra: the program gets the plain call's result, the capture
         records a second call), takes the identity of `recorded`, the recorded call's result:
         the ops that read it then read that op's output, so what the program computes from it

@@ -10,6 +10,8 @@
   and wrappers among them: each asks `compiling()` first and hands over to the original at
   once, so what dynamo traces is the program's own code, and its graph (and so its kernels,
   and their last bits) the plain run's (issue 42 F-3).
+- Scripted code (TorchScript) that calls a torch function the shim wraps still compiles:
+  `keep_builtin(wrapper, orig)` registers the wrapper under the original's builtin name.
 """
 
 import types
@@ -17,6 +19,7 @@ import types
 import torch
 
 from . import _frames
+from ._errors import pass_on
 
 no_torch_function = getattr(torch._C, "DisableTorchFunctionSubclass", None) or torch._C.DisableTorchFunction
 # True while dynamo traces (where torch has it; else dynamo traces the shim's code as it is)
@@ -45,3 +48,24 @@ def call_from(frame, fn, *args, **kwargs):
                                 co_name=code.co_name), frame.f_globals)
         _frames.never_the_users(t.__code__)   # recorded stacks skip it: the program's frame follows
     return t(fn, args, kwargs)
+
+
+_builtin_wrappers = []   # kept alive: TorchScript's builtin table is keyed by id()
+
+
+def keep_builtin(wrapper, orig):
+    """TorchScript compiles a call of a function it knows as a builtin (torch.zeros ->
+    aten::zeros, torch.autograd.grad -> aten::grad) by the function's identity: a wrapper that
+    stands in for one must be known under the same name, or scripted code calling it stops
+    compiling. The first lookup builds torch's table from the functions torch has then, so it
+    runs before the wrapper is installed (every patch calls this first)."""
+    try:
+        from torch.jit._builtins import _find_builtin, _register_builtin
+        name = _find_builtin(orig)
+        if name:
+            _register_builtin(wrapper, name)
+            _builtin_wrappers.append(wrapper)
+    except Exception as e:
+        pass_on(e)
+    return wrapper
+

@@ -10,6 +10,7 @@
 
 #include "analysis/names.hpp"
 #include "knowledge/knowledge.hpp"
+#include "knowledge/op_families.hpp"
 #include "util/saturate.hpp"
 
 namespace npud {
@@ -84,27 +85,12 @@ bool fused_attention_kernel(std::string_view base) {
   return false;
 }
 
-// Ops whose output is memory nobody wrote yet: nothing to measure (dropout's mask buffer).
-bool undefined_output(std::string_view base) {
-  for (std::string_view k : {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided",
-                             "empty_permuted", "set_", "resize_", "resize_as_"})
-    if (base == k) return true;
-  return false;
-}
-
 // Inside a torch API torch_npu implements its own way (F.scaled_dot_product_attention: one fused
 // kernel on the NPU, with its own fp32 softmax): the CPU's decomposition of it (the math path's
 // softmax and dropout multiply) is not what the NPU computes.
 bool inside_api(const Trace& t, const Op& op) {
   for (uint32_t p = op.parent; p != kNone; p = t.ops[p].parent)
     if (t.ops[p].kind == OpKind::Api) return true;
-  return false;
-}
-
-bool same_dtype_copy(std::string_view base) {
-  for (std::string_view k : {"clone", "contiguous", "_to_copy", "copy_", "copy", "lift_fresh", "lift_fresh_copy",
-                             "alias_copy", "view_copy", "_unsafe_view", "expand_copy", "permute_copy"})
-    if (base == k) return true;
   return false;
 }
 
@@ -118,7 +104,7 @@ bool in_backward(const Trace& t, uint32_t op) {
 
 bool own_numerics(const Trace& t, const Op& op, const OpNumeric& n) {
   std::string_view base = aten_base(t.str(op.name));
-  if (undefined_output(base)) return false;
+  if (in_op_family(OpFamily::UndefinedOutput, base)) return false;   // nothing to measure
   if (fused_attention_kernel(base)) return t.str(n.reference) == "math";
   if (inside_api(t, op)) return false;
   auto in = t.inputs(op), out = t.outputs(op);
@@ -134,7 +120,7 @@ bool own_numerics(const Trace& t, const Op& op, const OpNumeric& n) {
     if (same_storage && !same_tensor) return false;
   }
   // A copy that keeps the dtype carries its input's error, none of its own.
-  if (same_dtype_copy(base) && !in.empty() && !out.empty() &&
+  if (in_op_family(OpFamily::ValueCopy, base) && !in.empty() && !out.empty() &&
       t.tensors[in[0]].dtype == t.tensors[out[0]].dtype)
     return false;
   return true;

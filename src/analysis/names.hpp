@@ -32,8 +32,9 @@ std::string format_number(double v);
 // 512 -> "512 B", 3072 -> "3.0 KiB", 5.5 MiB -> "5.5 MiB".
 std::string format_bytes(double bytes);
 
-// The value of `key` in a capture event's attribute text ("foreach=None fused=False", the
-// `reason` of optimizer_config and python_api events), or "" when absent.
+// The value of `key` in `key=value` words separated by spaces, or "" when absent: a capture
+// event's attribute text ("foreach=None fused=False", the `reason` of optimizer_config and
+// python_api events) and an op call's arguments ("reduce=sum include_self=False").
 std::string_view attribute_value(std::string_view text, std::string_view key);
 
 }  // namespace npud

@@ -18,10 +18,10 @@
 #include "cli/stdin_copy.hpp"
 #include "model/trace.hpp"
 #include "pipeline/pipeline.hpp"
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 #include "report/html_report.hpp"
 #include "report/relative_paths.hpp"
-#include "report/report.hpp"
+#include "report/render.hpp"
 #include "report/sarif.hpp"
 #include "source/source_snippet.hpp"
 #include "model/rule_filter.hpp"
@@ -161,22 +161,16 @@ void print_warnings(const Trace& trace) {
 
 }  // namespace
 
-bool rules_or_report(const AnalyzeOptions& o, std::vector<const Rule*>& rules) {
-  if (!o.torch_npu.empty() && !torch_npu_version_or_report(o.torch_npu)) return false;
+bool settings_or_report(const AnalyzeOptions& o, bool with_baseline, AnalysisSettings& s) {
+  s = AnalysisSettings{};
+  if (!o.torch_npu.empty() && !(s.torch_npu = torch_npu_version_or_report(o.torch_npu))) return false;
   try {
-    rules = select_rules(o);
+    s.rules = select_rules(o);
   } catch (const std::invalid_argument& e) {
     std::cerr << "npu-doctor: error: " << e.what() << "\n";
     return false;
   }
-  return true;
-}
-
-AnalysisSettings analysis_settings(const AnalyzeOptions& o, std::vector<const Rule*> rules, bool with_baseline) {
-  AnalysisSettings s;
-  s.torch_npu = o.torch_npu;
   s.rule_options = o.rule_options;
-  s.rules = std::move(rules);
   s.command = o.command;
   s.path_ignores = o.path_ignores;
   if (with_baseline) {
@@ -185,12 +179,12 @@ AnalysisSettings analysis_settings(const AnalyzeOptions& o, std::vector<const Ru
   }
   s.config_file = o.config_file;
   s.notes = o.report_notes;
-  return s;
+  return true;
 }
 
 int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
-  std::vector<const Rule*> rules;
-  if (!rules_or_report(o, rules)) return kExitBadInput;
+  AnalysisSettings settings;
+  if (!settings_or_report(o, true, settings)) return kExitBadInput;
 
   // before a long read; neither output may replace the input
   if (!output_writable_or_report(o.output, {path}) ||
@@ -215,7 +209,7 @@ int analyze_trace_file(const std::string& path, const AnalyzeOptions& o) {
   if (!o.quiet) print_warnings(trace);
   std::optional<TraceAnalysis> analysis;
   try {
-    analysis.emplace(analyze_trace(trace, analysis_settings(o, std::move(rules), true)));
+    analysis.emplace(analyze_trace(trace, settings));
   } catch (const AnalysisError& e) {
     std::cerr << "npu-doctor: error: " << terminal_safe(e.what()) << '\n';
     return kExitBadInput;

@@ -58,16 +58,15 @@ void add_report_options(CLI::App& cmd, AnalyzeOptions& opts);
 // The rules --select/--ignore leave; throws std::invalid_argument for a --select that matches none.
 std::vector<const Rule*> select_rules(const AnalyzeOptions& opts);
 
-// Checks --torch-npu and applies --select/--ignore; false after printing the error.
-bool rules_or_report(const AnalyzeOptions& opts, std::vector<const Rule*>& rules);
 
 // kExitFindings when `worst` is at or above --fail-on, else kExitClean.
 int exit_code_for(std::optional<Severity> worst, std::string_view fail_on);
 
-// The settings of the analysis (pipeline/pipeline.hpp) these options ask for, with the rules
-// select_rules left; `with_baseline`: also --baseline/--write-baseline (one trace's report, not
-// each rank of a cluster or side of a diff).
-AnalysisSettings analysis_settings(const AnalyzeOptions& opts, std::vector<const Rule*> rules, bool with_baseline);
+// The settings of the analysis (pipeline/pipeline.hpp) these options ask for: --torch-npu
+// resolved to its knowledge version (the one place it is), the rules --select/--ignore leave;
+// `with_baseline`: also --baseline/--write-baseline (one trace's report, not each rank of a
+// cluster or side of a diff). False after printing the error (an unknown version or rule).
+bool settings_or_report(const AnalyzeOptions& opts, bool with_baseline, AnalysisSettings& settings);
 
 // Reads `path`, runs the rules and renders the report. Returns the exit code; bad input
 // is reported on stderr (file and byte offset) and gives kExitBadInput.

@@ -25,7 +25,7 @@
 #include "cluster/msprof_ranks.hpp"
 #include "cluster/rank_summary.hpp"
 #include "pipeline/pipeline.hpp"
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 #include "report/html_report.hpp"
 #include "util/input_error.hpp"
 #include "util/directory.hpp"
@@ -85,7 +85,7 @@ unsigned default_jobs(const std::vector<std::string>& inputs, const std::vector<
 // version, rules, suppression comments, per-file-ignores), or a summary written elsewhere
 // (`--format summary`, a rank's or a merge's) read as it is: a directory may mix them. Folded
 // here, on the worker, so a rank's collectives are let go before the next rank is read.
-ClusterInput analyze_rank(const std::string& path, const AnalyzeOptions& o, const std::vector<const Rule*>& rules) {
+ClusterInput analyze_rank(const std::string& path, const AnalyzeOptions& o, const AnalysisSettings& settings) {
   ClusterInput in;
   std::error_code ec;
   SummaryKind kind = fs::is_regular_file(path, ec) ? summary_kind_of(path) : SummaryKind::None;
@@ -101,7 +101,7 @@ ClusterInput analyze_rank(const std::string& path, const AnalyzeOptions& o, cons
   ro.allow_truncated = o.allow_truncated;
   ro.max_events = o.max_events;
   Trace trace = read_trace(path, ro);
-  TraceAnalysis a = analyze_trace(trace, analysis_settings(o, rules, false));
+  TraceAnalysis a = analyze_trace(trace, settings);
   in.add(summarize_rank(trace, std::move(a.report.findings), a.version.version));
   return in;
 }
@@ -110,7 +110,7 @@ ClusterInput analyze_rank(const std::string& path, const AnalyzeOptions& o, cons
 // the progress line). A rank that cannot be read is reported on stderr and left out; `failed`
 // counts them.
 ClusterInput summarize_ranks(const std::vector<std::string>& inputs, const std::vector<uint64_t>& bytes,
-                             const AnalyzeOptions& o, const std::vector<const Rule*>& rules, unsigned jobs, size_t& failed) {
+                             const AnalyzeOptions& o, const AnalysisSettings& settings, unsigned jobs, size_t& failed) {
   std::vector<std::optional<ClusterInput>> slots(inputs.size());
   std::vector<std::string> errors(inputs.size());
   std::atomic<size_t> next{0};
@@ -121,7 +121,7 @@ ClusterInput summarize_ranks(const std::vector<std::string>& inputs, const std::
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < inputs.size();) {
       try {
-        slots[i] = analyze_rank(inputs[i], o, rules);
+        slots[i] = analyze_rank(inputs[i], o, settings);
       } catch (const InputError& e) {
         errors[i] = e.describe();
       } catch (const std::exception& e) {
@@ -275,7 +275,7 @@ namespace {
 // The rank profiles `inputs` read and summarised on worker threads, then the cluster view of
 // them (`label`: the directory or run it came from). `notes`: what finding the inputs said.
 int cluster_of_inputs(const std::vector<std::string>& inputs, std::vector<std::string> notes, const std::string& label,
-                      const AnalyzeOptions& o, const std::vector<const Rule*>& rules) {
+                      const AnalyzeOptions& o, const AnalysisSettings& settings) {
   std::vector<uint64_t> bytes;
   for (const auto& p : inputs) {
     std::vector<UnlistedFolder> unlisted;
@@ -291,15 +291,15 @@ int cluster_of_inputs(const std::vector<std::string>& inputs, std::vector<std::s
   if (!o.quiet && ::isatty(STDERR_FILENO))
     std::cerr << fmt::format("npu-doctor: {} rank profiles in {}, {} at a time\n", inputs.size(), label, jobs);
   size_t failed = 0;
-  ClusterInput in = summarize_ranks(inputs, bytes, o, rules, jobs, failed);
-  return report_cluster(std::move(in), label, std::move(notes), failed, "rank profile", 0, o, &rules);
+  ClusterInput in = summarize_ranks(inputs, bytes, o, settings, jobs, failed);
+  return report_cluster(std::move(in), label, std::move(notes), failed, "rank profile", 0, o, &settings.rules);
 }
 
 }  // namespace
 
 int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
-  std::vector<const Rule*> rules;
-  if (!cluster_options_or_report(o) || !rules_or_report(o, rules)) return kExitBadInput;
+  AnalysisSettings settings;
+  if (!cluster_options_or_report(o) || !settings_or_report(o, false, settings)) return kExitBadInput;
   if (!output_writable_or_report(o.output)) return kExitBadInput;   // before reading every rank
   if (std::string out = find_msprof_cluster_output(dir); !out.empty()) {
     ClusterInput in;
@@ -309,18 +309,18 @@ int analyze_cluster(const std::string& dir, const AnalyzeOptions& o) {
       std::cerr << "npu-doctor: error: " << terminal_safe(e.describe()) << "\n";
       return kExitBadInput;
     }
-    return report_cluster(std::move(in), dir, {}, 0, "", 0, o, &rules);
+    return report_cluster(std::move(in), dir, {}, 0, "", 0, o, &settings.rules);
   }
   std::vector<std::string> listing_notes;  // folders skipped while finding and sizing the ranks
   std::vector<std::string> inputs = rank_inputs_in(dir, &listing_notes);
-  return cluster_of_inputs(inputs, std::move(listing_notes), dir, o, rules);
+  return cluster_of_inputs(inputs, std::move(listing_notes), dir, o, settings);
 }
 
 int analyze_rank_captures(const std::vector<std::string>& captures, const std::string& label,
                           std::vector<std::string> notes, const AnalyzeOptions& o) {
-  std::vector<const Rule*> rules;
-  if (!cluster_options_or_report(o) || !rules_or_report(o, rules)) return kExitBadInput;
-  return cluster_of_inputs(captures, std::move(notes), label, o, rules);
+  AnalysisSettings settings;
+  if (!cluster_options_or_report(o) || !settings_or_report(o, false, settings)) return kExitBadInput;
+  return cluster_of_inputs(captures, std::move(notes), label, o, settings);
 }
 
 namespace {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/analyze.hpp"
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 #include "rules/rule.hpp"
 #include "source/source_rules.hpp"
 #include "util/mini_toml.hpp"

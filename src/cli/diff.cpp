@@ -21,7 +21,7 @@
 #include "ingest/reader.hpp"
 #include "knowledge/knowledge.hpp"
 #include "pipeline/pipeline.hpp"
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 #include "report/html_report.hpp"
 
 namespace npud {
@@ -85,14 +85,12 @@ bool diff_settings_or_report(const CLI::App& cmd, const DiffOptions& o, Analysis
   ao.torch_npu = o.torch_npu;
   ao.config_choice = o.config_choice;
   ao.command = "diff";
-  std::vector<const Rule*> rules;
-  if (!apply_config_or_report(cmd, o.before, ao) || !rules_or_report(ao, rules)) return false;
-  settings = analysis_settings(ao, std::move(rules), false);
-  return true;
+  return apply_config_or_report(cmd, o.before, ao) && settings_or_report(ao, false, settings);
 }
 
 int diff_command(const CLI::App& cmd, const DiffOptions& o) {
-  if (!torch_npu_version_or_report(o.torch_npu)) return kExitBadInput;
+  AnalysisSettings settings;   // first: an unknown --torch-npu or rule is refused for reports too
+  if (!diff_settings_or_report(cmd, o, settings)) return kExitBadInput;
   if (!output_writable_or_report(o.output, {o.before, o.after})) return kExitBadInput;   // before two reads
   // Two JSON reports: their findings. A report beside a trace would fail as a trace with "no
   // traceEvents array": say what it is and what diff wants.
@@ -104,8 +102,6 @@ int diff_command(const CLI::App& cmd, const DiffOptions& o) {
                              terminal_safe(before_report ? o.before : o.after));
     return kExitBadInput;
   }
-  AnalysisSettings settings;
-  if (!diff_settings_or_report(cmd, o, settings)) return kExitBadInput;
   Trace before, after;
   ReadOptions ro;
   ro.allow_truncated = o.allow_truncated;
@@ -115,9 +111,9 @@ int diff_command(const CLI::App& cmd, const DiffOptions& o) {
   // One op list for both sides, AFTER's (the run being judged): with each side's own, a GPU
   // capture of torch 2.11 against an NPU run would list fallbacks as fixed or new that only the
   // lists disagree on.
-  if (settings.torch_npu.empty()) {
+  if (!settings.torch_npu) {
     std::string why;
-    settings.torch_npu = choose_torch_npu("", after, why)->version;
+    settings.torch_npu = &choose_torch_npu(nullptr, after, why);
   }
   std::optional<TraceAnalysis> before_analysis, after_analysis;
   try {

@@ -11,7 +11,7 @@
 #include "cli/progress.hpp"
 #include "util/input_error.hpp"
 #include "ingest/reader.hpp"
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 #include "util/regular_file.hpp"
 #include "util/text.hpp"
 

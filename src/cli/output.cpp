@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 #include "util/atomic_file.hpp"
 
 namespace npud {

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 
 namespace npud {
 

@@ -5,7 +5,7 @@
 #include <streambuf>
 #include <string>
 
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 
 namespace npud {
 namespace {

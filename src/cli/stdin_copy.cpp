@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "ingest/byte_source.hpp"
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 #include "util/text.hpp"
 
 namespace npud {

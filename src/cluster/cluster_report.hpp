@@ -131,6 +131,8 @@ std::vector<std::string> input_lines(const ClusterReport& r);
 // A spread's times as msprof-analyze rounds them: "622.989 ms".
 std::string spread_ms(double ns);
 std::string step_label(int64_t step);
+// The median of `v` (0 when empty): the slow ranks' medians and the text view's median row.
+double median(std::vector<double> v);
 
 // Worst severity in the report (slow ranks and findings); nullopt when there is nothing.
 std::optional<Severity> worst_severity(const ClusterReport& r);

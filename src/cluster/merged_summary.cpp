@@ -8,7 +8,7 @@
 #include "cluster/summary_fields.hpp"
 #include "ingest/json_error_at.hpp"
 #include "report/finding_json.hpp"
-#include "report/json_writer.hpp"
+#include "util/json_writer.hpp"
 
 namespace npud {
 

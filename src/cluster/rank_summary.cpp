@@ -15,7 +15,7 @@
 #include "util/input_error.hpp"
 #include "ingest/json_error_at.hpp"
 #include "report/finding_json.hpp"
-#include "report/json_writer.hpp"
+#include "util/json_writer.hpp"
 #include "util/text.hpp"
 #include "util/directory.hpp"
 #include "cluster/summary_fields.hpp"

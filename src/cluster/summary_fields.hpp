@@ -10,7 +10,7 @@
 #include <simdjson.h>
 
 #include "cluster/rank_summary.hpp"
-#include "report/json_writer.hpp"
+#include "util/json_writer.hpp"
 
 namespace npud {
 

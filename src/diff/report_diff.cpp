@@ -9,7 +9,7 @@
 
 #include "util/input_error.hpp"
 #include "ingest/json_error_at.hpp"
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 
 namespace npud {
 namespace {

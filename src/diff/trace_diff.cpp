@@ -8,18 +8,20 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "analysis/op_totals.hpp"
 #include "analysis/trace_index.hpp"
 #include "knowledge/knowledge.hpp"
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 #include "report/finding_json.hpp"
-#include "report/json_writer.hpp"
+#include "report/render.hpp"
+#include "util/json_writer.hpp"
 #include "rules/rule_support.hpp"
 #include "util/saturate.hpp"
 
 namespace npud {
 namespace {
 
-using Totals = std::unordered_map<std::string, std::pair<int64_t, int64_t>>;  // name -> (time, count)
+using Totals = OpTotals;
 
 OpTable make_table(const Totals& before, const Totals& after) {
   std::map<std::string, OpDelta> rows;  // ordered: ties below sort by name, deterministically
@@ -49,28 +51,6 @@ OpTable make_table(const Totals& before, const Totals& after) {
     return std::llabs(a.delta_count()) > std::llabs(b.delta_count());
   });
   return t;
-}
-
-Totals host_totals(const Trace& t) {
-  Totals out;
-  for (const Op& op : t.ops) {
-    if (op.kind != OpKind::Aten) continue;
-    auto& e = out[std::string(t.str(op.name))];
-    add_saturating(e.first, op.self_ns);
-    e.second += 1;
-  }
-  return out;
-}
-
-Totals device_totals(const Trace& t) {
-  Totals out;
-  for (const Kernel& k : t.kernels) {
-    if (!is_busy_task(k)) continue;
-    auto& e = out[std::string(t.str(k.name))];
-    add_saturating(e.first, k.dur_ns);
-    e.second += 1;
-  }
-  return out;
 }
 
 int64_t step_or_span(const ReportSummary& s, bool steps) { return steps ? s.step_time_ns : s.span_ns; }
@@ -173,10 +153,10 @@ OpTable device_by_op_table(const TraceIndex& bi, const TraceIndex& ai, const std
 }
 
 OpTable host_op_table(const Trace& before, const Trace& after) {
-  return make_table(host_totals(before), host_totals(after));
+  return make_table(host_op_totals(before), host_op_totals(after));
 }
 OpTable device_op_table(const Trace& before, const Trace& after) {
-  return make_table(device_totals(before), device_totals(after));
+  return make_table(device_task_totals(before), device_task_totals(after));
 }
 
 void match_findings(const std::vector<Finding>& before, const std::vector<Finding>& after, TraceDiff& out) {

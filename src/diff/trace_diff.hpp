@@ -12,7 +12,7 @@
 #include "model/finding.hpp"
 #include "model/trace.hpp"
 #include "pipeline/pipeline.hpp"
-#include "report/report.hpp"
+#include "pipeline/report.hpp"
 
 namespace npud {
 

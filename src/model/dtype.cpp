@@ -79,4 +79,17 @@ std::string short_dtype(std::string_view spelling) {
   }
 }
 
+bool has_input_dtype(std::string_view list, DType d) {
+  while (!list.empty()) {
+    size_t end = list.find_first_of(";,");
+    std::string_view entry = list.substr(0, end);
+    while (!entry.empty() && entry.front() == ' ') entry.remove_prefix(1);
+    while (!entry.empty() && entry.back() == ' ') entry.remove_suffix(1);
+    if (parse_dtype(entry) == d) return true;
+    if (end == std::string_view::npos) break;
+    list.remove_prefix(end + 1);
+  }
+  return false;
+}
+
 }  // namespace npud

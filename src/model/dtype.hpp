@@ -24,6 +24,10 @@ enum class DType : uint8_t {
 // the NPU profiler ("FLOAT16", "DT_BF16", "DT_BOOL") and short forms ("b8", "bf16", "fp16").
 DType parse_dtype(std::string_view spelling);
 
+// Whether a list of dtypes as the NPU profiler writes a task's inputs ("DOUBLE;INT64",
+// "FLOAT16,INT32") holds `d`: each entry parsed, so "UINT64" is no int64.
+bool has_input_dtype(std::string_view list, DType d);
+
 std::string_view dtype_name(DType d);  // "float16", "bfloat16", "float32", ..., "bool"; "?" if unknown
 size_t dtype_size(DType d);            // bytes per element, 0 if unknown
 

@@ -40,12 +40,25 @@ struct Location {
   int end_column = 0;
   // file:line is a frame's that encloses the op (a Kineto trace's running `<module>`: where the
   // script was when the profiler started), not the op's call: shown, suppressible and uploaded
-  // there, but no site to group ops by (rules/rule_support.hpp call_site).
+  // there, but no site to group ops by (call_site below).
   bool enclosing = false;
   // "train.py:95", "train.py" (no line), "train.py:311 (top level at profiler start)" (enclosing),
   // "" with no file.
   std::string file_line() const;
 };
+
+// "train.py:95" / "aten::copy_" / "" — the shortest way to say where; with a library site,
+// "train.py:51 (in transformers 5.17.0, masking_utils.py:269 (sdpa_mask))".
+std::string where(const Location& loc);
+// Whether file:line is where this op was called: false with no file, or an enclosing frame's
+// line that every op of a traced loop shares (Location::enclosing).
+bool call_site(const Location& loc);
+// What one finding groups by: the program's line and, inside a package, the package site
+// (its cause when data/advice knows it): two library causes reached from one line stay two.
+std::string site_key(const Location& loc);
+// A library site with no program frame recorded beside it (captures of shims before 0.2 kept
+// the 8 innermost frames only): file:line are the package's.
+bool no_program_frame(const Location& loc);
 
 // Replace bytes [start, end) of the file with `replacement` (start == end: an insertion).
 struct TextEdit {

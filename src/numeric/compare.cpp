@@ -285,4 +285,12 @@ CompareResult compare_dumps(const Dump& ref, const Dump& target, const CompareOp
   return res;
 }
 
+size_t CompareResult::compared() const {
+  size_t n = 0;
+  for (const PairResult& p : pairs)
+    n += p.status == PairResult::Status::Compared || p.status == PairResult::Status::StatsCompared ||
+         p.status == PairResult::Status::ShapeMismatch;
+  return n;
+}
+
 }  // namespace npud

@@ -40,6 +40,9 @@ struct CompareResult {
   std::optional<size_t> first_divergence;  // index into pairs
   uint64_t tensor_bytes = 0;      // bytes of tensor data read (both sides)
   size_t diverging = 0;
+  // Pairs whose numbers were compared (tensors or statistics): none means the comparison said
+  // nothing, whatever the key matching found.
+  size_t compared() const;
 };
 
 struct CompareOptions {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "report/json_writer.hpp"
+#include "util/json_writer.hpp"
 #include "rules/builtin_rules.hpp"
 #include "util/atomic_file.hpp"
 #include "util/regular_file.hpp"

@@ -4,23 +4,23 @@
 
 #include "analysis/amp.hpp"
 #include "pipeline/baseline.hpp"
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 #include "source/source_snippet.hpp"
 #include "util/text.hpp"
 
 namespace npud {
 
-const KnowledgeVersion* choose_torch_npu(std::string_view requested, const Trace& trace, std::string& why) {
+const KnowledgeVersion& choose_torch_npu(const KnowledgeVersion* requested, const Trace& trace, std::string& why) {
   const Knowledge& kb = Knowledge::builtin();
-  if (!requested.empty()) {
+  if (requested) {
     why = "--torch-npu";
-    return kb.find(requested);
+    return *requested;
   }
   std::string_view npu = trace.env_value("torch_npu"), torch = trace.env_value("torch");
   if (!npu.empty()) {
     if (const KnowledgeVersion* v = kb.find(npu)) {
       why = "the torch_npu installed where the trace was recorded";
-      return v;
+      return *v;
     }
   }
   if (!torch.empty()) {
@@ -32,20 +32,14 @@ const KnowledgeVersion* choose_torch_npu(std::string_view requested, const Trace
     if (best) {
       why = fmt::format("{} for torch {} of the trace{}", best->is_release() ? "newest release" : "only list",
                         terminal_safe(torch), npu.empty() ? "" : fmt::format(" (torch_npu {} is not known)", terminal_safe(npu)));
-      return best;
+      return *best;
     }
   }
   why = "newest release; pass --torch-npu to choose the wheel you deploy";
-  return &kb.newest();
+  return kb.newest();
 }
 
 namespace {
-
-const KnowledgeVersion& version_or_throw(const AnalysisSettings& s, const Trace& trace, std::string& why) {
-  const KnowledgeVersion* v = choose_torch_npu(s.torch_npu, trace, why);
-  if (!v) throw AnalysisError(fmt::format("unknown --torch-npu version '{}'", terminal_safe(s.torch_npu)));
-  return *v;
-}
 
 // Every report's size follows what it shows, not the longest name of the input (bound_long_words).
 void bound_finding_texts(Finding& f) {
@@ -57,11 +51,11 @@ void bound_finding_texts(Finding& f) {
 
 TraceAnalysis analyze_trace(const Trace& trace, const AnalysisSettings& s) {
   std::string why;
-  const KnowledgeVersion& version = version_or_throw(s, trace, why);
+  const KnowledgeVersion& version = choose_torch_npu(s.torch_npu, trace, why);
   TraceAnalysis a{Report{}, version, AnalysisContext{trace, version, s.rule_options}};
   Report& report = a.report;
   report.command = s.command;
-  report.summary = summarize(trace);
+  report.summary = summarize(a.context.index());
   report.summary.torch_npu = version.version;
   report.summary.knowledge_note = fmt::format("{}; chosen: {}", version.source(), why);
   for (const Rule* r : s.rules) report.rules_run.emplace_back(r->id());

@@ -11,7 +11,7 @@
 
 #include "knowledge/knowledge.hpp"
 #include "model/trace.hpp"
-#include "report/report.hpp"
+#include "pipeline/report.hpp"
 #include "rules/rule.hpp"
 #include "source/source_snippet.hpp"
 #include "source/suppressions.hpp"
@@ -19,7 +19,9 @@
 namespace npud {
 
 struct AnalysisSettings {
-  std::string torch_npu;               // --torch-npu; "" = chosen from the trace (choose_torch_npu)
+  // --torch-npu, resolved once where the option is read (cli/analyze.hpp settings_or_report);
+  // nullptr = chosen from the trace (choose_torch_npu).
+  const KnowledgeVersion* torch_npu = nullptr;
   RuleOptions rule_options;
   std::vector<const Rule*> rules;      // the rules --select/--ignore leave (RuleFilter)
   // Recorded in the report; "run" and "amp-check" also read source where the program ran
@@ -41,13 +43,13 @@ struct TraceAnalysis {
   SnippetPolicy source_policy;
 };
 
-// The knowledge version for a trace: `requested` when given (nullptr when unknown: callers check
-// --torch-npu first, torch_npu_version_or_report); else the torch_npu the trace says was
-// installed where it ran; else the newest release of the trace's torch line (its development
-// tip when the line has no release); else the newest release. `why` says which, for the report.
-const KnowledgeVersion* choose_torch_npu(std::string_view requested, const Trace& trace, std::string& why);
+// The knowledge version for a trace: `requested` (--torch-npu) when given; else the torch_npu
+// the trace says was installed where it ran; else the newest release of the trace's torch line
+// (its development tip when the line has no release); else the newest release. `why` says
+// which, for the report. Never nullptr.
+const KnowledgeVersion& choose_torch_npu(const KnowledgeVersion* requested, const Trace& trace, std::string& why);
 
-// What stops an analysis before it has a report: an unknown --torch-npu, a --baseline file
+// What stops an analysis before it has a report: a --baseline file
 // that cannot be read, a --write-baseline that cannot be written. Callers say it and exit 2.
 struct AnalysisError : std::runtime_error {
   using std::runtime_error::runtime_error;

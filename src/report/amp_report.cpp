@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "report/escape.hpp"
-#include "report/json_writer.hpp"
+#include "util/escape.hpp"
+#include "util/json_writer.hpp"
 #include "report/text_style.hpp"
-#include "report/report.hpp"
+#include "report/render.hpp"
 
 namespace npud {
 namespace {

@@ -1,6 +1,6 @@
 #include "report/finding_json.hpp"
 
-#include "report/json_writer.hpp"
+#include "util/json_writer.hpp"
 #include "rules/builtin_rules.hpp"
 
 namespace npud {

@@ -52,7 +52,7 @@ void bar_chart(std::ostream& os, std::string_view id, const std::vector<Bar>& ba
 // on a capture its timings are this machine's CPU, never NPU costs; anywhere it is a ranking.
 std::string host_ranking_gist(size_t findings, bool capture);
 
-// The first screen: the top problems (report/report.hpp top_problems()), each with severity,
+// The first screen: the top problems (report/render.hpp top_problems()), each with severity,
 // rule, message, file:line and the first line of its fix, linking to its rule's section.
 void top_problems_list(std::ostream& os, const std::vector<Finding>& findings, std::string_view id = "top-problems",
                        std::string_view heading = "Top problems");

@@ -12,8 +12,9 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
+#include "analysis/op_totals.hpp"
 #include "analysis/trace_index.hpp"
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 #include "report/html_parts.hpp"
 #include "source/source_snippet.hpp"
 #include "util/saturate.hpp"
@@ -49,7 +50,7 @@ using namespace html;
 
 // --- op breakdown -------------------------------------------------------------------------
 
-std::vector<Bar> top_bars(std::unordered_map<string, std::pair<int64_t, int64_t>>& totals, int64_t denom, size_t n,
+std::vector<Bar> top_bars(OpTotals& totals, int64_t denom, size_t n,
                           const char* color) {
   std::vector<std::pair<string, std::pair<int64_t, int64_t>>> rows(totals.begin(), totals.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
@@ -65,22 +66,8 @@ std::vector<Bar> top_bars(std::unordered_map<string, std::pair<int64_t, int64_t>
 }
 
 void op_breakdown(std::ostream& os, const Trace& t, const HtmlOptions& o) {
-  std::unordered_map<string, std::pair<int64_t, int64_t>> host, device;
-  int64_t host_total = 0, device_total = 0;
-  for (const Op& op : t.ops) {
-    if (op.kind != OpKind::Aten) continue;
-    auto& e = host[string(t.str(op.name))];
-    add_saturating(e.first, op.self_ns);
-    ++e.second;
-    add_saturating(host_total, op.self_ns);
-  }
-  for (const Kernel& k : t.kernels) {
-    if (!is_busy_task(k)) continue;
-    auto& e = device[string(t.str(k.name))];
-    add_saturating(e.first, k.dur_ns);
-    ++e.second;
-    add_saturating(device_total, k.dur_ns);
-  }
+  OpTotals host = host_op_totals(t), device = device_task_totals(t);
+  const int64_t host_total = total_time(host), device_total = total_time(device);
   // A capture's host times are this machine's CPU (often no NPU at all): said where they are shown.
   const bool capture = t.caps.estimated_costs;
   string gist = device.empty() ? fmt::format("{} host ops{}", host.size(), capture ? " (this machine's CPU)" : "")

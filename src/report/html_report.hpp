@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "model/trace.hpp"
-#include "report/report.hpp"
+#include "report/render.hpp"
 #include "rules/rule.hpp"
 
 namespace npud {

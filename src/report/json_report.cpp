@@ -1,7 +1,7 @@
 // The JSON report (schema: docs/json-schema.md). Keys are stable; unknown values are null.
 #include "report/finding_json.hpp"
-#include "report/json_writer.hpp"
-#include "report/report.hpp"
+#include "util/json_writer.hpp"
+#include "report/render.hpp"
 #include "rules/builtin_rules.hpp"
 
 #ifndef NPUD_VERSION

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "report/report.hpp"
+#include "pipeline/report.hpp"
 
 namespace npud {
 

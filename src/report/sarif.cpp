@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "report/json_writer.hpp"
+#include "util/json_writer.hpp"
 #include "rules/rule.hpp"
 #include "util/embedded.hpp"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "model/finding.hpp"
-#include "report/report.hpp"
+#include "pipeline/report.hpp"
 #include "source/source_snippet.hpp"
 
 namespace npud {

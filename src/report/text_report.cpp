@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "analysis/names.hpp"
-#include "report/escape.hpp"
-#include "report/report.hpp"
+#include "util/escape.hpp"
+#include "report/render.hpp"
 #include "report/text_style.hpp"
 #include "rules/builtin_rules.hpp"
 #include "rules/rule_pairs.hpp"
@@ -101,7 +101,7 @@ std::string summary_line(const Report& report) {
 }
 
 // "top problems": one entry each, so the first screen says what to fix first
-// (report/report.hpp top_problems()), with its severity and estimated time lost on an NPU.
+// (report/render.hpp top_problems()), with its severity and estimated time lost on an NPU.
 // Only when there is more than one. A message longer than the line wraps under itself.
 static void render_top(std::ostream& os, const Report& report, const Style& st, size_t width) {
   std::vector<const Finding*> top = top_problems(report.findings);

@@ -1,6 +1,6 @@
 // The "top problems" selection shared by the text and HTML reports' first screens: what to fix
 // first.
-#include "report/report.hpp"
+#include "report/render.hpp"
 
 #include <algorithm>
 

@@ -2,6 +2,7 @@
 // host side (contiguous/clone/copy_/reshape of strided views) and on the device side
 // (TransData, ViewCopy, AsStrided, framework-inserted trans_* tasks).
 // See docs/rules/CONTIG001.md.
+#include <span>
 #include <unordered_map>
 
 #include <algorithm>
@@ -96,107 +97,168 @@ class ContiguityCopy final : public Rule {
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
-    const Trace& t = ctx.trace;
-    const TraceIndex& index = ctx.index();
-    const std::vector<uint8_t> inside_matmul = copies_inside_matmul_calls(t, index);
+    Scan s(ctx);
+    find_host_copies(s);
+    add_sdpa_output_copies(s.t, s.index, s.groups);
+    join_backward_copies(s);
+    add_device_tasks(s);
+    report(s, out);
+  }
+
+ private:
+  // What the phases share: the groups found so far and the per-op state of the op scan.
+  struct Scan {
+    explicit Scan(const AnalysisContext& ctx)
+        : t(ctx.trace), index(ctx.index()), inside_matmul(copies_inside_matmul_calls(t, index)), n(t.ops.size()),
+          anchor(n, 0), covered(n, 0) {}
+
+    const Trace& t;
+    const TraceIndex& index;
+    const std::vector<uint8_t> inside_matmul;
     GroupMap groups;
-    const size_t n = t.ops.size();
-    std::vector<uint8_t> anchor(n, 0), covered(n, 0);
+    const size_t n;
+    std::vector<uint8_t> anchor, covered;
     // Previous sibling on the same thread: the op that ran just before under the same parent.
     std::unordered_map<uint32_t, uint32_t> last_child;
     std::vector<std::pair<uint32_t, std::string>> backward;   // joins its line's forward copy
     TensorProducers producers;   // as CONTIG002 keeps them: the aten ops outside composites
+  };
 
-    for (uint32_t i = 0; i < n; ++i) {
+  // A copy op being judged: its previous sibling, the input whose layout matters and what
+  // makes it a layout copy.
+  struct CopyCall {
+    uint32_t i;
+    std::string_view base;
+    uint32_t prev;
+    std::span<const uint32_t> in;
+    size_t which;
+    std::string trigger;
+  };
+
+  // Host-side layout copies: contiguous/clone/copy_/reshape/flatten calls that copy a strided tensor.
+  static void find_host_copies(Scan& s) {
+    const Trace& t = s.t;
+    const TraceIndex& index = s.index;
+    for (uint32_t i = 0; i < s.n; ++i) {
       const Op& op = t.ops[i];
-      if (i > 0 && t.ops[i - 1].kind == OpKind::Aten && !index.inside_composite(i - 1)) producers.record(t, i - 1);
-      if (i > 0 && (t.ops[i - 1].pid != op.pid || t.ops[i - 1].tid != op.tid)) last_child.clear();
+      if (i > 0 && t.ops[i - 1].kind == OpKind::Aten && !index.inside_composite(i - 1)) s.producers.record(t, i - 1);
+      if (i > 0 && (t.ops[i - 1].pid != op.pid || t.ops[i - 1].tid != op.tid)) s.last_child.clear();
       uint32_t prev = kNone;
-      if (auto it = last_child.find(op.parent); it != last_child.end()) prev = it->second;
-      last_child[op.parent] = i;
-      if (op.parent != kNone) covered[i] = covered[op.parent] || anchor[op.parent];
-      if (op.kind != OpKind::Aten || covered[i] || index.inside_composite(i)) continue;
+      if (auto it = s.last_child.find(op.parent); it != s.last_child.end()) prev = it->second;
+      s.last_child[op.parent] = i;
+      if (op.parent != kNone) s.covered[i] = s.covered[op.parent] || s.anchor[op.parent];
+      if (op.kind != OpKind::Aten || s.covered[i] || index.inside_composite(i)) continue;
       std::string_view base = aten_base(t.str(op.name));
       if (!is_layout_copy_op(base)) continue;
-      if (i < inside_matmul.size() && inside_matmul[i]) continue;   // CONTIG002's implicit input
+      if (i < s.inside_matmul.size() && s.inside_matmul[i]) continue;   // CONTIG002's implicit input
 
       // reshape/flatten copy only when they have to: a clone/copy_ child says they did.
-      if (base == "reshape" || base == "flatten") {
-        bool copied = false;
-        for (uint32_t c = i + 1; c < n && t.ops[c].pid == op.pid && t.ops[c].tid == op.tid &&
-                                 t.ops[c].start_ns < op.start_ns + op.dur_ns;
-             ++c) {
-          std::string_view cb = aten_base(t.str(t.ops[c].name));
-          copied = copied || cb == "clone" || cb == "copy_" || cb == "contiguous";
-        }
-        if (!copied) continue;
-      }
+      if ((base == "reshape" || base == "flatten") && !reshape_copied(s, i)) continue;
 
       // The input whose layout matters: copy_(self, src) reads src, the others read self.
-      auto in = t.inputs(op);
       size_t which = base == "copy_" ? 1 : 0;
-      std::string trigger;
-      auto out = t.outputs(op);
-      if (which < in.size() && t.tensors[in[which]].has_strides && t.tensors[in[which]].has_shape) {
-        const TensorMeta& tm = t.tensors[in[which]];
-        // A copy of a few KiB is one launch like any small op (a labels slice, a CLS row).
-        if (tensor_bytes(t, tm) < kMinCopyBytes) continue;
-        if (is_contiguous(t.shape(tm), t.strides(tm))) {
-          // ... unless it converts a dense tensor to channels_last (NHWC) every call
-          const TensorMeta* o = out.empty() ? nullptr : &t.tensors[out[0]];
-          if (!o || !o->has_strides || !is_channels_last(t.shape(*o), t.strides(*o))) continue;
-          trigger = "conversion to channels_last";
-        } else if (t.caps.dispatched_ops && !strided_on_npu(t, producers, tm)) {
-          continue;   // strided by a CPU kernel only: dense on the NPU, the copy copies nothing there
-        } else {
-          trigger = "non-contiguous input";
-        }
-      } else if (prev != kNone && t.ops[prev].kind == OpKind::Aten &&
-                 is_strided_view(aten_base(t.str(t.ops[prev].name))) &&
-                 (base != "copy_" || !is_destination_view(aten_base(t.str(t.ops[prev].name))))) {
-        trigger = std::string(t.str(t.ops[prev].name));
-      } else {
-        continue;
-      }
-      anchor[i] = 1;
-      BackwardUse use = backward_use(t, op);
-      if (use == BackwardUse::Skip) continue;
-      Location loc = location_of(index, i);
-      std::string key = fmt::format("h\x1f{}\x1f{}", loc.op, site_key(loc));
-      if (use == BackwardUse::JoinForward) {
-        backward.emplace_back(i, std::move(key));
-        continue;
-      }
-      bool created = false;
-      // One line is one finding, whichever layer (module) ran it: the other modules are notes.
-      EventGroup& g = groups.get(key, &created);
-      if (created) {
-        g.what = loc.op;
-        g.category = kHost;
-        g.location = loc;
-      }
-      if (!loc.module.empty()) g.add_module(loc.module);
-      g.add(op.step_index, op.dur_ns);
-      if (which < in.size()) add_saturating(g.bytes, tensor_bytes(t, t.tensors[in[which]]));
-      g.add_example(trigger);
+      CopyCall c{i, base, prev, t.inputs(op), which, {}};
+      if (!copy_trigger(s, c)) continue;
+      s.anchor[i] = 1;
+      add_host_copy(s, c);
     }
+  }
 
-    add_sdpa_output_copies(t, index, groups);
+  // Whether the reshape/flatten op i copied: a clone/copy_/contiguous ran inside it.
+  static bool reshape_copied(const Scan& s, uint32_t i) {
+    const Trace& t = s.t;
+    const Op& op = t.ops[i];
+    bool copied = false;
+    for (uint32_t c = i + 1; c < s.n && t.ops[c].pid == op.pid && t.ops[c].tid == op.tid &&
+                             t.ops[c].start_ns < op.start_ns + op.dur_ns;
+         ++c) {
+      std::string_view cb = aten_base(t.str(t.ops[c].name));
+      copied = copied || cb == "clone" || cb == "copy_" || cb == "contiguous";
+    }
+    return copied;
+  }
 
-    for (const auto& [i, key] : backward)
-      if (EventGroup* g = groups.find(key)) {
+  // What makes the copy a layout copy (its input `which` is strided, or it follows a strided
+  // view), into c.trigger; false when it is none worth reporting.
+  static bool copy_trigger(const Scan& s, CopyCall& c) {
+    const Trace& t = s.t;
+    auto& [i, base, prev, in, which, trigger] = c;
+    const Op& op = t.ops[i];
+    auto out = t.outputs(op);
+    if (which < in.size() && t.tensors[in[which]].has_strides && t.tensors[in[which]].has_shape) {
+      const TensorMeta& tm = t.tensors[in[which]];
+      // A copy of a few KiB is one launch like any small op (a labels slice, a CLS row).
+      if (tensor_bytes(t, tm) < kMinCopyBytes) return false;
+      if (is_contiguous(t.shape(tm), t.strides(tm))) {
+        // ... unless it converts a dense tensor to channels_last (NHWC) every call
+        const TensorMeta* o = out.empty() ? nullptr : &t.tensors[out[0]];
+        if (!o || !o->has_strides || !is_channels_last(t.shape(*o), t.strides(*o))) return false;
+        trigger = "conversion to channels_last";
+      } else if (t.caps.dispatched_ops && !strided_on_npu(t, s.producers, tm)) {
+        return false;   // strided by a CPU kernel only: dense on the NPU, the copy copies nothing there
+      } else {
+        trigger = "non-contiguous input";
+      }
+    } else if (prev != kNone && t.ops[prev].kind == OpKind::Aten &&
+               is_strided_view(aten_base(t.str(t.ops[prev].name))) &&
+               (base != "copy_" || !is_destination_view(aten_base(t.str(t.ops[prev].name))))) {
+      trigger = std::string(t.str(t.ops[prev].name));
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  // Adds the layout copy to its line's group, or keeps it for its forward copy when it is a
+  // backward one.
+  static void add_host_copy(Scan& s, const CopyCall& c) {
+    const Trace& t = s.t;
+    const auto& [i, base, prev, in, which, trigger] = c;
+    const Op& op = t.ops[i];
+    BackwardUse use = backward_use(t, op);
+    if (use == BackwardUse::Skip) return;
+    Location loc = location_of(s.index, i);
+    std::string key = fmt::format("h\x1f{}\x1f{}", loc.op, site_key(loc));
+    if (use == BackwardUse::JoinForward) {
+      s.backward.emplace_back(i, std::move(key));
+      return;
+    }
+    bool created = false;
+    // One line is one finding, whichever layer (module) ran it: the other modules are notes.
+    EventGroup& g = s.groups.get(key, &created);
+    if (created) {
+      g.what = loc.op;
+      g.category = kHost;
+      g.location = loc;
+    }
+    if (!loc.module.empty()) g.add_module(loc.module);
+    g.add(op.step_index, op.dur_ns);
+    if (which < in.size()) add_saturating(g.bytes, tensor_bytes(t, t.tensors[in[which]]));
+    g.add_example(trigger);
+  }
+
+  // Backward copies count with the forward copy of their line, when it was reported.
+  static void join_backward_copies(Scan& s) {
+    const Trace& t = s.t;
+    for (const auto& [i, key] : s.backward)
+      if (EventGroup* g = s.groups.find(key)) {
         g->add(t.ops[i].step_index, t.ops[i].dur_ns);
         auto in = t.inputs(t.ops[i]);
         if (!in.empty()) add_saturating(g->bytes, tensor_bytes(t, t.tensors[in[0]]));
       }
+  }
 
+  // Device-side layout/format conversion tasks, grouped by task name.
+  static void add_device_tasks(Scan& s) {
+    const Trace& t = s.t;
+    const TraceIndex& index = s.index;
     for (const Kernel& k : t.kernels) {
       if (k.kind == TaskKind::AiCpu) continue;  // FALLBACK001 reports AI-CPU tasks
       std::string_view raw = t.str(k.name);
       if (!is_layout_task(raw)) continue;
       std::string name = normalize_task_name(raw);
       bool created = false;
-      EventGroup& g = groups.get("d\x1f" + name, &created);
+      EventGroup& g = s.groups.get("d\x1f" + name, &created);
       if (created) {
         g.what = name;
         uint32_t op = index.op_of_kernel(k);
@@ -207,10 +269,13 @@ class ContiguityCopy final : public Rule {
       }
       g.add(k.step_index, k.dur_ns);
     }
+  }
 
-    const int64_t wall = index.wall_ns();
-    const int64_t device_ns = index.device_busy_ns();
-    for (EventGroup& g : groups.groups()) {
+  // One finding per group, in the order the groups were made.
+  static void report(Scan& s, std::vector<Finding>& out) {
+    const Trace& t = s.t;
+    const TraceIndex& index = s.index;
+    for (EventGroup& g : s.groups.groups()) {
       Finding f;
       f.rule = "CONTIG001";
       double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);
@@ -221,40 +286,54 @@ class ContiguityCopy final : public Rule {
                       : g.time_ns;
       std::string rate = per_step_note(index, g);
       if (g.category == kHost) {
-        double s = share(g.time_ns, wall);
-        f.severity = s >= 0.01 ? Severity::Warning : Severity::Info;
-        std::string after;
-        for (const auto& e : g.examples) after += (after.empty() ? "" : ", ") + e;
-        std::string place = where(g.location);
-        // A capture's time is this machine's CPU, not the NPU cost ranked by (issue 40: "about
-        // 37.6 us lost" beside "19.9 ms"): the message says whose time it is.
-        f.message = fmt::format("{}{} copies a strided tensor (after {}): {} call{}{}, {}{} ({} of {} time)", g.what,
-                                place == g.what ? "" : " at " + place, after, g.count, g.count == 1 ? "" : "s", rate,
-                                format_duration(g.time_ns), t.caps.estimated_costs ? " on this machine's CPU" : "",
-                                format_share(s), index.step_count() ? "step" : "trace");
-        f.metrics = {{"count", double(g.count)},
-                     {"per_step", per_step},
-                     {"time_ns", double(g.time_ns)},
-                     {"time_share", s}};
-        f.fix = advice("CONTIG001", "fix_layout");
-        if (std::find(g.examples.begin(), g.examples.end(), "conversion to channels_last") != g.examples.end())
-          f.fix = advice("CONTIG", "channels_last_fix");
+        describe_host_copy(s, g, per_step, rate, f);
       } else {
-        double s = share(g.time_ns, device_ns);
-        f.severity = s >= 0.01 ? Severity::Warning : Severity::Info;
-        f.message = fmt::format("{}: {} layout/format conversion task{} on the device{}, {} ({} of device time)",
-                                g.what, g.count, g.count == 1 ? "" : "s", rate, format_duration(g.time_ns),
-                                format_share(s));
-        f.metrics = {{"count", double(g.count)},
-                     {"per_step", per_step},
-                     {"time_ns", double(g.time_ns)},
-                     {"device_share", s}};
-        f.fix = advice("CONTIG001", "fix_format_tasks");
-        if (!g.context.empty()) f.notes.push_back(advice("CONTIG001", "launched_by_note", {{"context", g.context}}));
+        describe_device_tasks(s, g, per_step, rate, f);
       }
       if (g.modules.size() > 1) f.notes.push_back(modules_note(g));
       out.push_back(std::move(f));
     }
+  }
+
+  static void describe_host_copy(const Scan& scan, const EventGroup& g, double per_step, const std::string& rate,
+                                 Finding& f) {
+    const Trace& t = scan.t;
+    const TraceIndex& index = scan.index;
+    const int64_t wall = index.wall_ns();
+    double s = share(g.time_ns, wall);
+    f.severity = s >= 0.01 ? Severity::Warning : Severity::Info;
+    std::string after;
+    for (const auto& e : g.examples) after += (after.empty() ? "" : ", ") + e;
+    std::string place = where(g.location);
+    // A capture's time is this machine's CPU, not the NPU cost ranked by (issue 40: "about
+    // 37.6 us lost" beside "19.9 ms"): the message says whose time it is.
+    f.message = fmt::format("{}{} copies a strided tensor (after {}): {} call{}{}, {}{} ({} of {} time)", g.what,
+                            place == g.what ? "" : " at " + place, after, g.count, g.count == 1 ? "" : "s", rate,
+                            format_duration(g.time_ns), t.caps.estimated_costs ? " on this machine's CPU" : "",
+                            format_share(s), index.step_count() ? "step" : "trace");
+    f.metrics = {{"count", double(g.count)},
+                 {"per_step", per_step},
+                 {"time_ns", double(g.time_ns)},
+                 {"time_share", s}};
+    f.fix = advice("CONTIG001", "fix_layout");
+    if (std::find(g.examples.begin(), g.examples.end(), "conversion to channels_last") != g.examples.end())
+      f.fix = advice("CONTIG", "channels_last_fix");
+  }
+
+  static void describe_device_tasks(const Scan& scan, const EventGroup& g, double per_step, const std::string& rate,
+                                    Finding& f) {
+    const int64_t device_ns = scan.index.device_busy_ns();
+    double s = share(g.time_ns, device_ns);
+    f.severity = s >= 0.01 ? Severity::Warning : Severity::Info;
+    f.message = fmt::format("{}: {} layout/format conversion task{} on the device{}, {} ({} of device time)",
+                            g.what, g.count, g.count == 1 ? "" : "s", rate, format_duration(g.time_ns),
+                            format_share(s));
+    f.metrics = {{"count", double(g.count)},
+                 {"per_step", per_step},
+                 {"time_ns", double(g.time_ns)},
+                 {"device_share", s}};
+    f.fix = advice("CONTIG001", "fix_format_tasks");
+    if (!g.context.empty()) f.notes.push_back(advice("CONTIG001", "launched_by_note", {{"context", g.context}}));
   }
 };
 

@@ -74,8 +74,8 @@ class AiCpuTask final : public Rule {
         bool float64 = false, int64 = false;
         for (const auto& x : d->second) {
           list += (list.empty() ? "" : ", ") + x;
-          float64 = float64 || x.find("DOUBLE") != std::string::npos;
-          int64 = int64 || x.find("INT64") != std::string::npos;
+          float64 = float64 || has_input_dtype(x, DType::F64);
+          int64 = int64 || has_input_dtype(x, DType::I64);
         }
         f.notes.push_back(advice("FALLBACK001", "dtypes_note", {{"dtypes", list}}));
         if (float64) {

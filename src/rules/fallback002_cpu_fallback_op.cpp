@@ -166,13 +166,26 @@ class CpuFallbackOp final : public Rule {
   }
 
   void check(const AnalysisContext& ctx, std::vector<Finding>& out) const override {
-    const Trace& t = ctx.trace;
-    const KnowledgeVersion& kv = ctx.npu;
-    const TraceIndex& index = ctx.index();
-    const DispatchView dispatch(t, kv);
-    const bool legacy = is_legacy_line(kv.version);
+    Scan s(ctx);
+    find_fallback_calls(s);
+    report(s, out);
+  }
+
+ private:
+  // What the phases share: the op list, the groups found so far, per-op marks and the
+  // per-name caches.
+  struct Scan {
+    explicit Scan(const AnalysisContext& ctx)
+        : t(ctx.trace), kv(ctx.npu), index(ctx.index()), dispatch(t, kv), legacy(is_legacy_line(kv.version)),
+          flagged(t.ops.size(), 0), covered(t.ops.size(), 0), exact(t.caps.dispatched_ops) {}
+
+    const Trace& t;
+    const KnowledgeVersion& kv;
+    const TraceIndex& index;
+    const DispatchView dispatch;
+    const bool legacy;
     GroupMap groups;
-    std::vector<uint8_t> flagged(t.ops.size(), 0), covered(t.ops.size(), 0);
+    std::vector<uint8_t> flagged, covered;
     // Verdicts per distinct name: the lookups are string work, ops repeat a lot. The
     // dtype- and argument-driven facts are judged per call.
     std::unordered_map<StrId, int> verdicts;
@@ -180,97 +193,126 @@ class CpuFallbackOp final : public Rule {
     std::unordered_map<std::string, std::string> missing_out;   // wrappers of structured ops: the out overload the NPU lacks
     // Captures keep overload names: a bare "aten::mode" is the default overload, never
     // `mode.dimname`. Other sources drop them, and then any listed overload counts.
-    const bool exact = t.caps.dispatched_ops;
+    const bool exact;
 
     // Whether an op's name has an NPU kernel, cached per distinct name.
     std::unordered_map<StrId, bool> has_kernel;
-    auto listed = [&](const Op& op) {
+    bool listed(const Op& op) {
       auto [it, inserted] = has_kernel.try_emplace(op.name, false);
       if (inserted) it->second = exact ? kv.has_npu_kernel_exact(t.str(op.name)) : kv.has_npu_kernel(t.str(op.name));
       return it->second;
-    };
+    }
     Float64Casts casts;
+  };
+
+  // Judges every aten call not covered by a reported or NPU-implemented caller, and groups
+  // the ones that fall back, raise or do silent host work.
+  static void find_fallback_calls(Scan& s) {
+    const Trace& t = s.t;
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
       const Op& op = t.ops[i];
-      if (op.kind == OpKind::Aten && op.outputs_count) casts.note(t, i, aten_base(t.str(op.name)));
-      // Covered: an enclosing op is already reported, or has its own NPU kernel (then
-      // on NPU the ops it called here, e.g. CUDA's cudnn_* implementations or the kernel
-      // ops of a CompositeExplicitAutograd op, never run), or is an API call torch_npu
-      // implements itself (F.scaled_dot_product_attention).
-      if (op.parent != kNone) {
-        const Op& parent = t.ops[op.parent];
-        covered[i] = covered[op.parent] || flagged[op.parent] || parent.kind == OpKind::Api ||
-                     (parent.kind == OpKind::Aten && is_aten_name(t.str(parent.name)) && listed(parent));
-      }
-      if (op.kind != OpKind::Aten || covered[i]) continue;
+      if (op.kind == OpKind::Aten && op.outputs_count) s.casts.note(t, i, aten_base(t.str(op.name)));
+      mark_covered(s, i);
+      if (op.kind != OpKind::Aten || s.covered[i]) continue;
       std::string_view full = t.str(op.name);
       if (!is_aten_name(full)) continue;  // npu::, c10d::, profiler ranges
       std::string_view base = aten_base(full);
-      auto it = verdicts.find(op.name);
-      if (it == verdicts.end()) {
-        int v = kNone_;
-        std::string_view name = strip_aten(full);
-        if (base.starts_with("npu_") || kv.is_custom(base) || base.empty()) {
-          // torch_npu's own ops
-        } else if (is_other_backend_impl(base)) {
-          // CUDA/ROCm/oneDNN implementation ops: on NPU their parent dispatches elsewhere
-        } else if (in_legacy_list(kv.list().unsupported, name)) {
-          v = kUnsupported;
-        } else if (in_legacy_list(kv.list().tocpu, name)) {
-          v = kToCpu;
-        } else if (!listed(op) && !is_backend_agnostic(base)) {
-          CoverageAnswer c = npu_coverage(kv, full, exact, dispatch.kind(op.name, exact), dispatch.table(),
-                                          dispatch.column());
-          // Coverage::GenericPerTensor (a foreach overload torch's composite kernel runs as one NPU
-          // op per tensor) is no finding: nothing falls back, nothing the user sets removes it
-          // (issue 45; the clipping multiply of clip_grad_norm_ is the usual one).
-          if (c.coverage == Coverage::FallsBack) v = legacy ? kNoKernelLegacy : kFallsBack;
-          if (!c.missing.empty()) missing_out.emplace(full, std::move(c.missing));
-        }
-        it = verdicts.emplace(op.name, v).first;
-      }
-      int verdict = it->second;
+      int verdict = name_verdict(s, op, full, base);
       HostWorkFact fact;
-      if (!is_backend_agnostic(base) && has_sparse_input(t, op) && !has_sparse_kernel(kv, strip_aten(full))) {
+      if (!is_backend_agnostic(base) && has_sparse_input(t, op) && !has_sparse_kernel(s.kv, strip_aten(full))) {
         verdict = kSparse;   // whatever its dense kernels: the sparse call fails first
       } else if (verdict == kNone_) {
-        fact = silent_host_work_fact(call_facts(t, op, base, exact));
+        fact = silent_host_work_fact(call_facts(t, op, base, s.exact));
         if (fact.text.empty()) continue;
         verdict = kSilentWork;
       }
-      flagged[i] = 1;
-      Location loc = location_of(index, i);
-      bool created = false;
-      // Silent work groups by op and fact (int argsorts and isin calls are two problems);
-      // float64 data is one problem whatever ops it flows through.
-      // Sparse tensors are one problem too, whatever ops they reach.
-      EventGroup& g = groups.get(verdict == kSparse ? std::string("sparse")
+      s.flagged[i] = 1;
+      add_call(s, i, full, verdict, fact);
+    }
+  }
+
+  static void mark_covered(Scan& s, uint32_t i) {
+    const Trace& t = s.t;
+    const Op& op = t.ops[i];
+    // Covered: an enclosing op is already reported, or has its own NPU kernel (then
+    // on NPU the ops it called here, e.g. CUDA's cudnn_* implementations or the kernel
+    // ops of a CompositeExplicitAutograd op, never run), or is an API call torch_npu
+    // implements itself (F.scaled_dot_product_attention).
+    if (op.parent != kNone) {
+      const Op& parent = t.ops[op.parent];
+      s.covered[i] = s.covered[op.parent] || s.flagged[op.parent] || parent.kind == OpKind::Api ||
+                     (parent.kind == OpKind::Aten && is_aten_name(t.str(parent.name)) && s.listed(parent));
+    }
+  }
+
+  // The verdict on op's name (whether the chosen op list has an NPU kernel for it), cached per name.
+  static int name_verdict(Scan& s, const Op& op, std::string_view full, std::string_view base) {
+    const KnowledgeVersion& kv = s.kv;
+    auto it = s.verdicts.find(op.name);
+    if (it == s.verdicts.end()) {
+      int v = kNone_;
+      std::string_view name = strip_aten(full);
+      if (base.starts_with("npu_") || kv.is_custom(base) || base.empty()) {
+        // torch_npu's own ops
+      } else if (is_other_backend_impl(base)) {
+        // CUDA/ROCm/oneDNN implementation ops: on NPU their parent dispatches elsewhere
+      } else if (in_legacy_list(kv.list().unsupported, name)) {
+        v = kUnsupported;
+      } else if (in_legacy_list(kv.list().tocpu, name)) {
+        v = kToCpu;
+      } else if (!s.listed(op) && !is_backend_agnostic(base)) {
+        CoverageAnswer c = npu_coverage(kv, full, s.exact, s.dispatch.kind(op.name, s.exact), s.dispatch.table(),
+                                        s.dispatch.column());
+        // Coverage::GenericPerTensor (a foreach overload torch's composite kernel runs as one NPU
+        // op per tensor) is no finding: nothing falls back, nothing the user sets removes it
+        // (issue 45; the clipping multiply of clip_grad_norm_ is the usual one).
+        if (c.coverage == Coverage::FallsBack) v = s.legacy ? kNoKernelLegacy : kFallsBack;
+        if (!c.missing.empty()) s.missing_out.emplace(full, std::move(c.missing));
+      }
+      it = s.verdicts.emplace(op.name, v).first;
+    }
+    return it->second;
+  }
+
+  // Adds flagged call i to its group: its time, self time and the bytes of its tensors.
+  static void add_call(Scan& s, uint32_t i, std::string_view full, int verdict, const HostWorkFact& fact) {
+    const Trace& t = s.t;
+    const Op& op = t.ops[i];
+    Location loc = location_of(s.index, i);
+    bool created = false;
+    // Silent work groups by op and fact (int argsorts and isin calls are two problems);
+    // float64 data is one problem whatever ops it flows through.
+    // Sparse tensors are one problem too, whatever ops they reach.
+    EventGroup& g = s.groups.get(verdict == kSparse ? std::string("sparse")
                                  : fact.dtype_wide  ? std::string(fact.text)
                                                     : fmt::format("{}\x1f{}\x1f{}", full, verdict, fact.text),
                                  &created);
-      g.add_example(full, 4);
-      if (created) {
-        if (uint32_t cast = fact.dtype_wide ? casts.cast_of(t, op) : kNone; cast != kNone)
-          loc = location_of(index, cast);
-        g.what = std::string(full);
-        g.location = std::move(loc);  // first user frame seen (float64: the cast that made it)
-        g.category = verdict;
-        g.context = std::string(fact.text);
-        fix_of_fact.emplace(g.context, fact.fix);
-      }
-      g.add(op.step_index, op.dur_ns);
-      add_saturating(g.self_ns, op.self_ns);
-      for (auto refs : {t.inputs(op), t.outputs(op)})
-        for (uint32_t r : refs)
-          if (t.tensors[r].is_tensor) add_saturating(g.bytes, tensor_bytes(t, t.tensors[r]));
+    g.add_example(full, 4);
+    if (created) {
+      if (uint32_t cast = fact.dtype_wide ? s.casts.cast_of(t, op) : kNone; cast != kNone)
+        loc = location_of(s.index, cast);
+      g.what = std::string(full);
+      g.location = std::move(loc);  // first user frame seen (float64: the cast that made it)
+      g.category = verdict;
+      g.context = std::string(fact.text);
+      s.fix_of_fact.emplace(g.context, fact.fix);
     }
+    g.add(op.step_index, op.dur_ns);
+    add_saturating(g.self_ns, op.self_ns);
+    for (auto refs : {t.inputs(op), t.outputs(op)})
+      for (uint32_t r : refs)
+        if (t.tensors[r].is_tensor) add_saturating(g.bytes, tensor_bytes(t, t.tensors[r]));
+  }
 
-    const std::string wheel = fmt::format("torch_npu {}", kv.version);
+  // One finding per group, in the order the groups were made.
+  static void report(Scan& s, std::vector<Finding>& out) {
+    const TraceIndex& index = s.index;
+    const std::string wheel = fmt::format("torch_npu {}", s.kv.version);
     OpCallFacts float64_call;
     float64_call.has_float64 = true;
     const std::string float64_fact(silent_host_work_fact(float64_call).text);
     const int64_t wall = index.wall_ns();
-    for (EventGroup& g : groups.groups()) {
+    for (EventGroup& g : s.groups.groups()) {
       const int64_t self_ns = g.self_ns;
       const double per_step = index.per_step(g.in_steps, g.in_first_step, g.count);
       Finding f;
@@ -278,68 +320,80 @@ class CpuFallbackOp final : public Rule {
       std::string counts = fmt::format("{} call{}{}, {} self time", g.count, g.count == 1 ? "" : "s",
                                        per_step_note(index, g),
                                        format_duration(self_ns));
-      switch (g.category) {
-        case kUnsupported:
-          f.severity = Severity::Error;
-          f.message = fmt::format("{} is registered as unsupported (raises) in {}: {}", g.what, wheel, counts);
-          break;
-        case kToCpu:
-          f.severity = Severity::Warning;
-          f.message = fmt::format("{} runs on the CPU in {} (the wrapper copies to the host): {}", g.what, wheel, counts);
-          break;
-        case kNoKernelLegacy:
-          f.severity = Severity::Warning;
-          f.message = fmt::format("{} has no NPU kernel in {} (no automatic CPU fallback in this line, the call may "
-                                  "raise): {}",
-                                  g.what, wheel, counts);
-          break;
-        case kSparse:
-          f.severity = Severity::Error;
-          f.message = fmt::format("sparse tensors reach {}{}, which have no sparse NPU kernel in {}: on an NPU these "
-                                  "calls raise NotImplementedError (the CPU fallback covers dense tensors only): {}",
-                                  fmt::join(g.examples, ", "), g.examples.size() >= 4 ? ", ..." : "", wheel, counts);
-          break;
-        case kFallsBack:
-          f.severity = Severity::Warning;
-          f.message = fmt::format("{} has no NPU kernel in {}, would fall back to the CPU: {}", g.what, wheel, counts);
-          break;
-        default:
-          f.severity = Severity::Info;
-          if (g.context == float64_fact)
-            f.message = fmt::format("float64 tensors reach compute ops ({}{}), which run on the AI-CPU on NPU: {}",
-                                    fmt::join(g.examples, ", "), g.examples.size() >= 4 ? ", ..." : "", counts);
-          else
-            f.message = fmt::format("{} does silent host/AI-CPU work on NPU: {}", g.what, counts);
-      }
+      describe(g, wheel, float64_fact, counts, f);
       f.location = g.location;
       f.metrics = {{"count", double(g.count)},
                    {"per_step", per_step},
                    {"self_ns", double(self_ns)},
                    {"time_ns", double(g.time_ns)},
                    {"time_share", share(g.time_ns, wall)}};
-      f.cost_ns = estimated_cost(t, g);
-      if (g.category == kSilentWork) {
-        f.fix = std::string(fix_of_fact[g.context]);
-      } else if (g.category == kSparse) {
-        f.fix = advice("FALLBACK002", "fix_sparse", {{"wheel", wheel}, {"kernels", sparse_kernels(kv)}});
-      } else {
-        f.fix = advice("FALLBACK002", "fix", {{"op", g.what}});
-      }
-      if (!g.context.empty()) f.notes.push_back(advice("FALLBACK002", "fact_note", {{"fact", g.context}}));
-      if (auto m = missing_out.find(g.what); m != missing_out.end())
-        f.notes.push_back(advice("FALLBACK002", "redispatch_note", {{"inner", m->second}, {"wheel", wheel}}));
-      if (g.category == kFallsBack)
-        f.notes.push_back(advice("FALLBACK002", "dispatch_facts_note", {{"facts", dispatch.describe()}}));
-      if (g.category == kFallsBack)
-        f.notes.push_back(advice("FALLBACK002", "warning_note", {{"op", g.what}}));
-      if (g.category != kSilentWork) {
-        f.notes.push_back(advice("FALLBACK002", "op_list_note", {{"list", kv.describe()}}));
-        if (!kv.is_release())
-          f.notes.push_back(advice("FALLBACK002", "dev_tip_note"));
-        if (!exact)
-          f.notes.push_back(advice("FALLBACK002", "base_name_note", {{"op", g.what}}));
-      }
+      f.cost_ns = estimated_cost(s.t, g);
+      advise(s, g, wheel, f);
       out.push_back(std::move(f));
+    }
+  }
+
+  // The finding's severity and message, by the group's verdict.
+  static void describe(const EventGroup& g, const std::string& wheel, const std::string& float64_fact,
+                       const std::string& counts, Finding& f) {
+    switch (g.category) {
+      case kUnsupported:
+        f.severity = Severity::Error;
+        f.message = fmt::format("{} is registered as unsupported (raises) in {}: {}", g.what, wheel, counts);
+        break;
+      case kToCpu:
+        f.severity = Severity::Warning;
+        f.message = fmt::format("{} runs on the CPU in {} (the wrapper copies to the host): {}", g.what, wheel, counts);
+        break;
+      case kNoKernelLegacy:
+        f.severity = Severity::Warning;
+        f.message = fmt::format("{} has no NPU kernel in {} (no automatic CPU fallback in this line, the call may "
+                                "raise): {}",
+                                g.what, wheel, counts);
+        break;
+      case kSparse:
+        f.severity = Severity::Error;
+        f.message = fmt::format("sparse tensors reach {}{}, which have no sparse NPU kernel in {}: on an NPU these "
+                                "calls raise NotImplementedError (the CPU fallback covers dense tensors only): {}",
+                                fmt::join(g.examples, ", "), g.examples.size() >= 4 ? ", ..." : "", wheel, counts);
+        break;
+      case kFallsBack:
+        f.severity = Severity::Warning;
+        f.message = fmt::format("{} has no NPU kernel in {}, would fall back to the CPU: {}", g.what, wheel, counts);
+        break;
+      default:
+        f.severity = Severity::Info;
+        if (g.context == float64_fact)
+          f.message = fmt::format("float64 tensors reach compute ops ({}{}), which run on the AI-CPU on NPU: {}",
+                                  fmt::join(g.examples, ", "), g.examples.size() >= 4 ? ", ..." : "", counts);
+        else
+          f.message = fmt::format("{} does silent host/AI-CPU work on NPU: {}", g.what, counts);
+    }
+  }
+
+  // The finding's fix and notes.
+  static void advise(Scan& s, const EventGroup& g, const std::string& wheel, Finding& f) {
+    const KnowledgeVersion& kv = s.kv;
+    if (g.category == kSilentWork) {
+      f.fix = std::string(s.fix_of_fact[g.context]);
+    } else if (g.category == kSparse) {
+      f.fix = advice("FALLBACK002", "fix_sparse", {{"wheel", wheel}, {"kernels", sparse_kernels(kv)}});
+    } else {
+      f.fix = advice("FALLBACK002", "fix", {{"op", g.what}});
+    }
+    if (!g.context.empty()) f.notes.push_back(advice("FALLBACK002", "fact_note", {{"fact", g.context}}));
+    if (auto m = s.missing_out.find(g.what); m != s.missing_out.end())
+      f.notes.push_back(advice("FALLBACK002", "redispatch_note", {{"inner", m->second}, {"wheel", wheel}}));
+    if (g.category == kFallsBack)
+      f.notes.push_back(advice("FALLBACK002", "dispatch_facts_note", {{"facts", s.dispatch.describe()}}));
+    if (g.category == kFallsBack)
+      f.notes.push_back(advice("FALLBACK002", "warning_note", {{"op", g.what}}));
+    if (g.category != kSilentWork) {
+      f.notes.push_back(advice("FALLBACK002", "op_list_note", {{"list", kv.describe()}}));
+      if (!kv.is_release())
+        f.notes.push_back(advice("FALLBACK002", "dev_tip_note"));
+      if (!s.exact)
+        f.notes.push_back(advice("FALLBACK002", "base_name_note", {{"op", g.what}}));
     }
   }
 };

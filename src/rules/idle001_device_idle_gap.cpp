@@ -113,7 +113,7 @@ class DeviceIdleGap final : public Rule {
       f.severity = idle_share >= 0.10 ? Severity::Warning : Severity::Info;
       std::string dev = device >= 0 ? fmt::format("device {}", device) : "device";
       HostActivity largest = host_activity(index, gaps.front().span);
-      // What the share is of, in the words of the device time line (report/summary.cpp): the
+      // What the share is of, in the words of the device time line (report/device_time.cpp): the
       // steps' time while the device had work, gaps of at least --min-gap-us only (issue 40).
       f.message = fmt::format("{} idle {} in {} gap{} >= {} ({} of the {} {}); largest {} while {}", dev,
                               format_duration(idle), gaps.size(), gaps.size() == 1 ? "" : "s", format_duration(min_gap),

@@ -1,4 +1,5 @@
 #include "rules/npu_facts.hpp"
+#include "analysis/names.hpp"
 #include "knowledge/advice_texts.hpp"
 #include "util/text.hpp"
 
@@ -31,18 +32,6 @@ constexpr Fact kFacts[] = {
 // A fact's text (data/texts/rules.tsv's NPU-FACTS rows; they live as long as the program).
 std::string_view fact_text(std::string_view key) { return AdviceTexts::builtin().row("NPU-FACTS", key).text; }
 
-// "reduce=sum include_self=False" -> value of `key`, or "".
-std::string_view arg_value(std::string_view args, std::string_view key) {
-  for (size_t at = args.find(key); at != std::string_view::npos; at = args.find(key, at + 1)) {
-    if ((at == 0 || args[at - 1] == ' ') && args.substr(at + key.size(), 1) == "=") {
-      std::string_view v = args.substr(at + key.size() + 1);
-      return v.substr(0, v.find(' '));
-    }
-  }
-  return {};
-}
-
-
 }  // namespace
 
 HostWorkFact silent_host_work_fact(const OpCallFacts& call) {
@@ -52,9 +41,9 @@ HostWorkFact silent_host_work_fact(const OpCallFacts& call) {
     if (base != f.op) continue;
     if ((f.op == "argsort" || f.op == "sort") && call.dtype != DType::I64 && call.dtype != DType::I32) break;
     if (f.op == "scatter_reduce" && call.args_known) {
-      std::string_view reduce = arg_value(call.args, "reduce");
+      std::string_view reduce = attribute_value(call.args, "reduce");
       bool sum = reduce == "sum" || reduce == "add";
-      if (sum && call.dtype == DType::F32 && arg_value(call.args, "include_self") != "False") break;
+      if (sum && call.dtype == DType::F32 && attribute_value(call.args, "include_self") != "False") break;
     }
     return {fact_text(f.op), fact_text(f.fix_key)};
   }

@@ -52,31 +52,6 @@ Location location_with_own_module(const TraceIndex& index, uint32_t op_index) {
   return loc;
 }
 
-bool no_program_frame(const Location& loc) {
-  return !loc.library.empty() && loc.file.ends_with(loc.library.file) && loc.line == loc.library.line;
-}
-
-std::string where(const Location& loc) {
-  std::string at;
-  if (!loc.file.empty()) at = loc.file_line();
-  else if (!loc.module.empty()) at = loc.module;
-  else at = loc.op;
-  if (loc.library.empty()) return at;
-  // Anchored at the program's own line: say which package line it led to.
-  if (no_program_frame(loc)) return loc.library.describe();
-  return fmt::format("{} (in {})", at, loc.library.describe());
-}
-
-bool call_site(const Location& loc) { return !loc.file.empty() && !loc.enclosing; }
-
-std::string site_key(const Location& loc) {
-  std::string key = !call_site(loc) ? "op\x1f" + loc.op : fmt::format("{}:{}", loc.file, loc.line);
-  const LibrarySite& l = loc.library;
-  if (!l.empty())   // one cause wherever in the package it shows; else one package line
-    key += l.cause.empty() ? fmt::format("\x1f{}/{}:{}", l.package, l.file, l.line) : fmt::format("\x1f{}/{}", l.package, l.cause);
-  return key;
-}
-
 void EventGroup::add_example(std::string_view name, size_t max) {
   if (examples.size() >= max) return;
   if (std::find(examples.begin(), examples.end(), name) == examples.end()) examples.emplace_back(name);

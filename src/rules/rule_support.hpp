@@ -22,18 +22,6 @@ Location location_of(const TraceIndex& index, uint32_t op);
 // location_of with the op's own module path (location_of names the nearest module around it):
 // where a matched expression or optimizer loop ran (FUSE00x).
 Location location_with_own_module(const TraceIndex& index, uint32_t op);
-// "train.py:95" / "aten::copy_" / "" — the shortest way to say where; with a library site,
-// "train.py:51 (in transformers 5.17.0, masking_utils.py:269 (sdpa_mask))".
-std::string where(const Location& loc);
-// Whether file:line is where this op was called: false with no file, or an enclosing frame's
-// line that every op of a traced loop shares (Location::enclosing).
-bool call_site(const Location& loc);
-// What one finding groups by: the program's line and, inside a package, the package site
-// (its cause when data/advice knows it): two library causes reached from one line stay two.
-std::string site_key(const Location& loc);
-// A library site with no program frame recorded beside it (captures of shims before 0.2 kept
-// the 8 innermost frames only): file:line are the package's.
-bool no_program_frame(const Location& loc);
 
 // Accumulates events of one kind at one place.
 struct EventGroup {

@@ -2,13 +2,15 @@
 // torch_npu version (they fall back to the CPU, with a copy each way), or that run on AI CPU /
 // the host for some inputs even though a kernel is listed (NPU-FACTS). The table is
 // data/api-aten-map.tsv, judged against the chosen wheel's op list (findings name it).
-#include "knowledge/advice_texts.hpp"
-#include "source/rule_context.hpp"
+// This file is the one walk of both rules (rule_api101_no_npu_kernel.cpp,
+// rule_api102_ai_cpu.cpp, api_rules.hpp).
+#include "source/api_rules.hpp"
 #ifdef NPUD_HAVE_TREE_SITTER
 
-#include "knowledge/npu_coverage.hpp"
+#include <memory>
+#include <string>
 
-namespace npud {
+namespace npud::api_rules {
 namespace {
 
 using py::Kind;
@@ -21,35 +23,17 @@ class UnsupportedApi final : public SourceRule {
     if (d.empty() || !d.starts_with("torch.")) return;
     const ApiEntry* e = fs.api.find(d);
     if (!e) return;
-    const Knowledge& kb = Knowledge::builtin();
-    // scan has no torch that ran: the torch line of the chosen torch_npu wheel
-    const size_t column = kb.dispatch().column(fs.kv.torch);
-    const std::string caveat = " (op list of " + fs.kv.describe() + ")";
-    for (const auto& op : e->ops) {
-      if (fs.kv.is_unsupported(op)) {
-        fs.report("API101", Severity::Error, n, d + "() dispatches to aten::" + op + ", which raises on the NPU" + caveat,
-                  advice("API101", "fix_unsupported"));
-        return;
-      }
-      if (fs.kv.is_tocpu(op) ||
-          npu_coverage(fs.kv, op, false, kb.dispatch().kind(op, column, false), kb.dispatch(), column).coverage ==
-              Coverage::FallsBack) {
-        fs.report("API101", Severity::Warning, n,
-                  d + "() dispatches to aten::" + op + ", which has no NPU kernel: it falls back to the CPU with a "
-                      "copy each way" + caveat,
-                  advice("API101", "fix_falls_back"));
-        return;
-      }
-    }
-    if (!e->host_note.empty())
-      fs.report("API102", Severity::Info, n, d + "(): " + e->host_note + " (NPU-FACTS)",
-                advice("API102", "fix"));
+    if (report_unsupported_api(n, d, e, fs)) return;
+    report_host_api(n, d, e, fs);
   }
 };
 
 }  // namespace
+}  // namespace npud::api_rules
 
-std::unique_ptr<SourceRule> make_api_rules() { return std::make_unique<UnsupportedApi>(); }
+namespace npud {
+
+std::unique_ptr<SourceRule> make_api_rules() { return std::make_unique<api_rules::UnsupportedApi>(); }
 
 }  // namespace npud
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "file_text.hpp"
 #include "knowledge/advice_texts.hpp"
 #include "knowledge/knowledge.hpp"
 
@@ -20,19 +21,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Every source file of one language under `dir` (recursively), by path.
 std::map<std::string, std::string> sources(const fs::path& dir, std::set<std::string> extensions) {
   std::map<std::string, std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(dir))
     if (e.is_regular_file() && extensions.count(e.path().extension().string()))
-      out.emplace(e.path().string(), read_file(e.path()));
+      out.emplace(e.path().string(), test::file_text(e.path()));
   return out;
 }
 
@@ -149,15 +143,15 @@ TEST(AdviceTexts, PlaceholdersAreNamesInBracesOtherBracesAreText) {
   EXPECT_EQ(advice("AMP004", "fix", {{"init_scale", ""}}).substr(0, 36), "scaler = torch.npu.amp.GradScaler() ");
 }
 
-// The shim reads shim.tsv through the module tools/gen_advice_texts.py writes from it.
+// The shim reads shim.tsv through the module tools/gen_shim_data.py writes from it.
 TEST(AdviceTexts, ShimCopyIsCurrent) {
   fs::path root = NPUD_SOURCE_DIR;
-  std::string tsv = read_file(root / "data" / "texts" / "shim.tsv");
-  std::string py = read_file(root / "python" / "npu_doctor" / "_advice_texts.py");
+  std::string tsv = test::file_text(root / "data" / "texts" / "shim.tsv");
+  std::string py = test::file_text(root / "python" / "npu_doctor" / "_advice_texts.py");
   std::string head = "TSV = r\"\"\"";
   size_t at = py.find(head);
   ASSERT_NE(at, std::string::npos);
-  EXPECT_EQ(py.substr(at + head.size()), tsv + "\"\"\"\n") << "run tools/gen_advice_texts.py";
+  EXPECT_EQ(py.substr(at + head.size()), tsv + "\"\"\"\n") << "run tools/gen_shim_data.py";
 }
 
 }  // namespace

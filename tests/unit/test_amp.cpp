@@ -13,7 +13,7 @@
 #include "knowledge/knowledge.hpp"
 #include "analysis/trace_index.hpp"
 #include "report/html_report.hpp"
-#include "report/report.hpp"
+#include "report/render.hpp"
 #include "rules/amp_rules.hpp"
 #include "rules/builtin_rules.hpp"
 #include "trace_builder.hpp"
@@ -293,7 +293,7 @@ TEST(AmpRules, GradScalerUpdateNeverCalled) {
 Report amp_report(const Trace& t) {
   Report r;
   r.command = "amp-check";
-  r.summary = summarize(t);
+  r.summary = summarize(TraceIndex(t));
   AnalysisContext ctx{t, v21(), {}};
   r.findings = run_rules(ctx, {&amp001_rule(), &amp002_rule(), &amp003_rule(), &amp004_rule(), &amp005_rule()});
   r.amp = summarize_amp(t, v21());

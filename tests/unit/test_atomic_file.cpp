@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "file_text.hpp"
 #include "cli/output.hpp"
 #include "util/atomic_file.hpp"
 
@@ -39,13 +40,6 @@ struct TempDir {
   }
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 const std::string kOld = "{\"old\": \"a good report\"}\n";
@@ -62,12 +56,12 @@ TEST(AtomicFile, ThrowMidwayKeepsTheOldFileAndLeavesNoTemp) {
     for (int i = 0; i < 100000; ++i) f.stream() << i << ",";  // well past any stream buffer
     f.stream().flush();
     // the half-written text exists only in memory until commit()
-    EXPECT_EQ(slurp(target), kOld);
+    EXPECT_EQ(test::file_text(target), kOld);
     EXPECT_EQ(d.entries(), std::vector<std::string>{"report.json"});
     throw std::runtime_error("renderer failed");
   } catch (const std::runtime_error&) {
   }
-  EXPECT_EQ(slurp(target), kOld);
+  EXPECT_EQ(test::file_text(target), kOld);
   EXPECT_EQ(d.entries(), std::vector<std::string>{"report.json"});
 }
 
@@ -80,7 +74,7 @@ TEST(AtomicFile, CommitReplacesWholeAndLeavesNoTemp) {
     f.stream() << "{\"new\": true}\n";
     f.commit();
   }
-  EXPECT_EQ(slurp(target), "{\"new\": true}\n");
+  EXPECT_EQ(test::file_text(target), "{\"new\": true}\n");
   EXPECT_EQ(d.entries(), std::vector<std::string>{"report.json"});
   // a new file (nothing to replace) appears only at commit
   fs::path fresh = d.path / "fresh.txt";
@@ -90,7 +84,7 @@ TEST(AtomicFile, CommitReplacesWholeAndLeavesNoTemp) {
     EXPECT_FALSE(fs::exists(fresh));
     f.commit();
   }
-  EXPECT_EQ(slurp(fresh), "x");
+  EXPECT_EQ(test::file_text(fresh), "x");
 }
 
 TEST(AtomicFile, RefusesADirectoryAndLeavesNoTemp) {
@@ -117,7 +111,7 @@ TEST(AtomicFile, KeepsThePermissionsOfTheFileItReplaces) {
   struct stat st {};
   ASSERT_EQ(::stat(script.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0750u);
-  EXPECT_EQ(slurp(script), "x = y.npu()\n");
+  EXPECT_EQ(test::file_text(script), "x = y.npu()\n");
 }
 
 // The CLI's -o path: a renderer that throws halfway leaves the old report and reports failure.
@@ -130,11 +124,11 @@ TEST(AtomicFile, EmitReportRendererFailure) {
     throw std::runtime_error("out of memory while rendering");
   });
   EXPECT_FALSE(ok);
-  EXPECT_EQ(slurp(target), kOld);
+  EXPECT_EQ(test::file_text(target), kOld);
   EXPECT_EQ(d.entries(), std::vector<std::string>{"report.json"});
   ok = emit_report(target.string(), false, [](std::ostream& os, bool) { os << "{\"findings\": []}\n"; });
   EXPECT_TRUE(ok);
-  EXPECT_EQ(slurp(target), "{\"findings\": []}\n");
+  EXPECT_EQ(test::file_text(target), "{\"findings\": []}\n");
   EXPECT_EQ(d.entries(), std::vector<std::string>{"report.json"});
 }
 
@@ -158,7 +152,7 @@ TEST(AtomicFile, WritesAFifoInPlace) {
   fs::path fifo = d.path / "pipe";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::string got;
-  std::thread reader([&] { got = slurp(fifo); });
+  std::thread reader([&] { got = test::file_text(fifo); });
   {
     AtomicFile f(fifo.string());
     f.stream() << "through the pipe";
@@ -185,7 +179,7 @@ TEST(AtomicFile, FollowsASymlinkAndKeepsIt) {
     f.commit();
   }
   EXPECT_TRUE(fs::is_symlink(link));
-  EXPECT_EQ(slurp(real), "new");
+  EXPECT_EQ(test::file_text(real), "new");
   EXPECT_EQ(d.entries(), (std::vector<std::string>{"latest.json", "real"}));
   // a link that leads nowhere is refused, and stays as it was
   fs::path dangling = d.path / "dangling.json";
@@ -207,8 +201,8 @@ TEST(AtomicFile, APlantedLinkUnderTheOldTemporaryNameIsNotFollowed) {
     f.stream() << "report";
     f.commit();
   }
-  EXPECT_EQ(slurp(victim), "precious");
-  EXPECT_EQ(slurp(target), "report");
+  EXPECT_EQ(test::file_text(victim), "precious");
+  EXPECT_EQ(test::file_text(target), "report");
 }
 
 // issue 31 F-26: run/amp-check probe the report's directory before the program starts; the

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "file_text.hpp"
 #include "ingest/chrome_categories.hpp"
 #include "ingest/chrome_json.hpp"
 #include "ingest/decimal_time.hpp"
@@ -43,13 +44,6 @@ const Op* find_op(const Trace& t, std::string_view name) {
 }
 bool has_step(const Trace& t, int64_t number) {
   return std::any_of(t.steps.begin(), t.steps.end(), [&](const Step& s) { return s.number == number; });
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -478,7 +472,7 @@ TEST(ChromeSmall, CaptureWithCutOffLastLine) {
   EXPECT_EQ(t.env_value("argv"), "train.py --lr 1e-3");
   ASSERT_EQ(t.ops.size(), 4u);  // the cut-off aten::sum is dropped
   ASSERT_EQ(t.warnings.size(), 1u);
-  std::string text = slurp(path);
+  std::string text = test::file_text(path);
   EXPECT_EQ(t.warnings[0].offset, text.rfind("{\"ph\""));
   // step 1 has a ProfilerStep event; step 2 was cut off: no step, its ops outside any step, so
   // per-step rates stay over complete steps (issue 31 F-9)

@@ -22,6 +22,16 @@ TEST(Dtype, EverySpellingMapsToOneEnum) {
     EXPECT_EQ(parse_dtype(s), DType::Unknown) << s;
 }
 
+// FALLBACK001 says "float64 inputs" / "int64 inputs" from kernel_details.csv's Input Data Types.
+TEST(Dtype, InputDtypeListsAreReadEntryByEntry) {
+  EXPECT_TRUE(has_input_dtype("DOUBLE;INT64", DType::F64));
+  EXPECT_TRUE(has_input_dtype("FLOAT; INT64", DType::I64));
+  EXPECT_TRUE(has_input_dtype("FLOAT16,DT_DOUBLE", DType::F64));
+  EXPECT_FALSE(has_input_dtype("UINT64;FLOAT", DType::I64));   // a substring search said int64
+  EXPECT_FALSE(has_input_dtype("", DType::F64));
+  EXPECT_FALSE(has_input_dtype(";;", DType::F64));
+}
+
 TEST(Dtype, SizesAndNames) {
   EXPECT_EQ(dtype_size(DType::Bool), 1u);
   EXPECT_EQ(dtype_size(DType::BF16), 2u);

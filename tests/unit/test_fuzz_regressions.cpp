@@ -9,6 +9,7 @@
 #include <iterator>
 #include <string>
 #include <vector>
+#include "file_text.hpp"
 #include "ingest/ascend.hpp"
 #include "ingest/chrome_json.hpp"
 #include "util/input_error.hpp"
@@ -30,11 +31,6 @@ std::vector<fs::path> inputs_of(const std::string& reader) {
   return out;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // Runs read() on each input of `reader`; an InputError is a fine outcome, anything else fails.
 template <class Read>
 void replay(const std::string& reader, Read read) {
@@ -53,18 +49,18 @@ void replay(const std::string& reader, Read read) {
 }  // namespace
 
 TEST(FuzzRegressions, ChromeJson) {
-  replay("chrome_json", [](const fs::path& p) { read_chrome_json_buffer(slurp(p), p.string(), ReadOptions{}); });
+  replay("chrome_json", [](const fs::path& p) { read_chrome_json_buffer(test::file_text(p), p.string(), ReadOptions{}); });
 }
 
 TEST(FuzzRegressions, Capture) {
   ReadOptions opts;
   opts.allow_truncated = true;
-  replay("capture", [&](const fs::path& p) { read_chrome_json_buffer(slurp(p), p.string(), opts); });
+  replay("capture", [&](const fs::path& p) { read_chrome_json_buffer(test::file_text(p), p.string(), opts); });
 }
 
 TEST(FuzzRegressions, DumpJson) {
   replay("dump_json", [](const fs::path& p) {
-    std::string text = slurp(p);
+    std::string text = test::file_text(p);
     for (auto parse : {parse_index_jsonl, parse_msprobe_json, parse_msprobe_stack}) {
       try {
         Dump d;
@@ -83,5 +79,5 @@ TEST(FuzzRegressions, PythonScan) {
   if (!scan_available()) GTEST_SKIP() << "built without tree-sitter (NPUD_SCAN off): no scan to replay";
   ScanOptions opts;
   opts.threads = 1;
-  replay("python_scan", [&](const fs::path& p) { scan_source(p.string(), slurp(p), opts); });
+  replay("python_scan", [&](const fs::path& p) { scan_source(p.string(), test::file_text(p), opts); });
 }

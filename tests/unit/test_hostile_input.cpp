@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "file_text.hpp"
 #include "ingest/chrome_json.hpp"
 #include "util/input_error.hpp"
 #include "ingest/byte_source.hpp"
@@ -46,13 +47,6 @@ std::string gzip_bytes(const std::string& raw) {
   out.resize(z.total_out);
   deflateEnd(&z);
   return out;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 struct TempFile {
@@ -319,7 +313,7 @@ TEST(HostileInput, MissingFileAndDirectory) {
 
 // Every prefix and many random corruptions of a valid file: a Trace or an InputError, nothing else.
 TEST(HostileInput, PrefixesAndMutationsNeverCrash) {
-  std::string base = slurp(std::string(NPUD_TEST_DATA) + "/chrome/small_object.json");
+  std::string base = test::file_text(std::string(NPUD_TEST_DATA) + "/chrome/small_object.json");
   ASSERT_FALSE(base.empty());
   size_t errors = 0;
   for (size_t n = 0; n < base.size(); ++n) {

@@ -53,7 +53,7 @@ TEST(Html, ReportIsSelfContainedAndEscaped) {
   Trace t = hostile_trace();
   Report r;
   r.command = "analyze";
-  r.summary = summarize(t);
+  r.summary = summarize(TraceIndex(t));
   r.summary.source = "<b>trace</b>.json";
   Finding f;
   f.rule = "HOT001";
@@ -81,7 +81,7 @@ TEST(Html, TimelineIsDownsampled) {
   for (int i = 0; i < 200000; ++i) add_kernel(t, "k", int64_t(i) * 100, 60, 0, 1);
   t.finalize();
   Report r;
-  r.summary = summarize(t);
+  r.summary = summarize(TraceIndex(t));
   std::ostringstream os;
   HtmlOptions o;
   render_html(os, r, TraceIndex(t), o);
@@ -116,7 +116,7 @@ std::string capture_page() {
   test::read_as_capture(t);
   Report r;
   r.command = "run";
-  r.summary = summarize(t);
+  r.summary = summarize(TraceIndex(t));
   // Sorted worst first as run_rules() leaves them; HOT001's cost is the largest number.
   r.findings.push_back(finding("SYNC001", Severity::Warning, 2'000'000, "train.py", 10, "Keep the value on the device."));
   for (int line : {20, 21, 22})
@@ -176,7 +176,7 @@ TEST(Html, TimelineIdleGapsUseIdle001sThreshold) {
   Trace t = trace_with_gaps();
   TraceIndex index(t);
   Report r;
-  r.summary = summarize(t);
+  r.summary = summarize(TraceIndex(t));
   for (auto [gap_us, gaps] : {std::pair{50.0, 1u}, {20.0, 2u}}) {
     RuleOptions rules;
     rules.min_gap_us = gap_us;
@@ -194,7 +194,7 @@ TEST(Html, TaskColoursFollowTheLegendAndAnUnknownDeviceIsNamed) {
   add_kernel(t, "Cast_AiCpu", 100'000, 50'000, -1, 3, TaskKind::AiCpu);
   t.finalize();
   Report r;
-  r.summary = summarize(t);
+  r.summary = summarize(TraceIndex(t));
   std::ostringstream os;
   render_html(os, r, TraceIndex(t));
   const std::string html = os.str();

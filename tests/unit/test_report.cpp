@@ -4,9 +4,10 @@
 
 #include <sstream>
 
-#include "report/escape.hpp"
-#include "report/json_writer.hpp"
-#include "report/report.hpp"
+#include "analysis/trace_index.hpp"
+#include "util/escape.hpp"
+#include "util/json_writer.hpp"
+#include "report/render.hpp"
 #include "trace_builder.hpp"
 
 namespace npud {
@@ -272,7 +273,8 @@ TEST(Summarize, CountsAndDeviceBusyShare) {
   b.kernel("a", 0, 300, {.stream = 1}).kernel("b", 200, 200, {.stream = 2});  // union 400 us
   b.kernel("sync", 500, 400, {.kind = TaskKind::Sync});                       // not busy time
   b.runtime("cudaLaunchKernel", RuntimeKind::Launch, 10, 5);
-  ReportSummary s = summarize(b.build());
+  const Trace built = b.build();
+  ReportSummary s = summarize(TraceIndex(built));
   EXPECT_EQ(s.source, "test.json");
   EXPECT_EQ(s.format, "kineto-json");
   EXPECT_EQ(s.ops, 1u);
@@ -283,7 +285,8 @@ TEST(Summarize, CountsAndDeviceBusyShare) {
   EXPECT_EQ(s.step_time_ns, 500000);
   EXPECT_DOUBLE_EQ(s.device_busy_share, 0.4);
   TraceBuilder empty;
-  EXPECT_EQ(summarize(empty.build()).device_busy_share, -1);
+  const Trace none = empty.build();
+  EXPECT_EQ(summarize(TraceIndex(none)).device_busy_share, -1);
 }
 
 TEST(Escape, TerminalSafeKeepsTextAndShowsControls) {

@@ -14,7 +14,7 @@
 #include "knowledge/knowledge.hpp"
 #include "analysis/trace_index.hpp"
 #include "report/html_report.hpp"
-#include "report/report.hpp"
+#include "report/render.hpp"
 #include "rules/rule.hpp"
 #include "util/saturate.hpp"
 
@@ -52,7 +52,7 @@ TEST(SaturatingSums, AddSaturatesBothWays) {
 TEST(SaturatingSums, HugeDurationsNeitherOverflowNorVanish) {
   Trace t = huge_trace();
   ASSERT_EQ(t.steps.size(), 3u);
-  ReportSummary s = summarize(t);
+  ReportSummary s = summarize(TraceIndex(t));
   EXPECT_GT(s.step_time_ns, 0);
   const KnowledgeVersion& kv = Knowledge::builtin().newest();
   AnalysisContext ctx{t, kv, {}};
@@ -71,7 +71,7 @@ TEST(SaturatingSums, HugeDurationsNeitherOverflowNorVanish) {
   render_html(html, r, TraceIndex(t));
   EXPECT_EQ(html.str().find(">-"), std::string::npos);  // no negative label
   AnalysisSettings settings;
-  settings.torch_npu = kv.version;
+  settings.torch_npu = &kv;
   settings.rules = trace_rules();
   TraceDiff d = diff_traces(analyze_trace(t, settings), analyze_trace(t, settings));
   EXPECT_EQ(d.host.before_ns, d.host.after_ns);

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "file_text.hpp"
 #include "report/sarif.hpp"
 #include "source/api_map.hpp"
 #include "source/fixes.hpp"
@@ -24,13 +25,6 @@ namespace fs = std::filesystem;
 using namespace npud;
 
 namespace {
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<fs::path> scan_inputs() {
   std::vector<fs::path> out;
@@ -93,7 +87,7 @@ TEST(Scan, InlineExpectationsPerRuleInput) {
   ASSERT_GE(inputs.size(), 6u);
   for (const auto& p : inputs) {
     SCOPED_TRACE(p.string());
-    std::string text = read_file(p), version;
+    std::string text = test::file_text(p), version;
     std::multiset<std::string> quals;
     auto expected = expectations(text, version, &quals);
     // (files that must stay quiet: amp_scaled, activations_cuda_only)
@@ -134,7 +128,7 @@ TEST(Scan, PiecewiseParseFindsWhatOneParseFinds) {
   };
   for (const auto& p : scan_inputs()) {
     SCOPED_TRACE(p.string());
-    std::string text = read_file(p), version;
+    std::string text = test::file_text(p), version;
     expectations(text, version);
     ScanOptions whole = options_for(version), pieces = whole;
     pieces.piece_bytes = 1;
@@ -167,7 +161,7 @@ TEST(Scan, FixesRoundTripToCleanParse) {
   REQUIRE_SCAN();
   for (const auto& p : scan_inputs()) {
     SCOPED_TRACE(p.string());
-    std::string text = read_file(p), version;
+    std::string text = test::file_text(p), version;
     expectations(text, version);
     ScanOptions opts = options_for(version);
     FileResult r = scan_source(p.string(), text, opts);

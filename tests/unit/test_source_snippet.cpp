@@ -122,7 +122,7 @@ TEST_F(SourceSnippet, TheHtmlReportSaysWhyASnippetIsMissing) {
   t.finalize();
   Report r;
   r.command = "analyze";
-  r.summary = summarize(t);
+  r.summary = summarize(TraceIndex(t));
   Finding f;
   f.rule = "SYNC001";
   f.message = "item";

@@ -4,7 +4,7 @@ step. Their composite kernels ask whether a tensor subclass could be involved (t
 dispatch mode) and then compute more (singular vectors, eigenvectors), which moves the last
 bits of the values. Prints each result's exact bits (float.hex), so a capture that changes one
 bit changes the output; `sensitive` on argv prints, instead, the calls whose bits a bare
-dispatch mode changes (how _patches._MODE_SENSITIVE_* was found)."""
+dispatch mode changes (how _tensor_patches._MODE_SENSITIVE_* was found)."""
 import sys
 
 import torch

@@ -1,11 +1,11 @@
-#include "report/json_writer.hpp"
+#include "util/json_writer.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 
 namespace npud {
 

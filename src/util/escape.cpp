@@ -1,4 +1,4 @@
-#include "report/escape.hpp"
+#include "util/escape.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,8 @@
-"""Python-level hooks: optimizer steps, host-sync Tensor methods, torch.cuda.* calls, and the
-torch API calls torch_npu implements its own way (F.scaled_dot_product_attention).
+"""Hooks installed while steps are recorded (TensorPatches, removed when recording ends):
+host-sync Tensor methods (.item(), .cpu(), printing...), placements (`.to(device)`, torch
+factories with a device named), torch.cuda.* calls, and the workarounds for what a dispatch
+mode changes on some torch versions (mode-sensitive linear algebra, as_subclass, bool
+operands, named tensors, the torch 1.x mode stack).
 
 Every wrapper calls the original with the same arguments and returns its result (or lets
 its exception through) unchanged; recording happens around it and never raises (but passes
@@ -14,254 +17,9 @@ import sys
 import warnings
 
 from ._errors import pass_on, pass_on_async
-from ._transparent import call_from, compiling, no_torch_function
+from ._optimizer_patches import step_depth
+from ._transparent import call_from, compiling, keep_builtin, no_torch_function
 from . import _frames
-
-# The recorder that hooks report to, or None. Set by _recorder.
-active = None
-
-# --- steps -------------------------------------------------------------------------------
-
-_step_depth = [0]   # nesting of wrapped step() calls (a subclass step calling super().step())
-
-
-def _notify_step():
-    rec = active
-    if rec is not None:
-        amp = getattr(rec, "amp", None)
-        if amp is not None:
-            amp.after_optimizer_step()
-        rec.on_step_end("optimizer")
-
-
-def _notify_step_begin(optimizer, closure):
-    """Records the optimizer's foreach/fused settings (FUSE007 judges its loops by them);
-    amp-check: gradients are read right before the outermost optimizer.step() runs, or, with a
-    closure, after its first call."""
-    rec = active
-    if rec is not None and rec.recording:
-        rec.record_optimizer(optimizer, sys._getframe(2))
-    amp = getattr(rec, "amp", None) if rec is not None else None
-    if amp is not None:
-        amp.note_optimizer(optimizer)   # before recording too: its parameters' .grad (1.x backward)
-    if amp is not None and rec.recording:
-        try:
-            amp.before_optimizer_step(optimizer, closure=closure is not None)
-        except Exception as e:   # never raise into the program
-            rec.fail(e)
-
-
-def _closure_of(args, kwargs):
-    """The closure given to optimizer.step (`step(closure)`, `step(closure=...)`), or None."""
-    closure = kwargs.get("closure") if kwargs else None
-    if closure is None and args and callable(args[0]):
-        closure = args[0]
-    return closure if callable(closure) else None
-
-
-def _amp_closure(optimizer, closure, args, kwargs):
-    """amp-check: the closure wrapped so its forward and backward run in low precision (the
-    optimizer's own math stays fp32); (args, kwargs) to call step with."""
-    amp = getattr(active, "amp", None) if active is not None else None
-    if amp is None or closure is None:
-        return args, kwargs
-    calls = [0]
-
-    @functools.wraps(closure)
-    def run_closure(*a, **k):
-        inside = amp.closure_called()
-        calls[0] += 1
-        try:
-            return closure(*a, **k)
-        finally:
-            try:
-                amp.closure_returned(optimizer, inside, calls[0] == 1)
-            except Exception as e:   # never raise into the program (its own exceptions excepted)
-                pass_on(e)
-                if active is not None:
-                    active.fail(e)
-
-    if kwargs and kwargs.get("closure") is closure:
-        return args, dict(kwargs, closure=run_closure)
-    return (run_closure,) + tuple(args[1:]), kwargs
-
-
-def _wrap_step_of(cls):
-    orig = cls.__dict__.get("step")
-    if orig is None or not callable(orig) or getattr(orig, "_npud_wrapped", False):
-        return
-
-    @functools.wraps(orig)
-    def step(self, *args, **kwargs):
-        _step_depth[0] += 1
-        rec = active if _step_depth[0] == 1 else None
-        # The optimizer's ops walk the stack up to this frame only.
-        previous = rec.enter_call(sys._getframe()) if rec is not None else None
-        try:
-            if _step_depth[0] == 1:
-                closure = _closure_of(args, kwargs)
-                _notify_step_begin(self, closure)
-                args, kwargs = _amp_closure(self, closure, args, kwargs)
-            result = call_from(sys._getframe(1), orig, self, *args, **kwargs)
-        finally:
-            _step_depth[0] -= 1
-            if rec is not None:
-                rec.leave_call(previous)
-        if _step_depth[0] == 0:
-            _notify_step()
-        return result
-
-    step._npud_wrapped = True
-    setattr(cls, "step", step)
-
-
-def _wrap_optimizer_class(cls):
-    import torch
-    for klass in cls.__mro__:
-        if klass is torch.optim.Optimizer or klass is object:
-            continue
-        if isinstance(klass, type) and issubclass(klass, torch.optim.Optimizer):
-            _wrap_step_of(klass)
-
-
-_optimizer_patched = [False]
-
-
-def patch_optimizers():
-    """Counts optimizer.step() calls: wraps `step` of every Optimizer subclass, existing
-    ones now and later ones when an instance is created. Stays installed (inert without
-    an active recorder)."""
-    if _optimizer_patched[0]:
-        return
-    import torch
-    base = torch.optim.Optimizer
-    pending = list(base.__subclasses__())
-    seen = set()
-    while pending:
-        cls = pending.pop()
-        if cls in seen:
-            continue
-        seen.add(cls)
-        _wrap_step_of(cls)
-        pending.extend(cls.__subclasses__())
-
-    orig_init = base.__init__
-
-    @functools.wraps(orig_init)
-    def __init__(self, *args, **kwargs):
-        orig_init(self, *args, **kwargs)
-        try:
-            _wrap_optimizer_class(type(self))
-        except Exception as e:
-            pass_on(e)
-            rec = active
-            if rec is not None:
-                rec.fail(e)
-
-    base.__init__ = __init__
-    _optimizer_patched[0] = True
-
-
-# --- TorchScript builtins ----------------------------------------------------------------
-
-_builtin_wrappers = []   # kept alive: TorchScript's builtin table is keyed by id()
-
-
-def keep_builtin(wrapper, orig):
-    """TorchScript compiles a call of a function it knows as a builtin (torch.zeros ->
-    aten::zeros, torch.autograd.grad -> aten::grad) by the function's identity: a wrapper that
-    stands in for one must be known under the same name, or scripted code calling it stops
-    compiling. The first lookup builds torch's table from the functions torch has then, so it
-    runs before the wrapper is installed (every patch calls this first)."""
-    try:
-        from torch.jit._builtins import _find_builtin, _register_builtin
-        name = _find_builtin(orig)
-        if name:
-            _register_builtin(wrapper, name)
-            _builtin_wrappers.append(wrapper)
-    except Exception as e:
-        pass_on(e)
-    return wrapper
-
-
-# --- torch API calls torch_npu implements its own way ------------------------------------
-
-_api_patched = [False]
-
-
-def patch_api_functions():
-    """Wraps F.scaled_dot_product_attention (torch >= 2.0) so each call is recorded with its
-    arguments (FUSE008) and the CPU/CUDA ops it runs here nest inside it as its implementation.
-    Installed when the capture starts, right after `import torch`, so that later
-    `from torch.nn.functional import scaled_dot_product_attention` bindings and torch's own
-    module-level lookups (F.multi_head_attention_forward) see the wrapper; it stays installed,
-    inert without a recording recorder."""
-    if _api_patched[0]:
-        return
-    _api_patched[0] = True
-    import torch.nn.functional as F
-    orig = F.__dict__.get("scaled_dot_product_attention")
-    if orig is None:
-        return
-
-    @functools.wraps(orig)
-    def scaled_dot_product_attention(*args, **kwargs):
-        if compiling():   # traced by torch.compile: the program's call, as plainly (_transparent)
-            return orig(*args, **kwargs)
-        rec = active
-        if rec is None or not rec.recording:
-            return call_from(sys._getframe(1), orig, *args, **kwargs)
-        t0 = rec.now()
-        result = call_from(sys._getframe(1), orig, *args, **kwargs)
-        t1 = rec.now()
-        caller = sys._getframe(1)
-        rec.record_sdpa(args, kwargs, result, t0, t1, caller, _frames.is_user_frame(caller))
-        return result
-
-    F.scaled_dot_product_attention = keep_builtin(scaled_dot_product_attention, orig)
-
-
-# --- the backward pass -------------------------------------------------------------------
-
-_autograd_patched = [False]
-
-
-def patch_autograd():
-    """Counts torch.autograd.backward / grad calls in progress (Tensor.backward calls the
-    former): on torch 1.x, where autograd does not say which node runs, this is how the
-    recorder knows an op belongs to the backward pass (_autograd.py). The outermost
-    backward() returning may end a step (programs without an optimizer, _recorder.py)."""
-    if _autograd_patched[0]:
-        return
-    _autograd_patched[0] = True
-    import torch.autograd as ag
-    for name in ("backward", "grad"):
-        orig = getattr(ag, name, None)
-        if orig is None:
-            continue
-
-        def wrapper(*args, _orig=orig, _ends_step=name == "backward", **kwargs):
-            rec = active
-            links = rec.links if rec is not None else None
-            if links is None:
-                return call_from(sys._getframe(1), _orig, *args, **kwargs)
-            if links.in_backward == 0 and rec.recording:
-                try:
-                    links.backward_stack = _frames.user_stack_json(sys._getframe(1))
-                except Exception as e:
-                    pass_on(e)
-                    links.backward_stack = None
-            links.in_backward += 1
-            try:
-                result = call_from(sys._getframe(1), _orig, *args, **kwargs)
-            finally:
-                links.in_backward -= 1
-            if _ends_step and links.in_backward == 0:
-                rec.on_step_end("backward")
-            return result
-
-        setattr(ag, name, keep_builtin(functools.wraps(orig)(wrapper), orig))
-
 
 # --- host syncs at Python level ----------------------------------------------------------
 
@@ -391,7 +149,7 @@ class TensorPatches:
         def factory(*args, **kwargs):
             if compiling():
                 return orig(*args, **kwargs)
-            if kwargs.get("device") is None or not rec.recording or rec.in_sync or _step_depth[0] or \
+            if kwargs.get("device") is None or not rec.recording or rec.in_sync or step_depth[0] or \
                     (in_module_counts and rec.module_json != '""'):
                 return call_from(sys._getframe(1), orig, *args, **kwargs)
             t0 = rec.now()
@@ -403,7 +161,7 @@ class TensorPatches:
                     placed = isinstance(result, torch.Tensor) and result.device.type == "cpu" and \
                         (worth is None or worth(result)) and _places_on_device((), kwargs, caller)
                 if placed:
-                    rec.record_python_event("placement", event_name, reason, None, t0, t1, caller, result)
+                    rec.python_calls.record_python_event("placement", event_name, reason, None, t0, t1, caller, result)
             except Exception as e:   # the result's device or size unreadable: not a placement then
                 pass_on_async(e)
             return result
@@ -622,15 +380,16 @@ class TensorPatches:
                         devices = result.device.type, self.device.type
                     if devices != ("cpu", "cpu"):
                         if devices[0] == "cpu":   # off a device: a host copy
-                            rec.record_python_event("python_sync", event_name, reason, self, t0, t1, caller)
-                    elif _step_depth[0] == 0 and _places_on_device(args, kwargs, caller):
+                            rec.python_calls.record_python_event("python_sync", event_name, reason, self, t0, t1,
+                                                                 caller)
+                    elif step_depth[0] == 0 and _places_on_device(args, kwargs, caller):
                         # (an optimizer moving its state to its parameters' device: no data upload)
-                        rec.record_python_event("placement", "Tensor.to(device)", _non_blocking(args, kwargs),
-                                                self, t0, t1, caller, result)
+                        rec.python_calls.record_python_event("placement", "Tensor.to(device)",
+                                                             _non_blocking(args, kwargs), self, t0, t1, caller, result)
                 except Exception as e:   # the devices unreadable: nothing recorded
                     pass_on_async(e)
                 return result
-            rec.record_python_event("python_sync", event_name, reason, self, t0, t1, caller)
+            rec.python_calls.record_python_event("python_sync", event_name, reason, self, t0, t1, caller)
             return result
 
         return wrapper
@@ -654,7 +413,7 @@ class TensorPatches:
             t0 = rec.now()
             result = call_from(sys._getframe(1), orig, *args, **kwargs)
             t1 = rec.now()
-            rec.record_python_event(cat, event_name, reason, None, t0, t1, caller)
+            rec.python_calls.record_python_event(cat, event_name, reason, None, t0, t1, caller)
             return result
 
         return wrapper
