@@ -98,7 +98,9 @@ class AmpSession:
         self._scaled = None            # loss scale of this step's GradScaler.scale, or None
         self._unscaled = set()         # id() of optimizers unscale_d this step
         self.autocast_depth = 0        # the program's own enabled autocast regions open now
-        self._optimizers = []          # weakrefs to the optimizers stepped: their params' .grad
+        self._optimizers = []          # weakrefs to the optimizers made or stepped: their params' .grad
+        self._grads = {}               # param.grad's data_ptr() -> param, as of backward pass _grads_at
+        self._grads_at = -1
         self._sites = {}               # (op, caller code, line, module) -> [calls this step, unmeasured]
 
     # --- recorder hooks ----------------------------------------------------------------
@@ -300,10 +302,16 @@ class AmpSession:
         if self._in_optimizer or info.is_view:
             return False
         smap = self.shadows
+
+        # A parameter's .grad is fp32 under real autocast (the parameter is; the backward of its
+        # fp16 copy casts the gradient up): ops on it after backward (clipping's mul_, norms)
+        # run in fp32 there, whatever precision the op that made the gradient ran in.
+        def lowp(t):
+            return smap.is_lowp(t) and not self._is_param_grad(t)
         if mutated:   # an in-place op runs in the precision of the tensor it writes
             if self._accumulates_grad(mutated):
                 return False   # autocast's parameters stay fp32, and so do their .grad sums
-            return any(t.is_floating_point() and smap.is_lowp(t) for t in mutated)
+            return any(t.is_floating_point() and lowp(t) for t in mutated)
         floats = [t for t in inputs if t.is_floating_point()]
         if not floats:
             return False
@@ -312,7 +320,7 @@ class AmpSession:
         if info.policy == FP32:
             return False
         dims = [t for t in floats if t.dim() > 0] or floats   # 0-dim tensors lose type promotion ties
-        return all(smap.is_lowp(t) for t in dims)
+        return all(lowp(t) for t in dims)
 
     def run_real(self, p):
         if p.lowp and self.config.emulate:
@@ -432,6 +440,27 @@ class AmpSession:
                         grads.add(id(param.grad))
         return any(id(t) in grads for t in mutated)
 
+    def _is_param_grad(self, t):
+        """t is the .grad of a parameter of the program's optimizers, or a view of all of it
+        (torch 1.x's clip_grad_norm_ scales `p.grad.detach()`): found by the gradient's memory
+        and checked against the parameter's .grad now (a freed gradient's memory may hold a
+        forward tensor by then)."""
+        links = self.rec.links if self.rec is not None else None
+        passes = links.backward_passes if links is not None else 0
+        if passes != self._grads_at:   # gradients are made by backward passes: read them once after each
+            self._grads_at = passes
+            self._grads = {}
+            for ref in self._optimizers:
+                opt = ref()
+                for g in (opt.param_groups if opt is not None else ()):
+                    for param in g["params"]:
+                        if param.grad is not None:
+                            self._grads[_data_ptr(param.grad)] = param
+        ptr = _data_ptr(t)
+        param = self._grads.get(ptr) if ptr else None
+        grad = param.grad if param is not None else None
+        return grad is not None and _data_ptr(grad) == ptr and grad.shape == t.shape
+
     def _real_lowp(self, outs):
         for o in outs:
             if isinstance(o, torch.Tensor) and o.dtype in em.LOWP_DTYPES:
@@ -489,6 +518,15 @@ class AmpSession:
             self.records.append(OpRecord(p.facts.name, self.rec.step, lowp, dtype, local, drift,
                                          self.rec.site_stack(p.site)))
         return text
+
+
+def _data_ptr(t):
+    """The tensor's memory address, or 0 for one without storage (sparse, meta)."""
+    try:
+        return t.data_ptr()
+    except Exception as e:
+        pass_on_async(e)
+        return 0
 
 
 class OpRecord:

@@ -87,6 +87,8 @@ def patch_autograd():
                 result = call_from(sys._getframe(1), _orig, *args, **kwargs)
             finally:
                 links.in_backward -= 1
+                if links.in_backward == 0:
+                    links.backward_passes += 1
             if _ends_step and links.in_backward == 0:
                 rec.on_step_end("backward")
             return result

@@ -6,7 +6,7 @@ the counter minus one). While the backward pass runs, torch >= 2.1 tells which n
 executing (`torch._C._current_autograd_node()`): its sequence number leads back to the
 forward op, whose module and user stack the backward op then takes. Without that API (torch
 1.x) the backward pass is still known, from torch.autograd.backward / grad being on the
-stack (_patches.patch_autograd), but not which forward op each backward op serves.
+stack (_api_patches.patch_autograd), but not which forward op each backward op serves.
 
 Rules need this twice: a backward op is the cost of the forward line that made it (not of
 the `loss.backward()` line), and amp-check must not ask to keep a gradient op in fp32
@@ -23,8 +23,9 @@ class AutogradLinks:
         self._current = getattr(torch._C, "_current_autograd_node", None)
         self._grad_enabled = torch.is_grad_enabled
         self._forward = {}      # sequence number -> (op name, module json, stack json)
-        self.in_backward = 0    # torch.autograd.backward / grad calls running (set by _patches)
-        # JSON stack of the outermost backward() / grad() call running (set by _patches): what
+        self.in_backward = 0    # torch.autograd.backward / grad calls running (set by _api_patches)
+        self.backward_passes = 0   # outermost backward / grad calls that returned: gradients may be new
+        # JSON stack of the outermost backward() / grad() call running (set by _api_patches): what
         # a backward op is attributed to when neither a frame nor its forward op is known.
         self.backward_stack = None
 

@@ -151,6 +151,10 @@ def patch_optimizers():
         orig_init(self, *args, **kwargs)
         try:
             _wrap_optimizer_class(type(self))
+            rec = _hooks.active
+            amp = getattr(rec, "amp", None) if rec is not None else None
+            if amp is not None:
+                amp.note_optimizer(self)   # its parameters' .grad stay fp32 before its first step too
         except Exception as e:
             pass_on(e)
             rec = _hooks.active

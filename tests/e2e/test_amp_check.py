@@ -245,6 +245,26 @@ class AmpCheckEndToEnd(unittest.TestCase):
                 # the gradients the closure made are read after it ran (before it, zero_grad's None)
                 self.assertGreater(amp["grads"]["nonzero"], 0, amp["grads"])
 
+    def test_ops_on_parameter_gradients_run_in_fp32(self):
+        # Issue 41 item 5: a parameter's .grad is fp32 under real autocast, so clipping and the
+        # norms after backward() run in fp32; the emulation ran them in fp16 (the gradient of an
+        # fp16 matmul kept its low-precision mark) and counted underflows at clipping's mul_.
+        for style in ("norm", "value", "by_hand"):
+            with self.subTest(style):
+                run = AmpRun("clipped_grads.py", "--dtype", "fp16", "--steps", "1:3", argv=(style,))
+                self.assertEqual(run.code, 0, run.stderr)
+                self.assertGreater(run.report["amp"]["lowp_ops"], 0, run.dump())   # the forward still is
+                with open(os.path.join(run.dir, "out", "capture.npud.json")) as f:
+                    events = [e for e in json.load(f) if e.get("cat") == "aten"]
+                # After backward and outside the model: the gradients' ops and the optimizer's.
+                outside = [e for e in events if "numeric" in e["args"] and "bwd" not in e["args"]
+                           and not e["args"].get("module")]
+                self.assertTrue(outside, "no op outside the model was measured")
+                lowp = sorted({e["name"] for e in outside if e["args"]["numeric"]["lowp"]})
+                self.assertEqual(lowp, [], run.dump())
+                for rule in ("AMP001", "AMP002"):
+                    self.assertEqual(run.findings(rule), [], run.dump(rule))
+
     def test_lists_file_comes_from_the_knowledge_base(self):
         run = self.run_once("safe.py")
         lists = os.path.join(run.dir, "out", "amp_lists.tsv")
