@@ -1,10 +1,12 @@
 // Parses the knowledge texts (data/knowledge/*, format in docs/knowledge.md) into
-// per-version lookup sets. The embedded copy is parsed once, on first use.
+// per-version lookup sets. The embedded copy is parsed on first use: its versions, lines and
+// autocast lists at once, each op list when a version of it is first asked for.
 #include "knowledge/knowledge.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -56,11 +58,113 @@ std::vector<Line> data_lines(std::string_view file, std::string_view text, size_
 
 }  // namespace
 
-// ---- OpList / KnowledgeVersion ----
+// ---- OpList / OpLists / KnowledgeVersion ----
 
 namespace {
 std::string base_of(std::string_view op) { return std::string(op.substr(0, op.find('.'))); }
+
+// Whether a row's list ranges ("1-4,7") hold list `id` (1-based) of `count`; a malformed
+// range throws, naming the file and line, whichever list is being built.
+bool ranges_hold(std::string_view ranges, size_t id, size_t count, std::string_view file, size_t line) {
+  auto number = [&](std::string_view v) {
+    size_t n = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc{} || ptr != v.data() + v.size() || n == 0 || n > count)
+      throw KnowledgeError(fmt::format("knowledge file {} line {}: unknown list id '{}' (wheels.tsv has 1-{})", file,
+                                       line, v, count));
+    return n;
+  };
+  bool any = false, held = false;
+  while (!ranges.empty()) {
+    size_t comma = ranges.find(',');
+    std::string_view part = trim(ranges.substr(0, comma));
+    ranges = comma == std::string_view::npos ? std::string_view{} : ranges.substr(comma + 1);
+    if (part.empty()) throw KnowledgeError(fmt::format("knowledge file {} line {}: empty range", file, line));
+    size_t dash = part.find('-');   // ids contain no '-': the first one separates the ends
+    size_t a = number(part.substr(0, dash));
+    size_t b = dash == std::string_view::npos ? a : number(part.substr(dash + 1));
+    if (b < a) throw KnowledgeError(fmt::format("knowledge file {} line {}: reversed range '{}'", file, line, part));
+    any = true;
+    held = held || (a <= id && id <= b);
+  }
+  if (!any) throw KnowledgeError(fmt::format("knowledge file {} line {}: no lists", file, line));
+  return held;
+}
+
 }  // namespace
+
+class OpLists {
+ public:
+  explicit OpLists(size_t count) : count_(count), slots_(std::make_unique<Slot[]>(count)) {}
+
+  size_t count() const { return count_; }
+  // A list file's text (aten-ops.tsv, aten-impl.tsv, custom-ops.tsv, tocpu.tsv, unsupported.tsv).
+  void set_text(std::string_view name, std::string_view text) { texts_.emplace_back(name, text); }
+
+  const OpList& get(size_t index) const {
+    Slot& s = slots_[index];
+    std::call_once(s.once, [&] { build(index + 1, s.list); });
+    return s.list;
+  }
+
+  // List `index` as given, not built from texts (KnowledgeVersion::set_list).
+  void preset(size_t index, OpList list) {
+    std::call_once(slots_[index].once, [&] { slots_[index].list = std::move(list); });
+  }
+
+  const std::unordered_map<std::string, std::string>& custom_schema() const {
+    std::call_once(schema_once_, [&] {
+      for (const auto& [name, text] : texts_)
+        if (name == "custom-ops.tsv")
+          for (const Line& l : data_lines(name, text, 3)) custom_schema_[std::string(l.fields[0])] = l.fields[2];
+    });
+    return custom_schema_;
+  }
+
+ private:
+  struct Slot {
+    std::once_flag once;
+    OpList list;
+  };
+
+  // The rows of every list file that name list `id`.
+  void build(size_t id, OpList& out) const {
+    for (const auto& [name, text] : texts_) {
+      if (name == "aten-ops.tsv") {
+        for (const Line& l : data_lines(name, text, 2))
+          if (ranges_hold(l.fields[1], id, count_, name, l.number)) out.add_aten(l.fields[0]);
+      } else if (name == "aten-impl.tsv") {
+        for (const Line& l : data_lines(name, text, 3))
+          if (ranges_hold(l.fields[2], id, count_, name, l.number)) out.impl[std::string(l.fields[0])] = l.fields[1];
+      } else if (name == "custom-ops.tsv") {
+        for (const Line& l : data_lines(name, text, 3))
+          if (ranges_hold(l.fields[1], id, count_, name, l.number)) out.add_custom(l.fields[0]);
+      } else if (name == "tocpu.tsv" || name == "unsupported.tsv") {
+        auto& set = name == "tocpu.tsv" ? out.tocpu : out.unsupported;
+        for (const Line& l : data_lines(name, text, 2))
+          if (ranges_hold(l.fields[1], id, count_, name, l.number)) set.emplace(l.fields[0]);
+      }
+    }
+  }
+
+  size_t count_;
+  std::unique_ptr<Slot[]> slots_;
+  std::vector<std::pair<std::string, std::string>> texts_;   // owned: parse() callers' text may go
+  mutable std::once_flag schema_once_;
+  mutable std::unordered_map<std::string, std::string> custom_schema_;
+};
+
+const OpList& KnowledgeVersion::list() const {
+  static const OpList none;   // a version no Knowledge made and no set_list gave: no ops
+  return op_lists && list_id ? op_lists->get(list_id - 1) : none;
+}
+
+void KnowledgeVersion::set_list(OpList ops) {
+  auto lists = std::make_shared<OpLists>(1);
+  lists->preset(0, std::move(ops));
+  op_lists = std::move(lists);
+  list_id = 1;
+}
 
 void OpList::add_aten(std::string_view op) {
   aten.emplace(op);
@@ -84,22 +188,22 @@ std::string KnowledgeVersion::describe() const { return fmt::format("torch_npu {
 
 bool KnowledgeVersion::has_npu_kernel(std::string_view op) const {
   OpName n = split_op(op);
-  if (!n.has_overload) return ops->aten_base.count(std::string(n.base)) > 0;
-  return ops->aten.count(n.full()) > 0;
+  if (!n.has_overload) return list().aten_base.count(std::string(n.base)) > 0;
+  return list().aten.count(n.full()) > 0;
 }
 
 bool KnowledgeVersion::has_npu_kernel_exact(std::string_view op) const {
-  return ops->aten.count(split_op(op).full()) > 0;
+  return list().aten.count(split_op(op).full()) > 0;
 }
 
 bool KnowledgeVersion::is_custom(std::string_view name) const {
   OpName n = split_op(name);
-  if (!n.has_overload) return ops->custom_base.count(std::string(n.base)) > 0;
-  return ops->custom.count(n.full()) > 0;
+  if (!n.has_overload) return list().custom_base.count(std::string(n.base)) > 0;
+  return list().custom.count(n.full()) > 0;
 }
 
-bool KnowledgeVersion::is_tocpu(std::string_view op) const { return in_list(ops->tocpu, op); }
-bool KnowledgeVersion::is_unsupported(std::string_view op) const { return in_list(ops->unsupported, op); }
+bool KnowledgeVersion::is_tocpu(std::string_view op) const { return in_list(list().tocpu, op); }
+bool KnowledgeVersion::is_unsupported(std::string_view op) const { return in_list(list().unsupported, op); }
 
 std::string_view KnowledgeVersion::autocast_policy(std::string_view op) const {
   const std::string* p = lookup(*autocast_policies, op);
@@ -107,7 +211,7 @@ std::string_view KnowledgeVersion::autocast_policy(std::string_view op) const {
 }
 
 std::string_view KnowledgeVersion::impl_of(std::string_view op) const {
-  const std::string* p = lookup(ops->impl, op);
+  const std::string* p = lookup(list().impl, op);
   return p ? std::string_view(*p) : std::string_view{};
 }
 
@@ -119,7 +223,7 @@ const Knowledge& Knowledge::builtin() {
   static const Knowledge& k = *new Knowledge([] {
     std::vector<std::pair<std::string_view, std::string_view>> files;
     for (const EmbeddedFile& f : embedded_knowledge()) files.emplace_back(f.name, f.bytes);
-    return parse_files(files);
+    return parse_files(files, /*lazy=*/true);
   }());
   return k;
 }
@@ -209,7 +313,7 @@ const DeprecatedOp* Knowledge::deprecated(std::string_view name) const {
 }
 
 std::string_view Knowledge::custom_schema(std::string_view name) const {
-  const std::string* p = lookup(custom_schema_, name);
+  const std::string* p = lookup(op_lists_->custom_schema(), name);
   return p ? std::string_view(*p) : std::string_view{};
 }
 
@@ -240,7 +344,7 @@ Knowledge Knowledge::parse(std::string_view text) {
   return parse_files(files);
 }
 
-Knowledge Knowledge::parse_files(std::span<const std::pair<std::string_view, std::string_view>> files) {
+Knowledge Knowledge::parse_files(std::span<const std::pair<std::string_view, std::string_view>> files, bool lazy) {
   Knowledge k;
   // wheels.tsv defines the versions, the lists and the lines every other file refers to.
   auto wheels = std::find_if(files.begin(), files.end(), [](const auto& f) { return f.first == "wheels.tsv"; });
@@ -248,33 +352,30 @@ Knowledge Knowledge::parse_files(std::span<const std::pair<std::string_view, std
   k.parse_file(wheels->first, wheels->second);
   for (const auto& [name, text] : files)
     if (name != "wheels.tsv") k.parse_file(name, text);
+  for (KnowledgeVersion& v : k.versions_) v.op_lists = k.op_lists_;
+  if (!lazy) {   // every row read now: a malformed one throws here, not at first use
+    for (size_t i = 0; i < k.op_lists_->count(); ++i) k.op_lists_->get(i);
+    k.op_lists_->custom_schema();
+  }
   return k;
 }
 
 void Knowledge::parse_file(std::string_view name, std::string_view text) {
-  // Expands "1-4,7" (list ids) or "2.1.0-2.12.0" (torch lines) to 0-based indices.
-  auto expand = [&](std::string_view ranges, size_t line, bool by_line) {
+  // Expands "2.1.0-2.12.0,2.14.0" (torch lines) to 0-based indices of lines_.
+  auto expand_lines = [&](std::string_view ranges, size_t line) {
     std::vector<size_t> out;
     auto index = [&](std::string_view v) -> size_t {
-      if (by_line) {
-        for (size_t i = 0; i < lines_.size(); ++i)
-          if (lines_[i] == v) return i;
-        throw KnowledgeError(fmt::format("knowledge file {} line {}: unknown torch line '{}' (not in wheels.tsv)",
-                                         name, line, v));
-      }
-      size_t id = 0;
-      auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
-      if (ec != std::errc{} || ptr != v.data() + v.size() || id == 0 || id > lists_.size())
-        throw KnowledgeError(fmt::format("knowledge file {} line {}: unknown list id '{}' (wheels.tsv has 1-{})", name,
-                                         line, v, lists_.size()));
-      return id - 1;
+      for (size_t i = 0; i < lines_.size(); ++i)
+        if (lines_[i] == v) return i;
+      throw KnowledgeError(fmt::format("knowledge file {} line {}: unknown torch line '{}' (not in wheels.tsv)",
+                                       name, line, v));
     };
     while (!ranges.empty()) {
       size_t comma = ranges.find(',');
       std::string_view part = trim(ranges.substr(0, comma));
       ranges = comma == std::string_view::npos ? std::string_view{} : ranges.substr(comma + 1);
       if (part.empty()) throw KnowledgeError(fmt::format("knowledge file {} line {}: empty range", name, line));
-      // Lines contain no '-'; ids neither: the first '-' separates the ends.
+      // Lines contain no '-': the first '-' separates the ends.
       size_t dash = part.find('-');
       size_t a = index(part.substr(0, dash));
       size_t b = dash == std::string_view::npos ? a : index(part.substr(dash + 1));
@@ -284,10 +385,10 @@ void Knowledge::parse_file(std::string_view name, std::string_view text) {
     if (out.empty()) throw KnowledgeError(fmt::format("knowledge file {} line {}: no lists", name, line));
     return out;
   };
-  auto lists = [&](std::string_view ranges, size_t line) { return expand(ranges, line, false); };
 
   if (name == "wheels.tsv") {
     if (!versions_.empty()) throw KnowledgeError("knowledge: wheels.tsv given twice");
+    size_t lists = 0;   // list ids so far: each row's is one of them or the next
     for (const Line& l : data_lines(name, text, 10)) {
       KnowledgeVersion v;
       v.version = l.fields[0];
@@ -301,11 +402,10 @@ void Knowledge::parse_file(std::string_view name, std::string_view text) {
       v.op_plugin_date = l.fields[6];
       v.cann = l.fields[7];
       auto [ptr, ec] = std::from_chars(l.fields[8].data(), l.fields[8].data() + l.fields[8].size(), v.list_id);
-      if (ec != std::errc{} || v.list_id == 0 || v.list_id > lists_.size() + 1)
+      if (ec != std::errc{} || v.list_id == 0 || v.list_id > lists + 1)
         throw KnowledgeError(fmt::format("knowledge file {} line {}: list id '{}' is not the next or a known one", name,
                                          l.number, l.fields[8]));
-      if (v.list_id == lists_.size() + 1) lists_.push_back(std::make_shared<OpList>());
-      v.ops = lists_[v.list_id - 1];
+      lists = std::max<size_t>(lists, v.list_id);
       for (std::string_view rest = l.fields[9]; !rest.empty();) {
         size_t comma = rest.find(',');
         v.aliases.emplace_back(trim(rest.substr(0, comma)));
@@ -319,24 +419,13 @@ void Knowledge::parse_file(std::string_view name, std::string_view text) {
       versions_.push_back(std::move(v));
     }
     if (versions_.empty()) throw KnowledgeError("knowledge file wheels.tsv: no versions");
-  } else if (name == "aten-ops.tsv") {
-    for (const Line& l : data_lines(name, text, 2))
-      for (size_t i : lists(l.fields[1], l.number)) lists_[i]->add_aten(l.fields[0]);
-  } else if (name == "aten-impl.tsv") {
-    for (const Line& l : data_lines(name, text, 3))
-      for (size_t i : lists(l.fields[2], l.number)) lists_[i]->impl[std::string(l.fields[0])] = l.fields[1];
-  } else if (name == "custom-ops.tsv") {
-    for (const Line& l : data_lines(name, text, 3)) {
-      for (size_t i : lists(l.fields[1], l.number)) lists_[i]->add_custom(l.fields[0]);
-      custom_schema_[std::string(l.fields[0])] = l.fields[2];
-    }
-  } else if (name == "tocpu.tsv" || name == "unsupported.tsv") {
-    bool tocpu = name == "tocpu.tsv";
-    for (const Line& l : data_lines(name, text, 2))
-      for (size_t i : lists(l.fields[1], l.number)) (tocpu ? lists_[i]->tocpu : lists_[i]->unsupported).emplace(l.fields[0]);
+    op_lists_ = std::make_shared<OpLists>(lists);
+  } else if (name == "aten-ops.tsv" || name == "aten-impl.tsv" || name == "custom-ops.tsv" || name == "tocpu.tsv" ||
+             name == "unsupported.tsv") {
+    op_lists_->set_text(name, text);   // read per list, when a version of it is first asked for
   } else if (name == "autocast.tsv") {
     for (const Line& l : data_lines(name, text, 3))
-      for (size_t i : expand(l.fields[2], l.number, true)) (*line_autocast_[i])[std::string(l.fields[0])] = l.fields[1];
+      for (size_t i : expand_lines(l.fields[2], l.number)) (*line_autocast_[i])[std::string(l.fields[0])] = l.fields[1];
   } else if (name == "deprecated.tsv") {
     for (const Line& l : data_lines(name, text, 3))
       deprecated_.push_back({std::string(l.fields[0]), std::string(l.fields[1]), std::string(l.fields[2])});

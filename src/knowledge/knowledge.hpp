@@ -43,6 +43,11 @@ struct OpList {
 
 using AutocastPolicies = std::unordered_map<std::string, std::string>;  // "conv2d" -> "lower_precision_fp"
 
+// The op lists of wheels.tsv, each built from the knowledge texts the first time a version of
+// it is asked for (an analysis reads one list of the forty-odd: building all cost ~20 ms of
+// every run, issue 44), and the custom ops' schemas likewise. Thread-safe (knowledge.cpp).
+class OpLists;
+
 // One name `--torch-npu` accepts: a released wheel ("2.1.0.post8"), an untagged
 // release-branch tip, a reported source build, or a development tip ("2.15.0-dev").
 struct KnowledgeVersion {
@@ -56,11 +61,14 @@ struct KnowledgeVersion {
   std::string cann;              // CANN release line of the ref, "" when unknown
   std::vector<std::string> aliases;  // release branches whose tip carries this version
   uint32_t list_id = 0;              // wheels.tsv `list`; equal lists share it
-  std::shared_ptr<OpList> ops = std::make_shared<OpList>();
+  std::shared_ptr<const OpLists> op_lists;   // where list() is built (set by Knowledge)
   std::shared_ptr<const AutocastPolicies> autocast_policies = std::make_shared<AutocastPolicies>();
 
   bool is_release() const { return kind != "dev-tip"; }
-  const OpList& list() const { return *ops; }
+  // This version's op list, built on first use. Throws KnowledgeError on a malformed row.
+  const OpList& list() const;
+  // Gives a hand-made version (tests) this op list as its own.
+  void set_list(OpList ops);
   const AutocastPolicies& autocast() const { return *autocast_policies; }
   // "torch_npu 2.1.0.post8 (release tag v6.0.rc3-pytorch2.1.0, op-plugin 070332e65baf)",
   // "torch_npu 2.15.0-dev (development tip of master, op-plugin 6b46b284d041; no released wheel)"
@@ -124,19 +132,21 @@ class Knowledge {
   // introduced by a line "@file <name>" (wheels.tsv first: it defines versions and lists).
   // Throws KnowledgeError naming the file and line.
   static Knowledge parse(std::string_view text);
-  // Parse (file name, text) pairs, as embedded in the binary.
-  static Knowledge parse_files(std::span<const std::pair<std::string_view, std::string_view>> files);
+  // Parse (file name, text) pairs, as embedded in the binary. `lazy`: the op lists and custom
+  // schemas are built when first used (builtin(): the embedded data, whose every list the unit
+  // tests build); else all of them now, so a malformed row throws here.
+  static Knowledge parse_files(std::span<const std::pair<std::string_view, std::string_view>> files,
+                               bool lazy = false);
 
  private:
   void parse_file(std::string_view name, std::string_view text);
 
   std::vector<KnowledgeVersion> versions_;
-  std::vector<std::shared_ptr<OpList>> lists_;  // by list id - 1
+  std::shared_ptr<OpLists> op_lists_;
   std::vector<std::string> lines_;
   std::vector<std::shared_ptr<AutocastPolicies>> line_autocast_;  // parallel to lines_
   DispatchFacts dispatch_;
   std::vector<DeprecatedOp> deprecated_;
-  std::unordered_map<std::string, std::string> custom_schema_;
   std::string provenance_;
 };
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "knowledge/knowledge.hpp"
+#include "knowledge/knowledge_data.hpp"
 #include "knowledge/npu_coverage.hpp"
 #include "require_fixture.hpp"
 
@@ -40,8 +41,31 @@ TEST(Knowledge, WheelsPerLineThenDevTip) {
   EXPECT_EQ(version("2.1.0.post8").list().aten.size(), 1084u);  // tag v6.0.rc3-pytorch2.1.0
   EXPECT_EQ(version("2.1.0.rc1").list().aten.size(), 929u);
   // Equal lists are stored once: 2.1.0.post6 and .post7 pin the same op-plugin commit.
-  EXPECT_EQ(version("2.1.0.post6").ops, version("2.1.0.post7").ops);
-  EXPECT_NE(version("2.1.0.post7").ops, version("2.1.0.post8").ops);
+  EXPECT_EQ(&version("2.1.0.post6").list(), &version("2.1.0.post7").list());
+  EXPECT_NE(&version("2.1.0.post7").list(), &version("2.1.0.post8").list());
+}
+
+// builtin() builds a list when a version of it is first asked for: every list of the embedded
+// data builds (no malformed row waits for a user's first analyze), and each equals the one an
+// eager parse of the same data builds.
+TEST(Knowledge, EveryEmbeddedListBuildsOnDemandAsAnEagerParseBuildsIt) {
+  const Knowledge& lazy = Knowledge::builtin();
+  std::vector<std::pair<std::string_view, std::string_view>> files;
+  for (const EmbeddedFile& f : embedded_knowledge()) files.emplace_back(f.name, f.bytes);
+  const Knowledge eager = Knowledge::parse_files(files);
+  ASSERT_EQ(lazy.versions().size(), eager.versions().size());
+  for (size_t i = 0; i < lazy.versions().size(); ++i) {
+    const OpList& a = lazy.versions()[i].list();
+    const OpList& b = eager.versions()[i].list();
+    EXPECT_EQ(a.aten, b.aten) << lazy.versions()[i].version;
+    EXPECT_EQ(a.custom, b.custom);
+    EXPECT_EQ(a.impl, b.impl);
+    EXPECT_EQ(a.tocpu, b.tocpu);
+    EXPECT_EQ(a.unsupported, b.unsupported);
+    EXPECT_GT(a.aten.size(), 0u) << lazy.versions()[i].version;
+  }
+  EXPECT_EQ(lazy.custom_schema("npu_rms_norm"), eager.custom_schema("npu_rms_norm"));
+  EXPECT_FALSE(lazy.custom_schema("npu_rms_norm").empty());
 }
 
 TEST(Knowledge, WheelMetadata) {

@@ -104,8 +104,9 @@ TEST(Fallback002, OpWithoutKernelIsFlagged) {
 }
 
 TEST(Fallback002, OpWithKernelOrNpuOrNonAtenIsNotFlagged) {
-  KnowledgeVersion v = test::tiny_version("2.1.0", {"add.Tensor", "histc"});
-  v.ops->add_custom("npu_rms_norm");
+  OpList list = test::tiny_list({"add.Tensor", "histc"});
+  list.add_custom("npu_rms_norm");
+  KnowledgeVersion v = test::tiny_version("2.1.0", std::move(list));
   TraceBuilder b;
   b.op("aten::add.Tensor", 0, 10).op("aten::histc", 20, 10);
   b.op("aten::npu_rms_norm", 40, 10).op("npu::npu_fusion_attention", 60, 10);
@@ -147,9 +148,10 @@ TEST(Fallback002, ChildrenOfAFlaggedOpAreNotFlaggedAgain) {
 }
 
 TEST(Fallback002, LegacyLinesUseTocpuAndUnsupportedLists) {
-  KnowledgeVersion v = test::tiny_version("2.0.1", {"add.Tensor", "_cholesky_helper", "bitwise_left_shift.Tensor"});
-  v.ops->tocpu.insert("_cholesky_helper");
-  v.ops->unsupported.insert("bitwise_left_shift.Tensor");
+  OpList list = test::tiny_list({"add.Tensor", "_cholesky_helper", "bitwise_left_shift.Tensor"});
+  list.tocpu.insert("_cholesky_helper");
+  list.unsupported.insert("bitwise_left_shift.Tensor");
+  KnowledgeVersion v = test::tiny_version("2.0.1", std::move(list));
   TraceBuilder b;
   b.op("aten::_cholesky_helper", 0, 10).op("aten::bitwise_left_shift", 20, 10).op("aten::add", 40, 10);
   b.op("aten::histc", 60, 10);
@@ -303,8 +305,9 @@ TEST(Fallback002, Float64MadeByACastPointsAtTheCast) {
 // Sparse COO inputs need a sparse NPU kernel (op-plugin's sparse_op_api entries); the CPU
 // fallback is for dense tensors, so the call raises on an NPU.
 TEST(Fallback002, SparseInputWithoutSparseKernelIsAnError) {
-  KnowledgeVersion v = test::tiny_version("2.1.0", {"mm", "add.out"});
-  v.ops->impl["add.out"] = "op-plugin:official[acl_op+op_api+sparse_op_api]";
+  OpList list = test::tiny_list({"mm", "add.out"});
+  list.impl["add.out"] = "op-plugin:official[acl_op+op_api+sparse_op_api]";
+  KnowledgeVersion v = test::tiny_version("2.1.0", std::move(list));
   TraceBuilder b;
   b.capture();
   auto sparse = [&](uint32_t op_inputs) {   // marks the op's last `op_inputs` inputs sparse

@@ -173,13 +173,24 @@ class TraceBuilder {
   Trace t_;
 };
 
-// A hand-made knowledge version: `ops` spelled "add.Tensor" or "add".
-inline KnowledgeVersion tiny_version(std::string version, std::initializer_list<std::string_view> ops) {
+// A hand-made op list: `ops` spelled "add.Tensor" or "add".
+inline OpList tiny_list(std::initializer_list<std::string_view> ops) {
+  OpList list;
+  for (std::string_view op : ops) list.add_aten(op);
+  return list;
+}
+
+// A hand-made knowledge version with that list.
+inline KnowledgeVersion tiny_version(std::string version, OpList list) {
   KnowledgeVersion v;
   v.version = std::move(version);
   v.torch = v.version;   // "2.1.0": the torch line its dispatch facts come from
-  for (std::string_view op : ops) v.ops->add_aten(op);
+  v.set_list(std::move(list));
   return v;
+}
+
+inline KnowledgeVersion tiny_version(std::string version, std::initializer_list<std::string_view> ops) {
+  return tiny_version(std::move(version), tiny_list(ops));
 }
 
 // Findings of one rule on a trace, sorted like run_rules() does.
