@@ -34,10 +34,17 @@ size_t NpuLaunchLinks::apply(Trace& t) const {
   for (auto& [key, v] : by_thread)
     std::sort(v.begin(), v.end(), [&t](uint32_t a, uint32_t b) { return t.ops[a].start_ns < t.ops[b].start_ns; });
 
+  // In flow-id order: which kernel of two that start together a flow links, and the ids made,
+  // must not follow the hash table's order (it differs between C++ libraries: the dumps of the
+  // zig and the check builds differed).
+  std::vector<const std::pair<const int64_t, std::pair<End, End>>*> flows;
+  flows.reserve(flows_.size());
+  for (const auto& flow : flows_) flows.push_back(&flow);
+  std::sort(flows.begin(), flows.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
   int64_t next_id = kFirstMadeId;
   size_t linked = 0;
-  for (const auto& [id, ends] : flows_) {
-    const auto& [s, f] = ends;
+  for (const auto* flow : flows) {
+    const auto& [s, f] = flow->second;
     if (!s.set || !f.set) continue;
     auto k = kernel_at.find(f.ts);
     auto th = by_thread.find({s.pid, s.tid});
