@@ -8,6 +8,12 @@ prints it): a handler of ours on its loggers, set up before torch._dynamo is imp
 program asked for those logs itself, the loggers are made to pass their records to our handler
 only (no output: the program's stderr stays its own) and are put back at the end. Compiled graphs
 are counted from torch._dynamo.utils.counters, read at step ends when torch._dynamo is loaded.
+
+Recompiles come from the `recompiles` artifact (TORCH_LOGS=recompiles): dynamo formats its guard
+failures only when that artifact is enabled, so we enable it in torch._logging's state, and a
+filter of ours on its logger takes each record and drops it (a filter, not a handler: torch sets
+the logger to propagate to its own stderr handler when the artifact is enabled). A program that
+asked for recompile logs keeps them printed.
 """
 
 import logging
@@ -21,6 +27,9 @@ _LOGGERS = ("torch._dynamo.symbolic_convert.__graph_breaks", "torch._dynamo.exc.
             "torch._dynamo.convert_frame.__graph_breaks")
 _AT = re.compile(r"in user code at (.+?):(\d+)\n")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_RECOMPILES_LOGGER = "torch._dynamo.guards.__recompiles"
+_RECOMPILING = re.compile(r"Recompiling function (\S+) in (.+?):(\d+)\n")
+_GUARD_FAILURE = re.compile(r"^\s*- (?:\d+/\d+: )?(.+)$", re.M)
 _MAX_BREAKS = 64
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -61,9 +70,32 @@ class _Handler(logging.Handler):
             pass_on(e)
 
 
+class _RecompileFilter(logging.Filter):
+    """Takes dynamo's recompile records; passes them on only when the program asked for them."""
+
+    def __init__(self, watch, keep):
+        super().__init__()
+        self.watch, self.keep = watch, keep
+
+    def filter(self, record):
+        try:
+            self.watch.on_recompile(record.getMessage())
+        except Exception as e:   # never the program's problem
+            pass_on(e)
+        return self.keep
+
+
+def _program_wants(artifact):
+    """TORCH_LOGS names the artifact (the program asked torch to print it)."""
+    return any(w.strip().lstrip("+-") == artifact for w in os.environ.get("TORCH_LOGS", "").split(","))
+
+
 class CompileWatch:
     def __init__(self):
         self.breaks = {}      # (file, line) -> [(type, explanation, hint), times logged, step first logged in]
+        self.recompiles = {}  # (file, line, function) -> [first guard failure, times, step first logged in]
+        self._recompile_filter = None
+        self._enabled_recompiles = False
         self.step = 0
         self.graphs_in_steps = 0
         self._graphs_at_begin = None
@@ -78,8 +110,32 @@ class CompileWatch:
                 log.setLevel(logging.DEBUG)
                 log.propagate = False
             log.addHandler(handler)
+        self._install_recompiles()
+
+    def _install_recompiles(self):
+        try:
+            import torch._logging._internal as internal   # loaded with torch; dynamo is not yet
+            state = internal.log_state
+            if not state.is_artifact_enabled("recompiles"):
+                state.enable_artifact("recompiles")
+                self._enabled_recompiles = True
+        except Exception as e:   # a torch without the artifact: no recompiles reported
+            pass_on(e)
+            return
+        self._recompile_filter = _RecompileFilter(self, keep=_program_wants("recompiles"))
+        logging.getLogger(_RECOMPILES_LOGGER).addFilter(self._recompile_filter)
 
     def remove(self):
+        if self._recompile_filter is not None:
+            logging.getLogger(_RECOMPILES_LOGGER).removeFilter(self._recompile_filter)
+            self._recompile_filter = None
+        if self._enabled_recompiles:
+            try:
+                import torch._logging._internal as internal
+                internal.log_state.artifact_names.discard("recompiles")
+            except Exception as e:
+                pass_on(e)
+            self._enabled_recompiles = False
         for log, handler, level, propagate in self._installed:
             log.removeHandler(handler)
             if log.level == logging.DEBUG and not log.propagate:   # as we left it
@@ -107,6 +163,24 @@ class CompileWatch:
             entry[1] += 1
         elif len(self.breaks) < _MAX_BREAKS:
             self.breaks[where] = [_reason(message), 1, self.step]
+
+    def on_recompile(self, message):
+        """dynamo recompiles a function whose guards failed: "Recompiling function f in
+        file:line" and the guard failures, first the newest cache entry's. A function of the
+        shim's own (its wrappers) is left out; the program's line is where it is defined."""
+        at = _RECOMPILING.search(message)
+        if at is None or _ours(at.group(2)):
+            return
+        body = message[at.end():]
+        failures = [m.group(1).strip() for m in _GUARD_FAILURE.finditer(body)
+                    if not m.group(1).lstrip().startswith(("User stack trace", "File ", "triggered by"))]
+        reason = failures[0].split("  #", 1)[0].strip() if failures else ""
+        key = (at.group(2), int(at.group(3)), at.group(1))
+        entry = self.recompiles.get(key)
+        if entry is not None:
+            entry[1] += 1
+        elif len(self.recompiles) < _MAX_BREAKS:
+            self.recompiles[key] = [reason[:400], 1, self.step]
 
     def graphs(self):
         """Graphs torch._dynamo compiled so far, or None when it is not loaded."""
@@ -136,6 +210,8 @@ class CompileWatch:
         out = [("graph_break", {"file": f, "line": line, "reason": r[0], "explanation": r[1], "hint": r[2],
                                 "count": n, "step": s})
                for (f, line), (r, n, s) in self.breaks.items()]
+        out += [("recompile", {"file": f, "line": line, "function": fn, "reason": r, "count": n, "step": s})
+                for (f, line, fn), (r, n, s) in self.recompiles.items()]
         total = self.graphs()
         if total:
             out.append(("graphs", {"compiled": total, "in_steps": self.graphs_in_steps}))

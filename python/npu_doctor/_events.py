@@ -38,7 +38,8 @@ def model_event(pid, path, facts):
 
 def compile_event(pid, kind, fields):
     """What torch.compile did (_compiled.CompileWatch): kind "graph_break" {file, line, reason,
-    count, step} or "graphs" {compiled, in_steps}."""
+    count, step}, "recompile" {file, line, function, reason, count, step} or "graphs" {compiled,
+    in_steps}."""
     return ('{"ph":"M","pid":%d,"tid":0,"name":"npu_doctor_compile","args":{"compile":%s}}'
             % (pid, json.dumps(dict(fields, kind=kind), separators=_SEP, sort_keys=True)))
 

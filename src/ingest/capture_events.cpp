@@ -181,8 +181,8 @@ void ChromeBuilder::read_model_facts(std::string_view raw) {
   read_string_map(raw, fmt::format("model:{}:", path), 64);
 }
 
-// "npu_doctor_compile": a graph break torch.compile's dynamo logged, or how many graphs it
-// compiled (the shim's _compiled.CompileWatch). Malformed or extra ones are passed by.
+// "npu_doctor_compile": a graph break or a recompile torch.compile's dynamo logged, or how many
+// graphs it compiled (the shim's _compiled.CompileWatch). Malformed or extra ones are passed by.
 void ChromeBuilder::read_compile(std::string_view raw) {
   constexpr size_t kMaxGraphBreaks = 64;   // the shim writes 64 at most
   od::document doc;
@@ -206,11 +206,18 @@ void ChromeBuilder::read_compile(std::string_view raw) {
     c.graphs_in_steps = number("in_steps");
     return;
   }
+  const std::string file = text("file");
+  const int64_t line = number("line");
+  if (file.empty() || line <= 0 || line > (int64_t(1) << 30)) return;
+  if (kind == "recompile") {
+    if (c.recompiles.size() >= kMaxGraphBreaks) return;   // the shim writes as many at most
+    c.recompiles.push_back({file, text("function"), text("reason"), int(line), std::max<int64_t>(1, number("count")),
+                            number("step")});
+    return;
+  }
   if (kind != "graph_break" || c.graph_breaks.size() >= kMaxGraphBreaks) return;
   GraphBreak g;
-  g.file = text("file");
-  int64_t line = number("line");
-  if (g.file.empty() || line <= 0 || line > (int64_t(1) << 30)) return;
+  g.file = file;
   g.line = int(line);
   g.reason = text("reason");
   g.explanation = text("explanation");

@@ -334,6 +334,17 @@ struct GraphBreak {
   int64_t count = 0, step = -1;
 };
 
+// A function torch.compile's dynamo compiled again because the guards of its compiled code
+// failed, as the capture's `npu_doctor_compile` event records it: the function's file:line (where
+// it is defined), its name ("forward", or dynamo's "torch_dynamo_resume_in_forward_at_31" for
+// the code after a graph break), the first guard failure ("tensor 'x' size mismatch at index
+// 0. expected 4, actual 5"), how often and from which step.
+struct Recompile {
+  std::string file, function, reason;
+  int line = 0;
+  int64_t count = 0, step = -1;
+};
+
 struct CaptureStatus {
   bool ended = false;           // an `npu_doctor_end` event was read
   std::string reason;           // its reason: "done", "stopped", "exit", "error", "exception"
@@ -350,6 +361,7 @@ struct CaptureStatus {
   // torch.compile: graph breaks, and graphs compiled in all / during the recorded steps (-1:
   // the capture says nothing, torch.compile never ran or the shim predates it).
   std::vector<GraphBreak> graph_breaks;
+  std::vector<Recompile> recompiles;
   int64_t graphs_compiled = -1, graphs_in_steps = -1;
 };
 

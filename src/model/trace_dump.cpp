@@ -232,6 +232,10 @@ void dump_trace(std::ostream& os, const Trace& t, size_t rows) {
     const GraphBreak& g = t.capture.graph_breaks[i];
     return fmt::format("{}:{} reason={} count={} step={}", g.file, g.line, text(g.reason), g.count, g.step);
   });
+  table(os, "recompiles", t.capture.recompiles.size(), rows, [&](size_t i) {
+    const Recompile& r = t.capture.recompiles[i];
+    return fmt::format("{}:{} {} reason={} count={} step={}", r.file, r.line, r.function, text(r.reason), r.count, r.step);
+  });
 }
 
 }  // namespace npud

@@ -46,4 +46,5 @@ const Rule& port001_rule();       // cuda-only-code (captures: the program's fil
 const Rule* find_trace_rule(std::string_view id);
 
 const Rule& compile002_rule();   // graph-break
+const Rule& compile003_rule();   // recompile
 }  // namespace npud

@@ -14,7 +14,7 @@ const std::vector<const Rule*>& trace_rules() {
       &amp001_rule(),      &amp002_rule(),    &amp003_rule(),      &amp004_rule(),      &amp005_rule(),
       &amp006_rule(),      &bound001_rule(),   &capture001_rule(),  &comm001_rule(),    &comm002_rule(),
       &comm003_rule(),     &comm004_rule(),    &comm005_rule(),     &comm006_rule(),    &compile001_rule(),
-      &compile002_rule(), &contig001_rule(),   &contig002_rule(),  &data001_rule(),     &dynshape001_rule(), &dynshape002_rule(),
+      &compile002_rule(), &compile003_rule(), &contig001_rule(),   &contig002_rule(),  &data001_rule(),     &dynshape001_rule(), &dynshape002_rule(),
       &fallback001_rule(), &fallback002_rule(), &freq001_rule(),
       &fuse001_rule(),     &fuse002_rule(),    &fuse003_rule(),    &fuse004_rule(),     &fuse005_rule(),
       &fuse006_rule(),     &fuse007_rule(),    &fuse008_rule(),    &fuse009_rule(),     &fuse010_rule(),

@@ -286,7 +286,8 @@ class CaptureEndToEnd(unittest.TestCase):
 
     def test_graph_breaks_are_found_at_the_programs_lines(self):
         """Issue 41: COMPILE002 at the program's data-dependent branch and `.item()` inside compiled
-        code, with dynamo's reason; none in the capture's own code; the program's stdout and stderr
+        code, with dynamo's reason, and COMPILE003 where a changed batch size recompiles; none in
+        the capture's own code; the program's stdout and stderr
         (dynamo's own warnings included) as without the capture. With the default backend
         (inductor, C++ kernels): every digit of the losses as in the plain run."""
         if e2e_support.torch_version() < (2, 1):
@@ -307,6 +308,16 @@ class CaptureEndToEnd(unittest.TestCase):
         self.assertIn("Data-dependent branching", by_line[18]["message"])
         self.assertIn("item()", by_line[32]["message"])
         self.assertTrue(any("compiled" in n and "graphs" in n for n in by_line[18]["notes"]), by_line[18]["notes"])
+        # The batch size changes at step 1: dynamo recompiles forward (at its def line) for a
+        # size guard, and the code after each break; never a function of the capture's own.
+        recompiles = run.findings("COMPILE003")
+        self.assertTrue(recompiles, run.stderr[-2000:])
+        self.assertTrue(all(f["location"]["file"] == os.path.join(PROGRAMS, program) for f in recompiles), recompiles)
+        at = {f["location"]["line"]: f for f in recompiles}
+        self.assertIn(30, at, recompiles)   # Net.forward
+        self.assertIn("size mismatch", at[30]["message"])
+        self.assertIn("mark_dynamic", at[30]["fix"])
+        self.assertNotIn("Recompiling", run.stderr)   # dynamo's recompile log stays the capture's
 
     def test_scripted_module_runs_unchanged_under_capture(self):
         run, names = self.check_unchanged("script")
