@@ -30,7 +30,11 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _RECOMPILES_LOGGER = "torch._dynamo.guards.__recompiles"
 _RECOMPILING = re.compile(r"Recompiling function (\S+) in (.+?):(\d+)\n")
 _GUARD_FAILURE = re.compile(r"^\s*- (?:\d+/\d+: )?(.+)$", re.M)
+# A guard on torch's global module hooks: the capture's (_modules.ModuleTracker installs them
+# when recording starts and removes them at its end), not the program's.
+_CAPTURE_GUARD = re.compile(r"\._global_(?:forward|backward)(?:_pre)?_hooks\b")
 _MAX_BREAKS = 64
+_MAX_REASONS = 3
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -93,7 +97,7 @@ def _program_wants(artifact):
 class CompileWatch:
     def __init__(self):
         self.breaks = {}      # (file, line) -> [(type, explanation, hint), times logged, step first logged in]
-        self.recompiles = {}  # (file, line, function) -> [first guard failure, times, step first logged in]
+        self.recompiles = {}  # (file, line, function) -> [distinct first guard failures, times, step first logged in]
         self._recompile_filter = None
         self._enabled_recompiles = False
         self.step = 0
@@ -166,21 +170,28 @@ class CompileWatch:
 
     def on_recompile(self, message):
         """dynamo recompiles a function whose guards failed: "Recompiling function f in
-        file:line" and the guard failures, first the newest cache entry's. A function of the
-        shim's own (its wrappers) is left out; the program's line is where it is defined."""
+        file:line" and the guard failures, one per cache entry, the newest first. A function of
+        the shim's own (its wrappers) is left out, and so is a recompile whose every failure is
+        a guard on the capture's module hooks; the reason is the first failure that is not. The
+        program's line is where the function is defined."""
         at = _RECOMPILING.search(message)
         if at is None or _ours(at.group(2)):
             return
         body = message[at.end():]
         failures = [m.group(1).strip() for m in _GUARD_FAILURE.finditer(body)
                     if not m.group(1).lstrip().startswith(("User stack trace", "File ", "triggered by"))]
-        reason = failures[0].split("  #", 1)[0].strip() if failures else ""
+        theirs = [f for f in failures if not _CAPTURE_GUARD.search(f)]
+        if failures and not theirs:
+            return   # recompiled only because the capture's module hooks came or went
+        reason = theirs[0].split("  #", 1)[0].strip()[:400] if theirs else ""
         key = (at.group(2), int(at.group(3)), at.group(1))
         entry = self.recompiles.get(key)
         if entry is not None:
             entry[1] += 1
+            if reason and reason not in entry[0] and len(entry[0]) < _MAX_REASONS:
+                entry[0].append(reason)   # another cause of the same function's recompiles
         elif len(self.recompiles) < _MAX_BREAKS:
-            self.recompiles[key] = [reason[:400], 1, self.step]
+            self.recompiles[key] = [[reason] if reason else [], 1, self.step]
 
     def graphs(self):
         """Graphs torch._dynamo compiled so far, or None when it is not loaded."""
@@ -210,7 +221,8 @@ class CompileWatch:
         out = [("graph_break", {"file": f, "line": line, "reason": r[0], "explanation": r[1], "hint": r[2],
                                 "count": n, "step": s})
                for (f, line), (r, n, s) in self.breaks.items()]
-        out += [("recompile", {"file": f, "line": line, "function": fn, "reason": r, "count": n, "step": s})
+        out += [("recompile", {"file": f, "line": line, "function": fn, "reason": r[0] if r else "", "reasons": r,
+                               "count": n, "step": s})
                 for (f, line, fn), (r, n, s) in self.recompiles.items()]
         total = self.graphs()
         if total:

@@ -211,8 +211,16 @@ void ChromeBuilder::read_compile(std::string_view raw) {
   if (file.empty() || line <= 0 || line > (int64_t(1) << 30)) return;
   if (kind == "recompile") {
     if (c.recompiles.size() >= kMaxGraphBreaks) return;   // the shim writes as many at most
-    c.recompiles.push_back({file, text("function"), text("reason"), int(line), std::max<int64_t>(1, number("count")),
-                            number("step")});
+    Recompile r{file, text("function"), text("reason"), {}, int(line), std::max<int64_t>(1, number("count")),
+                number("step")};
+    od::array reasons;
+    if (obj["reasons"].get_array().get(reasons) == simdjson::SUCCESS)
+      for (auto v : reasons) {
+        std::string_view s;
+        if (v.get_string().get(s) == simdjson::SUCCESS && s != r.reason && r.other_reasons.size() < 2)
+          r.other_reasons.emplace_back(s.substr(0, 1000));
+      }
+    c.recompiles.push_back(std::move(r));
     return;
   }
   if (kind != "graph_break" || c.graph_breaks.size() >= kMaxGraphBreaks) return;

@@ -338,9 +338,11 @@ struct GraphBreak {
 // failed, as the capture's `npu_doctor_compile` event records it: the function's file:line (where
 // it is defined), its name ("forward", or dynamo's "torch_dynamo_resume_in_forward_at_31" for
 // the code after a graph break), the first guard failure ("tensor 'x' size mismatch at index
-// 0. expected 4, actual 5"), how often and from which step.
+// 0. expected 4, actual 5") and up to two other ones of later recompiles ("self.calls == 1"),
+// how often and from which step.
 struct Recompile {
   std::string file, function, reason;
+  std::vector<std::string> other_reasons;
   int line = 0;
   int64_t count = 0, step = -1;
 };

@@ -234,7 +234,10 @@ void dump_trace(std::ostream& os, const Trace& t, size_t rows) {
   });
   table(os, "recompiles", t.capture.recompiles.size(), rows, [&](size_t i) {
     const Recompile& r = t.capture.recompiles[i];
-    return fmt::format("{}:{} {} reason={} count={} step={}", r.file, r.line, r.function, text(r.reason), r.count, r.step);
+    std::string s = fmt::format("{}:{} {} reason={} count={} step={}", r.file, r.line, r.function, text(r.reason),
+                                r.count, r.step);
+    for (const std::string& other : r.other_reasons) s += " also=" + text(other);
+    return s;
   });
 }
 

@@ -48,6 +48,8 @@ class RecompileRule final : public Rule {
                               r.reason.empty() ? "a guard failed (dynamo gave no reason)" : r.reason);
       f.fix = advice("COMPILE003", shape_guard(r.reason) ? "fix_shape" : "fix");
       f.notes.push_back(advice("COMPILE003", "defined_note"));
+      for (const std::string& other : r.other_reasons)
+        f.notes.push_back(advice("COMPILE003", "other_reason_note", {{"reason", other}}));
       f.metrics.push_back({"count", double(r.count)});
       if (r.step >= 0) f.metrics.push_back({"first_step", double(r.step)});
       out.push_back(std::move(f));
