@@ -29,7 +29,9 @@ _AT = re.compile(r"in user code at (.+?):(\d+)\n")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _RECOMPILES_LOGGER = "torch._dynamo.guards.__recompiles"
 _RECOMPILING = re.compile(r"Recompiling function (\S+) in (.+?):(\d+)\n")
-_GUARD_FAILURE = re.compile(r"^\s*- (?:\d+/\d+: )?(.+)$", re.M)
+# One cache entry's failed guard: "- 0/1: n == 2". The lines under it (its user stack trace and
+# source line, "-   File ...", "-     return x * n") are not failures.
+_GUARD_FAILURE = re.compile(r"^\s*- \d+/\d+: (.+)$", re.M)
 # A guard on torch's global module hooks: the capture's (_modules.ModuleTracker installs them
 # when recording starts and removes them at its end), not the program's.
 _CAPTURE_GUARD = re.compile(r"\._global_(?:forward|backward)(?:_pre)?_hooks\b")
@@ -178,8 +180,7 @@ class CompileWatch:
         if at is None or _ours(at.group(2)):
             return
         body = message[at.end():]
-        failures = [m.group(1).strip() for m in _GUARD_FAILURE.finditer(body)
-                    if not m.group(1).lstrip().startswith(("User stack trace", "File ", "triggered by"))]
+        failures = [m.group(1).strip() for m in _GUARD_FAILURE.finditer(body)]
         theirs = [f for f in failures if not _CAPTURE_GUARD.search(f)]
         if failures and not theirs:
             return   # recompiled only because the capture's module hooks came or went
